@@ -1,0 +1,107 @@
+// Package cli holds the neardup commands. Each command lives in its own file
+// as newXCmd(env) with an xOptions struct and a runX(ctx, env, opts) error
+// that tests call directly; this file wires them into the root command and
+// maps errors to exit codes in one place.
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"golang.org/x/term"
+)
+
+// Env is what a command may touch of the outside world. Tests build one with
+// buffers; main builds one from the process.
+type Env struct {
+	Stdin  io.Reader
+	Stdout io.Writer
+	Stderr io.Writer
+	// Interactive reports whether Stderr is a terminal, so long-running
+	// commands show progress bars there and plain log lines otherwise.
+	Interactive bool
+}
+
+// Exit codes, mapped in one place (Main).
+const (
+	ExitOK      = 0
+	ExitFailure = 1 // the command ran and failed
+	ExitUsage   = 2 // bad flags or arguments
+)
+
+// UsageError marks an error in the command line rather than in the work.
+type UsageError struct{ Err error }
+
+func (e *UsageError) Error() string { return e.Err.Error() }
+func (e *UsageError) Unwrap() error { return e.Err }
+
+func usagef(format string, args ...any) error {
+	return &UsageError{Err: fmt.Errorf(format, args...)}
+}
+
+// NewRootCmd builds the neardup command tree.
+func NewRootCmd(env *Env) *cobra.Command {
+	root := &cobra.Command{
+		Use:   "neardup",
+		Short: "Find near-duplicate documents, web pages and files",
+		Long: `neardup finds what is close enough: near-duplicate documents, web pages and
+files, with consistent-sampling sketches whose error is known.`,
+		Example:       "  neardup features testdata/licenses/docs.jsonl.gz | head",
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.SetIn(env.Stdin)
+	root.SetOut(env.Stdout)
+	root.SetErr(env.Stderr)
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &UsageError{Err: err} })
+	// One line per command; each lives in its own file.
+	root.AddCommand(
+		newVersionCmd(env),
+	)
+	return root
+}
+
+// Main runs neardup with args and returns the process exit code. It is the
+// one place where errors become exit codes and messages on stderr.
+func Main(ctx context.Context, args []string, env *Env) int {
+	root := NewRootCmd(env)
+	root.SetArgs(args)
+	err := root.ExecuteContext(ctx)
+	if err == nil {
+		return ExitOK
+	}
+	fmt.Fprintf(env.Stderr, "neardup: %v\n", err)
+	var ue *UsageError
+	if errors.As(err, &ue) || isCobraUsage(err) {
+		fmt.Fprintln(env.Stderr, "Run 'neardup --help' for usage.")
+		return ExitUsage
+	}
+	return ExitFailure
+}
+
+// isCobraUsage recognizes the argument errors cobra returns itself (unknown
+// command, wrong number of arguments).
+func isCobraUsage(err error) bool {
+	msg := err.Error()
+	for _, p := range []string{"unknown command", "accepts ", "requires at least", "requires at most", "unknown flag", "unknown shorthand"} {
+		if strings.Contains(msg, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// ProcessEnv returns the Env of the running process.
+func ProcessEnv() *Env {
+	return &Env{
+		Stdin:       os.Stdin,
+		Stdout:      os.Stdout,
+		Stderr:      os.Stderr,
+		Interactive: term.IsTerminal(int(os.Stderr.Fd())),
+	}
+}
