@@ -1,0 +1,199 @@
+// Package rabin provides Rabin fingerprints over GF(2^64): random primitive
+// polynomials, table-driven hashing of byte strings and 64-bit words,
+// concatenation of fingerprints, and sliding windows over words and bytes.
+//
+// A Rabin fingerprint (book 2.2 and 3.3, after M. O. Rabin, "Fingerprinting
+// by random polynomials", 1981) reads a string as a polynomial over GF(2),
+// prepends a leading 1 (so runs of leading zeros count), appends 64 zero
+// bits, and takes the residue modulo a primitive polynomial p of degree 64:
+// Hash(s) = (x^|s| + s(x))·x^64 mod p, with |s| in bits. Because this is
+// linear algebra in the field GF(2)[x]/(p) = GF(2^64), fingerprints compose:
+// the fingerprint of a‖b follows from those of a and b and the length of b
+// (Concat), and a window of fixed span slides by one unit in constant time
+// (WordWindow, ByteWindow), which is how k-word shingles and content-defined
+// chunk boundaries are fingerprinted cheaply. Distinct strings of at most 7
+// bytes never collide (a degree < 64 polynomial is its own residue and
+// multiplying by x^64 is a bijection of the field); two fixed distinct
+// strings of at most n bits collide for at most about n/64 of the primitive
+// polynomials, so a randomly drawn p makes collisions rare (Rabin's bound).
+//
+// Conventions follow book 3.3 exactly. Field elements (fingerprints and Poly
+// values) are stored reflected: bit i of the uint64 holds the coefficient of
+// x^(63-i). A byte string is read as a little-endian stream: byte 0 carries
+// the highest degrees and, within a byte, the 1's bit comes first (highest
+// degree). So the 8-byte little-endian encoding of a word w is the same bit
+// string as w itself, HashUint64(w) equals Hash of those 8 bytes, and eight
+// tables of 256 entries fold eight bytes per step. (The degree-8 worked
+// example of book 2.2 writes bytes most-significant bit first; the tests
+// reproduce it with a reference implementation in that order and pin the
+// difference, see reference_test.go.)
+//
+// This is not a cryptographic hash: fingerprints are linear,
+// Hash(a xor b) = Hash(a) xor Hash(b) xor Hash(0^|a|) for equal lengths, so
+// anyone who knows p can build collisions, and algebraically related inputs
+// give related outputs (book 2.2 warnings). Do not fingerprint fingerprints
+// with the same polynomial: use a second polynomial (another seed) for the
+// outer level. It is not a general-purpose keyed hash either: for sampling,
+// mix fingerprints through internal/rng.
+package rabin
+
+import (
+	"encoding/binary"
+	"fmt"
+)
+
+// Table holds the precomputed tables for one polynomial: eight 256-entry
+// byte tables (book 3.3's bybyte: entry [b][n] is n·x^(8b+8) mod p, n read
+// in the low byte) and the powers x^(8·2^i) mod p used by Concat.
+//
+// A Table is about 16.5 KiB, costs a few microseconds to build, is immutable
+// after New and safe for concurrent use by any number of goroutines. The
+// zero value is not usable: build tables with New.
+type Table struct {
+	by  [8][256]uint64
+	pow [63]uint64 // pow[i] = x^(8·2^i) mod p
+	q   uint64
+}
+
+// New returns the tables for p. It does not check p: fingerprints keep their
+// guarantees only if p is irreducible (IsPrimitive or IsIrreducible), which
+// RandomPrimitive and DefaultPoly ensure.
+func New(p Poly) *Table {
+	t := &Table{q: uint64(p)}
+	// Book 3.3 InitByByte: the single-bit entries walk the powers of x from
+	// x^64 = q (entry [0][0x80], the x^56 bit shifted by 8) upwards; the
+	// other entries follow by linearity.
+	f := t.q
+	for b := range t.by {
+		for i := 0x80; i != 0; i >>= 1 {
+			t.by[b][i] = f
+			f = mulX(f, t.q)
+		}
+		for i := 2; i < 256; i <<= 1 {
+			for j := 1; j < i; j++ {
+				t.by[b][i|j] = t.by[b][i] ^ t.by[b][j]
+			}
+		}
+	}
+	t.pow[0] = uint64(1) << 55 // x^8
+	for i := 1; i < len(t.pow); i++ {
+		t.pow[i] = t.mul(t.pow[i-1], t.pow[i-1])
+	}
+	return t
+}
+
+// Poly returns the polynomial the table was built for.
+func (t *Table) Poly() Poly { return Poly(t.q) }
+
+// Hash returns the fingerprint of data: (x^(8·len) + data(x))·x^64 mod p in
+// the reflected order of the package comment. Hash(nil) is uint64(p), the
+// fingerprint of the empty string. Cost: one 8-table step per 8 bytes, no
+// allocation.
+func (t *Table) Hash(data []byte) uint64 {
+	return t.Extend(t.q, data)
+}
+
+// Extend returns Hash(a‖data) given fp = Hash(a), so a long string can be
+// fingerprinted in pieces. Cost and allocation as Hash.
+func (t *Table) Extend(fp uint64, data []byte) uint64 {
+	f := fp
+	for len(data) >= 8 {
+		f ^= binary.LittleEndian.Uint64(data)
+		f = t.by[7][byte(f)] ^ t.by[6][byte(f>>8)] ^
+			t.by[5][byte(f>>16)] ^ t.by[4][byte(f>>24)] ^
+			t.by[3][byte(f>>32)] ^ t.by[2][byte(f>>40)] ^
+			t.by[1][byte(f>>48)] ^ t.by[0][byte(f>>56)]
+		data = data[8:]
+	}
+	for _, c := range data {
+		f = (f >> 8) ^ t.by[0][byte(f)^c]
+	}
+	return f
+}
+
+// HashUint64 returns the fingerprint of one 64-bit word unit x, which is by
+// construction the fingerprint of its 8-byte little-endian encoding:
+// HashUint64(x) == Hash(binary.LittleEndian.AppendUint64(nil, x)). Cost:
+// eight table lookups.
+func (t *Table) HashUint64(x uint64) uint64 {
+	return t.mul64(t.q ^ x)
+}
+
+// ExtendUint64 returns Hash(a‖le(x)) given fp = Hash(a), where le(x) is the
+// 8-byte little-endian encoding of x (book 3.3's Extend over ulong units).
+// Cost: eight table lookups.
+func (t *Table) ExtendUint64(fp, x uint64) uint64 {
+	return t.mul64(fp ^ x)
+}
+
+// Concat returns Hash(a‖b) given fa = Hash(a), fb = Hash(b) and lenB, the
+// length of b in bytes (book 3.3): Hash(a‖b) = (fa - p)·x^(8·lenB) + fb,
+// where subtracting p (that is, Hash of the empty string) removes the
+// leading 1 of a that the leading 1 of b replaces. The power of x is applied
+// by table lookups for the low bits of lenB and by one field multiplication
+// per remaining set bit (square-and-multiply over precomputed x^(8·2^i)), so
+// the cost is O(log lenB): tens of nanoseconds to about a microsecond. It
+// panics if lenB is negative.
+func (t *Table) Concat(fa, fb uint64, lenB int) uint64 {
+	if lenB < 0 {
+		panic(fmt.Sprintf("rabin: Concat with negative length %d", lenB))
+	}
+	return t.shiftBytes(fa^t.q, uint64(lenB)) ^ fb
+}
+
+// mul64 returns f·x^64 mod p: eight lookups, one per byte of f.
+func (t *Table) mul64(f uint64) uint64 {
+	return t.by[7][byte(f)] ^ t.by[6][byte(f>>8)] ^
+		t.by[5][byte(f>>16)] ^ t.by[4][byte(f>>24)] ^
+		t.by[3][byte(f>>32)] ^ t.by[2][byte(f>>40)] ^
+		t.by[1][byte(f>>48)] ^ t.by[0][byte(f>>56)]
+}
+
+// shiftBytes returns v·x^(8n) mod p.
+func (t *Table) shiftBytes(v, n uint64) uint64 {
+	// Low three bits of n: shift by k < 8 bytes within the word; the k
+	// bytes that overflow past x^63 are reduced by the byte tables.
+	if k := n & 7; k != 0 {
+		r := v >> (8 * k)
+		for j := uint64(0); j < k; j++ {
+			r ^= t.by[k-1-j][byte(v>>(8*j))]
+		}
+		v = r
+	}
+	n >>= 3
+	if n <= 4 { // a few whole words: cheaper than a multiplication
+		for ; n > 0; n-- {
+			v = t.mul64(v)
+		}
+		return v
+	}
+	for i := 3; n != 0; i, n = i+1, n>>1 {
+		if n&1 != 0 {
+			v = t.mul(v, t.pow[i])
+		}
+	}
+	return v
+}
+
+// mul returns a·b mod p in reflected order, four bits of b per step: the
+// 16 multiples of a by polynomials of degree < 4, and Horner's rule from the
+// highest-degree nibble of b (its low bits) down, multiplying the
+// accumulator by x^4 with one reduction lookup (by[0][n<<4] = n·x^4 for n in
+// the top four degrees).
+func (t *Table) mul(a, b uint64) uint64 {
+	var m [16]uint64
+	m[8] = a // nibble bit i stands for x^(3-i)
+	m[4] = mulX(a, t.q)
+	m[2] = mulX(m[4], t.q)
+	m[1] = mulX(m[2], t.q)
+	for i := 2; i < 16; i <<= 1 {
+		for j := 1; j < i; j++ {
+			m[i|j] = m[i] ^ m[j]
+		}
+	}
+	var r uint64
+	for s := 0; s < 64; s += 4 {
+		r = (r >> 4) ^ t.by[0][byte(r<<4)] ^ m[(b>>uint(s))&15]
+	}
+	return r
+}
