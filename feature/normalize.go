@@ -1,0 +1,399 @@
+package feature
+
+import (
+	"bytes"
+	"unicode"
+	"unicode/utf8"
+
+	"golang.org/x/net/html"
+	"golang.org/x/net/html/atom"
+	"golang.org/x/text/cases"
+	"golang.org/x/text/transform"
+	"golang.org/x/text/unicode/norm"
+)
+
+// zone is the markup context of a stretch of visible text; weights use it
+// for boosts. Plain text is all zoneBody.
+type zone uint8
+
+const (
+	zoneBody zone = iota
+	zoneHeading
+	zoneTitle
+	numZones
+)
+
+// zoneMark says that visible text from offset off on is in zone z.
+type zoneMark struct {
+	off int
+	z   zone
+}
+
+// token is a span of the normalized text (without its separating space)
+// and the zone it starts in.
+type token struct {
+	start, end int32
+	z          zone
+}
+
+// Byte classes of the ASCII fast path.
+const (
+	cDelim = iota // white space, control: ends a token
+	cWord         // letter, digit, '_': part of a token
+	cPunct        // punctuation, symbol: a token of its own with PunctKeep, else a delimiter
+	cMulti        // first byte of a multi-byte rune (or invalid UTF-8): slow path
+)
+
+// normalizer turns a document into normalized text: the tokens, each
+// lowered (per Options), joined by single spaces, and their spans and
+// zones. It owns all the buffers it uses; they are reused across
+// documents. Not safe for concurrent use.
+type normalizer struct {
+	o     Options
+	class [256]uint8
+	low   [256]byte // ASCII byte mapping (case, digit folding)
+
+	vis   []byte     // visible text of an HTML document, or normalized plain text
+	marks []zoneMark // zone changes in vis
+	nbuf  []byte     // NFKC scratch
+	text  []byte     // normalized text: tokens joined by ' '
+	toks  []token
+	rd    bytes.Reader
+	fold  cases.Caser
+	html  bool // whether the last document was read as HTML
+}
+
+func newNormalizer(o Options) *normalizer {
+	n := &normalizer{o: o}
+	for c := 0; c < 256; c++ {
+		b := byte(c)
+		n.low[c] = b
+		switch {
+		case c >= 0x80:
+			n.class[c] = cMulti
+		case 'a' <= b && b <= 'z', b == '_':
+			n.class[c] = cWord
+		case 'A' <= b && b <= 'Z':
+			n.class[c] = cWord
+			if o.Case != CaseKeep {
+				n.low[c] = b + 'a' - 'A'
+			}
+		case '0' <= b && b <= '9':
+			switch o.Digits {
+			case DigitsKeep:
+				n.class[c] = cWord
+			case DigitsFold:
+				n.class[c] = cWord
+				n.low[c] = '0'
+			default:
+				n.class[c] = cDelim
+			}
+		case unicode.IsPunct(rune(b)) || unicode.IsSymbol(rune(b)):
+			n.class[c] = cPunct
+		default:
+			n.class[c] = cDelim
+		}
+	}
+	if o.Case == CaseFold {
+		n.fold = cases.Fold()
+	}
+	return n
+}
+
+// isASCII reports whether b has no byte >= 0x80, eight bytes at a time.
+func isASCII(b []byte) bool {
+	i := 0
+	for ; i+8 <= len(b); i += 8 {
+		w := uint64(b[i]) | uint64(b[i+1])<<8 | uint64(b[i+2])<<16 | uint64(b[i+3])<<24 |
+			uint64(b[i+4])<<32 | uint64(b[i+5])<<40 | uint64(b[i+6])<<48 | uint64(b[i+7])<<56
+		if w&0x8080808080808080 != 0 {
+			return false
+		}
+	}
+	for ; i < len(b); i++ {
+		if b[i] >= 0x80 {
+			return false
+		}
+	}
+	return true
+}
+
+// sniffHTML implements FormatAuto's test (see FormatAuto).
+func sniffHTML(doc []byte) bool {
+	doc = bytes.TrimPrefix(doc, []byte("\xef\xbb\xbf"))
+	for {
+		doc = bytes.TrimLeft(doc, " \t\r\n\f")
+		if !bytes.HasPrefix(doc, []byte("<!--")) {
+			break
+		}
+		end := bytes.Index(doc[4:], []byte("-->"))
+		if end < 0 {
+			return false
+		}
+		doc = doc[4+end+3:]
+	}
+	for _, p := range [...]string{"<!doctype html", "<html", "<head", "<body", "<title", "<meta"} {
+		if len(doc) >= len(p) && bytes.EqualFold(doc[:len(p)], []byte(p)) {
+			if len(doc) == len(p) {
+				return true
+			}
+			c := doc[len(p)]
+			return c == '>' || c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '/'
+		}
+	}
+	return false
+}
+
+// normalize fills n.text and n.toks from doc.
+func (n *normalizer) normalize(doc []byte) {
+	n.text = n.text[:0]
+	n.toks = n.toks[:0]
+	n.marks = n.marks[:0]
+	n.html = n.o.Format == FormatHTML || (n.o.Format == FormatAuto && sniffHTML(doc))
+	if n.html {
+		n.vis = n.vis[:0]
+		n.visibleText(doc)
+		n.tokenize(n.vis)
+		return
+	}
+	if isASCII(doc) || (n.o.Norm == NormNone && n.o.Case != CaseFold) {
+		n.tokenize(doc)
+		return
+	}
+	n.vis = n.appendChunk(n.vis[:0], doc)
+	n.tokenize(n.vis)
+}
+
+// appendChunk appends text to dst after Unicode normalization and (with
+// CaseFold) full case folding; ASCII text is appended as it is (it is in
+// NFKC and the tokenizer lowers it by table).
+func (n *normalizer) appendChunk(dst, text []byte) []byte {
+	if isASCII(text) || (n.o.Norm == NormNone && n.o.Case != CaseFold) {
+		return append(dst, text...)
+	}
+	if n.o.Norm == NormNFKC {
+		n.nbuf = norm.NFKC.Append(n.nbuf[:0], text...)
+		text = n.nbuf
+	}
+	if n.o.Case == CaseFold {
+		n.fold.Reset()
+		out, _, err := transform.Append(n.fold, dst, text)
+		if err == nil {
+			return out
+		}
+		// A Caser does not fail on any input; if it ever did, keep the
+		// unfolded text rather than lose it.
+		return append(dst[:len(dst)], text...)
+	}
+	return append(dst, text...)
+}
+
+// inline elements do not separate words: "foo<b>bar</b>" is one word.
+// Every other element boundary is a delimiter.
+func inline(a atom.Atom) bool {
+	switch a {
+	case atom.A, atom.Abbr, atom.B, atom.Bdi, atom.Bdo, atom.Big, atom.Cite, atom.Code,
+		atom.Data, atom.Del, atom.Dfn, atom.Em, atom.Font, atom.I, atom.Ins, atom.Kbd,
+		atom.Mark, atom.Nobr, atom.Q, atom.S, atom.Samp, atom.Small, atom.Span,
+		atom.Strike, atom.Strong, atom.Sub, atom.Sup, atom.Time, atom.Tt, atom.U,
+		atom.Var, atom.Wbr:
+		return true
+	}
+	return false
+}
+
+// hidden elements have no visible text: their content is dropped.
+func hidden(a atom.Atom) bool {
+	switch a {
+	case atom.Script, atom.Style, atom.Noscript, atom.Template, atom.Iframe,
+		atom.Noembed, atom.Noframes:
+		return true
+	}
+	return false
+}
+
+// visibleText appends the visible text of an HTML document to n.vis and
+// records its zones in n.marks. Entities are decoded, comments and the
+// contents of script, style, noscript, template and iframe dropped, and
+// block-level element boundaries become spaces.
+func (n *normalizer) visibleText(doc []byte) {
+	n.rd.Reset(doc)
+	z := html.NewTokenizer(&n.rd)
+	var skip, title, heading int
+	cur := zoneBody
+	setZone := func() {
+		nz := zoneBody
+		if title > 0 {
+			nz = zoneTitle
+		} else if heading > 0 {
+			nz = zoneHeading
+		}
+		if nz != cur {
+			// A zone boundary is also a word boundary.
+			n.vis = append(n.vis, ' ')
+			n.marks = append(n.marks, zoneMark{off: len(n.vis), z: nz})
+			cur = nz
+		}
+	}
+	for {
+		tt := z.Next()
+		switch tt {
+		case html.ErrorToken:
+			return
+		case html.TextToken:
+			if skip == 0 {
+				n.vis = n.appendChunk(n.vis, z.Text())
+			}
+		case html.StartTagToken, html.SelfClosingTagToken, html.EndTagToken:
+			name, _ := z.TagName()
+			a := atom.Lookup(name)
+			open := tt != html.EndTagToken
+			if hidden(a) {
+				// A "self-closing" script or style still starts raw text in
+				// the tokenizer, so it counts as an opening tag.
+				if open {
+					skip++
+				} else if skip > 0 {
+					skip--
+				}
+				continue
+			}
+			if skip > 0 {
+				continue
+			}
+			if !inline(a) {
+				n.vis = append(n.vis, ' ')
+			}
+			if tt == html.SelfClosingTagToken {
+				continue
+			}
+			switch a {
+			case atom.Title:
+				title = step(title, open)
+				setZone()
+			case atom.H1, atom.H2, atom.H3, atom.H4, atom.H5, atom.H6:
+				heading = step(heading, open)
+				setZone()
+			}
+		}
+	}
+}
+
+func step(depth int, open bool) int {
+	if open {
+		return depth + 1
+	}
+	if depth > 0 {
+		return depth - 1
+	}
+	return 0
+}
+
+// tokenize appends the tokens of text to n.text (joined by single spaces)
+// and n.toks. ASCII bytes take a table-driven fast path; multi-byte runes
+// are decoded and classified with package unicode.
+func (n *normalizer) tokenize(text []byte) {
+	out := n.text
+	toks := n.toks
+	keepPunct := n.o.Punct == PunctKeep
+	mark := 0
+	cur := zoneBody
+	inTok := false
+	start := 0
+	begin := func(i int) {
+		for mark < len(n.marks) && n.marks[mark].off <= i {
+			cur = n.marks[mark].z
+			mark++
+		}
+		if len(out) > 0 {
+			out = append(out, ' ')
+		}
+		start = len(out)
+	}
+	end := func() {
+		toks = append(toks, token{start: int32(start), end: int32(len(out)), z: cur})
+	}
+	for i := 0; i < len(text); {
+		c := text[i]
+		cls := n.class[c]
+		if cls == cWord {
+			if !inTok {
+				begin(i)
+				inTok = true
+			}
+			// Tight loop over the ASCII word run.
+			out = append(out, n.low[c])
+			i++
+			for i < len(text) {
+				c = text[i]
+				if n.class[c] != cWord {
+					break
+				}
+				out = append(out, n.low[c])
+				i++
+			}
+			continue
+		}
+		if cls != cMulti {
+			if inTok {
+				end()
+				inTok = false
+			}
+			if cls == cPunct && keepPunct {
+				begin(i)
+				out = append(out, c)
+				end()
+			}
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRune(text[i:])
+		word, punct := false, false
+		switch {
+		case r == utf8.RuneError:
+			// Invalid UTF-8 (or U+FFFD itself): a delimiter.
+		case unicode.IsLetter(r):
+			word = true
+			switch n.o.Case {
+			case CaseLower:
+				r = unicode.ToLower(r)
+			}
+		case unicode.IsNumber(r):
+			switch n.o.Digits {
+			case DigitsKeep:
+				word = true
+			case DigitsFold:
+				word = true
+				if unicode.IsDigit(r) {
+					r = '0'
+				}
+			}
+		case unicode.IsPunct(r) || unicode.IsSymbol(r):
+			punct = true
+		}
+		switch {
+		case word:
+			if !inTok {
+				begin(i)
+				inTok = true
+			}
+			out = utf8.AppendRune(out, r)
+		default:
+			if inTok {
+				end()
+				inTok = false
+			}
+			if punct && keepPunct {
+				begin(i)
+				out = utf8.AppendRune(out, r)
+				end()
+			}
+		}
+		i += size
+	}
+	if inTok {
+		end()
+	}
+	n.text = out
+	n.toks = toks
+}
