@@ -160,7 +160,7 @@ func (h *HMT) scaled(w float64, i int) (float64, bool) {
 	if h.pow2e > 0 {
 		return math.Ldexp(w, i*h.pow2e), true
 	}
-	return math.Exp(math.Log(w) + float64(i)*h.lnInvBeta), true
+	return math.Exp(lnPos(w) + float64(i)*h.lnInvBeta), true
 }
 
 // copies rounds a scaled weight w at scale i for feature a: ⌊w⌋, plus one

@@ -232,5 +232,16 @@ func lnWeight(w float64, logw bool) (float64, bool) {
 	if !(w > 0) || math.IsInf(w, 1) {
 		return 0, false
 	}
-	return math.Log(w), true
+	return lnPos(w), true
+}
+
+// lnPos returns ln w for finite w > 0. math.Log on amd64 is wrong for
+// subnormal inputs (math.Log(5e−324) gives −709.09, not −744.44), so those
+// go through Frexp.
+func lnPos(w float64) float64 {
+	if w < 0x1p-1022 {
+		fr, e := math.Frexp(w)
+		return math.Log(fr) + float64(e)*math.Ln2
+	}
+	return math.Log(w)
 }
