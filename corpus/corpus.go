@@ -1,0 +1,363 @@
+// Package corpus provides streaming readers and writers for the document
+// collections neardup works on: single files, directory trees, JSONL, WARC
+// and Parquet, each optionally gzip- or zstd-compressed, and standard input.
+// A Reader turns any mix of these into one stream of Documents {ID, Body,
+// Meta}, holding at most one record in memory at a time, so a multi-gigabyte
+// JSONL.zst or a Common Crawl WARC.gz reads in constant memory.
+//
+// Bad input never stops a run and is never silent (DESIGN.md, decision 5
+// "Nothing lost"; the book's pipeline, manasse ch. 2, starts from exactly
+// such a stream of documents): a bad JSON line, a truncated compressed
+// stream, a WARC record whose Content-Length is wrong, a record over the
+// size cap, an unreadable file — each becomes a *RecordError naming the file
+// and the line or byte offset, is passed to Options.OnReject, skipped and
+// counted, and the reader goes on. Stats always satisfies
+// Read == Yielded + Rejected, with Rejected broken down by reason. Writers
+// (JSONLWriter, MirrorWriter) write kept documents back out, in the input's
+// own format where that is possible, from the raw record bytes that every
+// Document carries.
+//
+// The package is not a normalizer and not a parser of document contents:
+// Body is the text field of a JSONL record, the HTML of a WARC response
+// (HTTP header stripped) or the bytes of a file, untouched apart from the
+// replacement of invalid UTF-8 (see Options.RejectInvalidUTF8). Turning it
+// into visible text and features is package feature's job. It is not a WARC
+// library either: it reads the records a deduplicator needs (response and
+// resource records with HTML or plain-text payloads) and copies records
+// verbatim; it does not write new WARC records or index them.
+package corpus
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// Errors returned by Open and the Reader. Errors about single records are
+// *RecordError values (which wrap the underlying cause).
+var (
+	// ErrOptions reports invalid Options (a bad glob pattern, a negative
+	// cap); Open wraps it with the details.
+	ErrOptions = errors.New("corpus: invalid options")
+	// ErrTooManyRejects stops a Reader once Options.MaxRejects records
+	// have been rejected.
+	ErrTooManyRejects = errors.New("corpus: too many rejected records")
+	// ErrClosed is returned by Reader.Err after Close and by writers used
+	// after Close.
+	ErrClosed = errors.New("corpus: closed")
+)
+
+// Format is a container format of an input. The zero value, FormatAuto,
+// asks for detection (see Options.Format).
+type Format uint8
+
+// Formats.
+const (
+	FormatAuto    Format = iota // detect from contents and extension
+	FormatJSONL                 // one JSON object per line
+	FormatWARC                  // WARC/1.0 or WARC/1.1 records
+	FormatParquet               // Apache Parquet file
+	FormatHTML                  // one HTML document per file
+	FormatText                  // one plain-text document per file
+)
+
+var formatNames = [...]string{"auto", "jsonl", "warc", "parquet", "html", "text"}
+
+// String returns the lower-case name of f ("jsonl", "warc", ...).
+func (f Format) String() string {
+	if int(f) < len(formatNames) {
+		return formatNames[f]
+	}
+	return "format(" + strconv.Itoa(int(f)) + ")"
+}
+
+// ParseFormat parses a format name as printed by Format.String ("auto",
+// "jsonl", "warc", "parquet", "html", "text"; "ndjson" and "txt" are
+// accepted aliases). It is meant for command-line flags.
+func ParseFormat(s string) (Format, error) {
+	switch strings.ToLower(s) {
+	case "", "auto":
+		return FormatAuto, nil
+	case "jsonl", "ndjson":
+		return FormatJSONL, nil
+	case "warc":
+		return FormatWARC, nil
+	case "parquet":
+		return FormatParquet, nil
+	case "html", "htm":
+		return FormatHTML, nil
+	case "text", "txt", "plain":
+		return FormatText, nil
+	}
+	return FormatAuto, fmt.Errorf("%w: unknown format %q (want auto, jsonl, warc, parquet, html or text)", ErrOptions, s)
+}
+
+// Compression is the compression of an input stream, detected from its
+// magic bytes (gzip 1f 8b, zstd 28 b5 2f fd), never from its name.
+type Compression uint8
+
+// Compressions.
+const (
+	CompressionNone Compression = iota
+	CompressionGzip
+	CompressionZstd
+)
+
+// String returns "none", "gzip" or "zstd".
+func (c Compression) String() string {
+	switch c {
+	case CompressionNone:
+		return "none"
+	case CompressionGzip:
+		return "gzip"
+	case CompressionZstd:
+		return "zstd"
+	}
+	return "compression(" + strconv.Itoa(int(c)) + ")"
+}
+
+// Document is one record of a corpus.
+//
+// A Document returned by Reader.Doc, and every slice and map it holds, is
+// valid only until the next call to Reader.Next: the Reader reuses its
+// buffers. Use Clone to keep one. The zero value is an empty document.
+type Document struct {
+	// ID names the document: the JSONL id field (or "<source>:<line>"
+	// when the record has none), the WARC-Target-URI (or WARC-Record-ID),
+	// the Parquet id column (or "<source>:<row>"), or for a whole file its
+	// path relative to the directory given to Open (the path as given for
+	// a file named directly, "-" for standard input).
+	ID string
+	// Body is the document's text: the JSONL text field (JSON escapes
+	// decoded), the WARC payload with the HTTP header stripped, the
+	// Parquet text column, or the file's bytes. It is valid UTF-8 (see
+	// Options.RejectInvalidUTF8).
+	Body []byte
+	// HTML reports whether Body is HTML markup (HTML files, WARC payloads
+	// of type text/html or application/xhtml+xml) rather than plain text.
+	HTML bool
+	// Meta holds the selected extra fields (Options.MetaFields for JSONL
+	// and Parquet; for WARC the fixed keys "warc-record-id", "warc-date",
+	// "warc-target-uri", "content-type", "http-status"). It is nil when
+	// there are none.
+	Meta map[string]string
+	// Source is the path of the input file as walked ("-" for standard
+	// input).
+	Source string
+	// Name is Source relative to the root it was found under: the path
+	// inside the directory given to Open, the cleaned relative form of a
+	// file named directly, "stdin" for standard input. MirrorWriter writes
+	// a document's output to Name under its directory.
+	Name string
+	// Line is the 1-based line of a JSONL record or the 1-based row of a
+	// Parquet record; 0 for other formats.
+	Line int64
+	// Offset is the byte offset of the record's first byte in the
+	// decompressed stream (JSONL line start, WARC version line); 0 for
+	// whole files and Parquet rows.
+	Offset int64
+	// Format is the container format the document was read from.
+	Format Format
+	// Compression is the compression of the input it was read from.
+	Compression Compression
+	// Raw is the record exactly as it was in the (decompressed) input, so
+	// that writers can copy it verbatim: the JSONL line without its line
+	// ending, the WARC record from the version line through the end of
+	// its block (without the trailing CRLF CRLF), the file's bytes before
+	// any UTF-8 repair. It is nil for Parquet rows, whose records are
+	// columnar and are written back as JSONL.
+	Raw []byte
+}
+
+// Clone returns a deep copy of d that stays valid after the Reader moves on.
+// It allocates one block for all byte slices plus the Meta map.
+func (d *Document) Clone() *Document {
+	c := *d
+	buf := make([]byte, 0, len(d.Body)+len(d.Raw))
+	if d.Raw != nil {
+		buf = append(buf, d.Raw...)
+		c.Raw = buf[:len(d.Raw):len(d.Raw)]
+	}
+	if d.Body != nil {
+		start := len(buf)
+		buf = append(buf, d.Body...)
+		c.Body = buf[start:len(buf):len(buf)]
+	}
+	if d.Meta != nil {
+		c.Meta = make(map[string]string, len(d.Meta))
+		for k, v := range d.Meta {
+			c.Meta[k] = v
+		}
+	}
+	return &c
+}
+
+// Rejection and warning reasons: the keys of Stats.RejectedBy,
+// Stats.WarningsBy and Stats.SkippedBy, and RecordError.Reason.
+const (
+	// ReasonOpen: a file or directory could not be opened or read
+	// (missing, permission denied). Counts as one rejected record.
+	ReasonOpen = "open"
+	// ReasonReadError: an I/O error while reading an open file.
+	ReasonReadError = "read-error"
+	// ReasonTruncated: a compressed stream or a WARC block ended early.
+	ReasonTruncated = "truncated"
+	// ReasonCorrupt: a compressed stream is not valid gzip/zstd.
+	ReasonCorrupt = "corrupt"
+	// ReasonTooLarge: the record is over Options.MaxRecordBytes.
+	ReasonTooLarge = "too-large"
+	// ReasonBadJSON: a JSONL line is not a JSON object.
+	ReasonBadJSON = "bad-json"
+	// ReasonMissingText: the record has no text field/column, or it is
+	// null or not a string.
+	ReasonMissingText = "missing-text"
+	// ReasonInvalidUTF8: the body is not valid UTF-8. A warning (repaired
+	// with U+FFFD) unless Options.RejectInvalidUTF8 makes it a rejection.
+	ReasonInvalidUTF8 = "invalid-utf8"
+	// ReasonWARCFraming: a WARC version line or header is malformed or
+	// lacks a valid Content-Length; the reader resynchronizes on the
+	// next "WARC/1." line.
+	ReasonWARCFraming = "warc-framing"
+	// ReasonWARCLength: a WARC block is not followed by CRLF CRLF, so its
+	// Content-Length is wrong.
+	ReasonWARCLength = "warc-length"
+	// ReasonWARCTrailer: warning: the last WARC record of a stream lacks
+	// its trailing CRLF CRLF.
+	ReasonWARCTrailer = "warc-trailer"
+	// ReasonHTTP: a WARC response whose HTTP header cannot be parsed, or
+	// whose payload uses an unsupported Content-Encoding or chunking.
+	ReasonHTTP = "http"
+	// ReasonParquet: a Parquet file or page cannot be decoded, or its
+	// schema does not fit (repeated id/text column).
+	ReasonParquet = "parquet"
+	// ReasonUnsupported: an input that cannot be read in this form
+	// (Parquet from standard input or inside gzip/zstd).
+	ReasonUnsupported = "unsupported"
+
+	// SkipSymlink: a symbolic link met during a directory walk (never
+	// followed). Counted in Stats.SkippedBy, not a record.
+	SkipSymlink = "symlink"
+	// SkipNotRegular: a device, socket or pipe met during a walk.
+	SkipNotRegular = "not-regular"
+	// SkipWARCType: a WARC record that is not a document (warcinfo,
+	// request, metadata, revisit, ...).
+	SkipWARCType = "warc-type"
+	// SkipWARCContent: a WARC response or resource whose payload is not
+	// HTML or plain text (images, PDFs, ...).
+	SkipWARCContent = "warc-content"
+)
+
+// RecordError describes one rejected (or, for warnings, repaired) record:
+// where it is and why. Line is 1-based for JSONL and Parquet (row) records
+// and 0 when lines do not apply; Offset is the byte offset of the record
+// in the decompressed stream (-1 when unknown). Err is the underlying
+// cause, if any.
+type RecordError struct {
+	Path   string
+	Line   int64
+	Offset int64
+	Reason string
+	Err    error
+
+	stop bool // the source cannot go on after this error
+}
+
+// Error formats the error as "corpus: PATH:LINE: REASON: ERR" or
+// "corpus: PATH@OFFSET: REASON: ERR".
+func (e *RecordError) Error() string {
+	var b strings.Builder
+	b.WriteString("corpus: ")
+	b.WriteString(e.Path)
+	switch {
+	case e.Line > 0:
+		b.WriteByte(':')
+		b.WriteString(strconv.FormatInt(e.Line, 10))
+	case e.Offset >= 0:
+		b.WriteByte('@')
+		b.WriteString(strconv.FormatInt(e.Offset, 10))
+	}
+	b.WriteString(": ")
+	b.WriteString(e.Reason)
+	if e.Err != nil {
+		b.WriteString(": ")
+		b.WriteString(e.Err.Error())
+	}
+	return b.String()
+}
+
+// Unwrap returns the underlying cause.
+func (e *RecordError) Unwrap() error { return e.Err }
+
+// Stats counts what a Reader has seen. Every record attempted is counted in
+// Read, and Read == Yielded + Rejected always holds; RejectedBy breaks
+// Rejected down by reason (the Reason* constants) and sums to it.
+// Warnings are records that were yielded after a repair (invalid UTF-8
+// replaced). Skipped are things that are not candidate documents and so are
+// not in Read: symlinks and special files met in a walk, WARC records that
+// are not responses, non-text payloads.
+//
+// Bytes is the number of bytes consumed from the inputs so far, before
+// decompression; compare it with Reader.TotalBytes for progress.
+type Stats struct {
+	Read, Yielded, Rejected int64
+	RejectedBy              map[string]int64
+	Warnings                int64
+	WarningsBy              map[string]int64
+	Skipped                 int64
+	SkippedBy               map[string]int64
+	Files                   int64 // inputs opened (files and stdin)
+	Bytes                   int64
+}
+
+func (s *Stats) clone() Stats {
+	c := *s
+	c.RejectedBy = cloneCounts(s.RejectedBy)
+	c.WarningsBy = cloneCounts(s.WarningsBy)
+	c.SkippedBy = cloneCounts(s.SkippedBy)
+	return c
+}
+
+func cloneCounts(m map[string]int64) map[string]int64 {
+	c := make(map[string]int64, len(m))
+	for k, v := range m {
+		c[k] = v
+	}
+	return c
+}
+
+// String summarizes the stats on one line, reasons sorted by name.
+func (s Stats) String() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "read %d, yielded %d, rejected %d", s.Read, s.Yielded, s.Rejected)
+	writeCounts(&b, s.RejectedBy)
+	if s.Warnings > 0 {
+		fmt.Fprintf(&b, ", warnings %d", s.Warnings)
+		writeCounts(&b, s.WarningsBy)
+	}
+	if s.Skipped > 0 {
+		fmt.Fprintf(&b, ", skipped %d", s.Skipped)
+		writeCounts(&b, s.SkippedBy)
+	}
+	return b.String()
+}
+
+func writeCounts(b *strings.Builder, m map[string]int64) {
+	if len(m) == 0 {
+		return
+	}
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	b.WriteString(" (")
+	for i, k := range keys {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		fmt.Fprintf(b, "%s %d", k, m[k])
+	}
+	b.WriteString(")")
+}

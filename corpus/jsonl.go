@@ -1,0 +1,393 @@
+package corpus
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"unicode/utf16"
+	"unicode/utf8"
+)
+
+// jsonlSource reads one JSON object per line. It validates each line with
+// encoding/json (no allocation) and then extracts only the wanted fields
+// with a small scanner over the validated bytes, so that a text field
+// without escapes is yielded without copying.
+type jsonlSource struct {
+	o    *opened
+	opts *Options
+
+	line, off int64
+	buf       []byte // line accumulation for lines longer than the read buffer
+	body      []byte // unescaped text
+	tmp       []byte // unescaped id / meta / keys
+
+	idPath, textPath []string
+	metaPaths        [][]string
+	meta             map[string]string
+}
+
+func newJSONLSource(o *opened, opts *Options) *jsonlSource {
+	s := &jsonlSource{
+		o:        o,
+		opts:     opts,
+		idPath:   strings.Split(opts.IDField, "."),
+		textPath: strings.Split(opts.TextField, "."),
+	}
+	for _, m := range opts.MetaFields {
+		s.metaPaths = append(s.metaPaths, strings.Split(m, "."))
+	}
+	if len(s.metaPaths) > 0 {
+		s.meta = make(map[string]string, len(s.metaPaths))
+	}
+	return s
+}
+
+func (s *jsonlSource) close() error { return s.o.close() }
+
+func (s *jsonlSource) next(d *Document) error {
+	for {
+		start := s.off
+		line, n, tooLong, err := readLine(s.o.br, &s.buf, s.opts.MaxRecordBytes)
+		s.off += n
+		if n == 0 && err == io.EOF {
+			return io.EOF
+		}
+		s.line++
+		if err != nil && err != io.EOF {
+			e := s.o.errAt(s.line, start, classify(err), err)
+			e.stop = true
+			return e
+		}
+		if tooLong {
+			return s.o.errAt(s.line, start, ReasonTooLarge, fmt.Errorf("line is over the %d-byte cap", s.opts.MaxRecordBytes))
+		}
+		line = trimEOL(line)
+		if len(bytes.TrimLeft(line, " \t\r")) == 0 {
+			continue // blank lines are not records
+		}
+		return s.parse(d, line, start)
+	}
+}
+
+// readLine returns the next line including its '\n' (absent at the end of
+// the stream), the number of bytes consumed, and whether its content is
+// over max bytes, in which case the line is consumed but not kept. The
+// returned slice is valid until the next read from br or change of *buf.
+func readLine(br *bufio.Reader, buf *[]byte, max int64) (line []byte, n int64, tooLong bool, err error) {
+	frag, err := br.ReadSlice('\n')
+	n = int64(len(frag))
+	if err != bufio.ErrBufferFull {
+		return frag, n, int64(len(trimEOL(frag))) > max, err
+	}
+	b := append((*buf)[:0], frag...)
+	for err == bufio.ErrBufferFull {
+		frag, err = br.ReadSlice('\n')
+		n += int64(len(frag))
+		if !tooLong {
+			if int64(len(b)+len(frag)) > max+2 { // room for "\r\n"
+				tooLong = true
+				b = b[:0]
+			} else {
+				b = append(b, frag...)
+			}
+		}
+	}
+	*buf = b
+	if tooLong {
+		return nil, n, true, err
+	}
+	return b, n, int64(len(trimEOL(b))) > max, err
+}
+
+func trimEOL(b []byte) []byte {
+	if len(b) > 0 && b[len(b)-1] == '\n' {
+		b = b[:len(b)-1]
+	}
+	if len(b) > 0 && b[len(b)-1] == '\r' {
+		b = b[:len(b)-1]
+	}
+	return b
+}
+
+func (s *jsonlSource) parse(d *Document, line []byte, off int64) error {
+	if !json.Valid(line) {
+		return s.o.errAt(s.line, off, ReasonBadJSON, jsonSyntaxError(line))
+	}
+	obj := trimWS(line)
+	if obj[0] != '{' {
+		return s.o.errAt(s.line, off, ReasonBadJSON, errors.New("line is not a JSON object"))
+	}
+	text, ok := lookup(obj, s.textPath)
+	switch {
+	case !ok || isNull(text):
+		return s.o.errAt(s.line, off, ReasonMissingText, fmt.Errorf("no field %q", s.opts.TextField))
+	case text[0] != '"':
+		return s.o.errAt(s.line, off, ReasonMissingText, fmt.Errorf("field %q is not a string", s.opts.TextField))
+	}
+	if inner := text[1 : len(text)-1]; bytes.IndexByte(inner, '\\') < 0 {
+		d.Body = inner // no escapes: no copy
+	} else {
+		s.body = unescape(s.body[:0], inner)
+		d.Body = s.body
+	}
+	if v, ok := lookup(obj, s.idPath); ok && !isNull(v) {
+		d.ID = s.valueString(v)
+	} else {
+		d.ID = s.o.in.path + ":" + strconv.FormatInt(s.line, 10)
+	}
+	if s.meta != nil {
+		clear(s.meta)
+		for i, p := range s.metaPaths {
+			if v, ok := lookup(obj, p); ok && !isNull(v) {
+				s.meta[s.opts.MetaFields[i]] = s.valueString(v)
+			}
+		}
+		if len(s.meta) > 0 {
+			d.Meta = s.meta
+		}
+	}
+	d.Raw = line
+	d.Source = s.o.in.path
+	d.Name = s.o.in.name
+	d.Line = s.line
+	d.Offset = off
+	d.Format = FormatJSONL
+	d.Compression = s.o.comp
+	return nil
+}
+
+// valueString returns a JSON string's contents or any other value's JSON text.
+func (s *jsonlSource) valueString(v []byte) string {
+	if v[0] == '"' {
+		s.tmp = appendUnquoted(s.tmp[:0], v)
+		return string(s.tmp)
+	}
+	return string(v)
+}
+
+// jsonSyntaxError returns encoding/json's description of why line is not
+// valid JSON (only called on the error path).
+func jsonSyntaxError(line []byte) error {
+	var v json.RawMessage
+	if err := json.Unmarshal(line, &v); err != nil {
+		return err
+	}
+	return errors.New("invalid JSON")
+}
+
+func isNull(v []byte) bool { return len(v) == 4 && string(v) == "null" }
+
+func isWS(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
+
+func trimWS(b []byte) []byte {
+	for len(b) > 0 && isWS(b[0]) {
+		b = b[1:]
+	}
+	for len(b) > 0 && isWS(b[len(b)-1]) {
+		b = b[:len(b)-1]
+	}
+	return b
+}
+
+func skipWS(b []byte, i int) int {
+	for i < len(b) && isWS(b[i]) {
+		i++
+	}
+	return i
+}
+
+// The scanner below assumes JSON already accepted by json.Valid; its bounds
+// checks only keep it from panicking on anything else.
+
+// skipString returns the index just after the string starting at b[i]=='"'.
+func skipString(b []byte, i int) int {
+	j := i + 1
+	for {
+		k := bytes.IndexByte(b[j:], '"')
+		if k < 0 {
+			return len(b)
+		}
+		j += k
+		// The quote is escaped if preceded by an odd number of backslashes.
+		n := 0
+		for p := j - 1; p > i && b[p] == '\\'; p-- {
+			n++
+		}
+		j++
+		if n%2 == 0 {
+			return j
+		}
+	}
+}
+
+// skipValue returns the index just after the value starting at b[i].
+func skipValue(b []byte, i int) int {
+	if i >= len(b) {
+		return len(b)
+	}
+	switch b[i] {
+	case '"':
+		return skipString(b, i)
+	case '{', '[':
+		depth := 0
+		for j := i; j < len(b); {
+			switch b[j] {
+			case '"':
+				j = skipString(b, j)
+				continue
+			case '{', '[':
+				depth++
+			case '}', ']':
+				depth--
+				if depth == 0 {
+					return j + 1
+				}
+			}
+			j++
+		}
+		return len(b)
+	}
+	j := i
+	for j < len(b) && !isWS(b[j]) && b[j] != ',' && b[j] != '}' && b[j] != ']' {
+		j++
+	}
+	return j
+}
+
+// lookup finds the value at a path of object keys. Of duplicate keys the
+// first wins.
+func lookup(v []byte, path []string) ([]byte, bool) {
+	var tmp [64]byte
+	for _, key := range path {
+		v = trimWS(v)
+		if len(v) == 0 || v[0] != '{' {
+			return nil, false
+		}
+		found := false
+		i := 1
+		for {
+			i = skipWS(v, i)
+			if i >= len(v) || v[i] != '"' {
+				return nil, false // '}' or malformed
+			}
+			kend := skipString(v, i)
+			if kend > len(v) || kend-1 <= i {
+				return nil, false
+			}
+			k := v[i+1 : kend-1]
+			i = skipWS(v, kend)
+			if i >= len(v) || v[i] != ':' {
+				return nil, false
+			}
+			i = skipWS(v, i+1)
+			vend := skipValue(v, i)
+			if keyEquals(k, key, tmp[:0]) {
+				v = v[i:vend]
+				found = true
+				break
+			}
+			i = skipWS(v, vend)
+			if i >= len(v) || v[i] != ',' {
+				return nil, false
+			}
+			i++
+		}
+		if !found || len(v) == 0 {
+			return nil, false
+		}
+	}
+	return v, true
+}
+
+func keyEquals(raw []byte, key string, tmp []byte) bool {
+	if bytes.IndexByte(raw, '\\') < 0 {
+		return string(raw) == key
+	}
+	return string(unescape(tmp, raw)) == key
+}
+
+// appendUnquoted appends the contents of the JSON string q (with quotes),
+// escapes decoded, to dst. Invalid UTF-8 is copied through (the Reader
+// repairs or rejects it); lone surrogates become U+FFFD, as in encoding/json.
+func appendUnquoted(dst, q []byte) []byte {
+	if len(q) < 2 {
+		return dst
+	}
+	return unescape(dst, q[1:len(q)-1])
+}
+
+func unescape(dst, s []byte) []byte {
+	for len(s) > 0 {
+		i := bytes.IndexByte(s, '\\')
+		if i < 0 {
+			return append(dst, s...)
+		}
+		dst = append(dst, s[:i]...)
+		s = s[i:]
+		if len(s) < 2 {
+			return dst
+		}
+		c := s[1]
+		s = s[2:]
+		switch c {
+		case 'b':
+			dst = append(dst, '\b')
+		case 'f':
+			dst = append(dst, '\f')
+		case 'n':
+			dst = append(dst, '\n')
+		case 'r':
+			dst = append(dst, '\r')
+		case 't':
+			dst = append(dst, '\t')
+		case 'u':
+			r, ok := hex4(s)
+			if !ok {
+				return dst
+			}
+			s = s[4:]
+			if utf16.IsSurrogate(r) {
+				r2 := rune(-1)
+				if len(s) >= 6 && s[0] == '\\' && s[1] == 'u' {
+					r2, _ = hex4(s[2:])
+				}
+				if dec := utf16.DecodeRune(r, r2); dec != utf8.RuneError {
+					s = s[6:]
+					r = dec
+				} else {
+					r = utf8.RuneError
+				}
+			}
+			dst = utf8.AppendRune(dst, r)
+		default: // '"', '\\', '/'
+			dst = append(dst, c)
+		}
+	}
+	return dst
+}
+
+func hex4(s []byte) (rune, bool) {
+	if len(s) < 4 {
+		return 0, false
+	}
+	var r rune
+	for _, c := range s[:4] {
+		switch {
+		case '0' <= c && c <= '9':
+			c -= '0'
+		case 'a' <= c && c <= 'f':
+			c = c - 'a' + 10
+		case 'A' <= c && c <= 'F':
+			c = c - 'A' + 10
+		default:
+			return 0, false
+		}
+		r = r<<4 | rune(c)
+	}
+	return r, true
+}

@@ -1,0 +1,190 @@
+package corpus
+
+import (
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"strings"
+)
+
+// globs holds validated Include and Exclude patterns.
+type globs struct{ include, exclude [][]string }
+
+// checkGlob reports whether p is a valid pattern.
+func checkGlob(p string) error {
+	if p == "" {
+		return path.ErrBadPattern
+	}
+	for _, seg := range strings.Split(p, "/") {
+		if seg == "**" {
+			continue
+		}
+		if _, err := path.Match(seg, ""); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func newGlobs(include, exclude []string) (*globs, error) {
+	g := &globs{}
+	for _, p := range include {
+		if err := checkGlob(p); err != nil {
+			return nil, err
+		}
+		g.include = append(g.include, strings.Split(p, "/"))
+	}
+	for _, p := range exclude {
+		if err := checkGlob(p); err != nil {
+			return nil, err
+		}
+		g.exclude = append(g.exclude, strings.Split(p, "/"))
+	}
+	return g, nil
+}
+
+// matchGlob matches a split pattern against a slash-separated relative
+// path: a one-segment pattern against the base name, a longer one against
+// all segments, with "**" matching any number of segments.
+func matchGlob(pat []string, rel string) bool {
+	if len(pat) == 1 && pat[0] != "**" {
+		ok, _ := path.Match(pat[0], path.Base(rel))
+		return ok
+	}
+	return matchSegs(pat, strings.Split(rel, "/"))
+}
+
+func matchSegs(pat, segs []string) bool {
+	for len(pat) > 0 {
+		if pat[0] == "**" {
+			for i := 0; i <= len(segs); i++ {
+				if matchSegs(pat[1:], segs[i:]) {
+					return true
+				}
+			}
+			return false
+		}
+		if len(segs) == 0 {
+			return false
+		}
+		if ok, _ := path.Match(pat[0], segs[0]); !ok {
+			return false
+		}
+		pat, segs = pat[1:], segs[1:]
+	}
+	return len(segs) == 0
+}
+
+func (g *globs) excluded(rel string) bool {
+	for _, p := range g.exclude {
+		if matchGlob(p, rel) {
+			return true
+		}
+	}
+	return false
+}
+
+func (g *globs) included(rel string) bool {
+	if len(g.include) == 0 {
+		return true
+	}
+	for _, p := range g.include {
+		if matchGlob(p, rel) {
+			return true
+		}
+	}
+	return false
+}
+
+// expand appends the inputs named by p: "-" for stdin, a file, or every
+// selected regular file under a directory in lexical order. A named path
+// is followed if it is a symbolic link; links met inside a walk are not.
+func expand(dst []input, p string, g *globs, st *Stats) []input {
+	if p == "-" {
+		return append(dst, input{path: "-", name: "stdin", id: "-", size: -1, stdin: true})
+	}
+	fi, err := os.Stat(p)
+	if err != nil {
+		return append(dst, input{path: p, name: localName(p), id: filepath.ToSlash(p), err: err})
+	}
+	if !fi.IsDir() {
+		if !fi.Mode().IsRegular() {
+			st.Skipped++
+			st.SkippedBy[SkipNotRegular]++
+			return dst
+		}
+		clean := filepath.Clean(p)
+		return append(dst, input{path: p, name: localName(p), id: filepath.ToSlash(clean), size: fi.Size()})
+	}
+	// WalkDir visits entries in lexical order and does not follow links;
+	// a trailing separator makes it enter a root named through a link.
+	root := p
+	if li, err := os.Lstat(p); err == nil && li.Mode()&fs.ModeSymlink != 0 {
+		root = p + string(filepath.Separator)
+	}
+	filepath.WalkDir(root, func(fp string, d fs.DirEntry, err error) error {
+		rel, rerr := filepath.Rel(p, fp)
+		if rerr != nil {
+			rel = fp
+		}
+		rel = filepath.ToSlash(rel)
+		if err != nil {
+			// An unreadable directory (or entry): one rejection, and
+			// the walk goes on with its siblings.
+			dst = append(dst, input{path: fp, name: rel, id: rel, err: err})
+			if d != nil && d.IsDir() {
+				return fs.SkipDir
+			}
+			return nil
+		}
+		switch {
+		case d.IsDir():
+			if rel != "." && g.excluded(rel) {
+				return fs.SkipDir
+			}
+			return nil
+		case d.Type()&fs.ModeSymlink != 0:
+			if g.included(rel) && !g.excluded(rel) {
+				st.Skipped++
+				st.SkippedBy[SkipSymlink]++
+			}
+			return nil
+		case !d.Type().IsRegular():
+			if g.included(rel) && !g.excluded(rel) {
+				st.Skipped++
+				st.SkippedBy[SkipNotRegular]++
+			}
+			return nil
+		}
+		if !g.included(rel) || g.excluded(rel) {
+			return nil
+		}
+		info, ierr := d.Info()
+		if ierr != nil {
+			dst = append(dst, input{path: fp, name: rel, id: rel, err: ierr})
+			return nil
+		}
+		dst = append(dst, input{path: fp, name: rel, id: rel, size: info.Size()})
+		return nil
+	})
+	return dst
+}
+
+// localName turns a path named directly into a relative, slash-separated
+// name that cannot leave an output directory: cleaned, without volume,
+// leading slashes or ".." elements.
+func localName(p string) string {
+	p = filepath.ToSlash(filepath.Clean(strings.TrimPrefix(p, filepath.VolumeName(p))))
+	var out []string
+	for _, s := range strings.Split(p, "/") {
+		if s == "" || s == "." || s == ".." {
+			continue
+		}
+		out = append(out, s)
+	}
+	if len(out) == 0 {
+		return "input"
+	}
+	return strings.Join(out, "/")
+}
