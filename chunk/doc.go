@@ -9,10 +9,11 @@
 // minimum is kept with the ring buffer of book 6.2 (a monotone deque of
 // positions increasing in both location and hash, at most about three
 // comparisons per byte, amortized), and the entries to the right of a cut are
-// already the candidates for the next one. On random data the rightmost
-// minimum is uniform over the window, so chunk lengths are uniform on
-// [Min, Max]: the mean is (Min+Max)/2 and no chunk is exceptionally long or
-// short. On repetitive data (runs of zeros) every H ties and the rightmost
+// already the candidates for the next one. On random data chunk lengths are
+// spread almost uniformly over [Min, Max], with a mean a few percent above
+// (Min+Max)/2 (the boundaries right of a cut are known to exceed its
+// minimum): no chunk is exceptionally long or short, and the length's
+// standard deviation is about (Max-Min)/sqrt(12). On repetitive data (runs of zeros) every H ties and the rightmost
 // choice gives chunks of exactly Max bytes, identical from run to run, so
 // they deduplicate. H is composed as in the accelerated variant of book 6.2:
 // its high byte is the "lead byte", the top byte of a gear hash (one table
