@@ -46,11 +46,12 @@ type Extractor struct {
 	o    Options // with defaults
 	n    *normalizer
 	tokT *rabin.Table
+	winT *rabin.Table
 	win  *rabin.WordWindow
 
-	units  []uint64 // word fingerprints or runes, one per unit
-	uzones []zone   // zone of each unit
-	uoff   []int32  // UnitChar: byte offset of each rune in n.text
+	units  []uint64 // the units of the last document: n.fps (words) or cunits (runes)
+	cunits []uint64 // UnitChar: the runes of the normalized text
+	uzones []zone   // zone of each unit (when boosts apply, or UnitChar)
 	acc    accum
 	first  []int32 // per emitted feature: extended index of its first occurrence's first unit (-1: the whole short document)
 	base   int     // len(dst) at the start of the last Extract
@@ -73,7 +74,11 @@ func New(o Options) (*Extractor, error) {
 		o:    o,
 		n:    newNormalizer(o),
 		tokT: rabin.New(tp),
-		win:  rabin.NewWordWindow(rabin.New(wp), o.K),
+		winT: rabin.New(wp),
+	}
+	e.win = rabin.NewWordWindow(e.winT, o.K)
+	if o.Unit != UnitChar {
+		e.n.hash = e.tokT
 	}
 	e.boost = [numZones]float64{zoneBody: 1, zoneHeading: o.HeadingBoost, zoneTitle: o.TitleBoost}
 	return e, nil
@@ -88,7 +93,11 @@ func (e *Extractor) Options() Options { return e.o }
 // fingerprints exactly these tokens. Normalize shares the extractor's
 // buffers: it invalidates the state AppendText reads.
 func (e *Extractor) Normalize(dst, doc []byte) []byte {
+	h := e.n.hash
+	e.n.hash = nil // no fingerprints needed
 	e.n.normalize(doc)
+	e.n.hash = h
+	e.units = e.units[:0]
 	e.occ = 0
 	e.first = e.first[:0]
 	return append(dst, e.n.text...)
@@ -120,15 +129,16 @@ func (e *Extractor) Extract(dst []Feature, doc []byte) []Feature {
 	return dst
 }
 
-// wordUnits fingerprints every token's bytes into e.units.
+// wordUnits sets e.units to the token fingerprints that tokenize computed
+// and, when boosts apply, e.uzones to the tokens' zones.
 func (e *Extractor) wordUnits() {
 	toks := e.n.toks
-	text := e.n.text
-	e.units = grow(e.units, len(toks))
-	e.uzones = growZ(e.uzones, len(toks))
-	for i, t := range toks {
-		e.units[i] = e.tokT.Hash(text[t.start:t.end])
-		e.uzones[i] = t.z
+	e.units = e.n.fps
+	if e.o.Weighting != WeightSet && e.n.html {
+		e.uzones = growZ(e.uzones, len(toks))
+		for i, t := range toks {
+			e.uzones[i] = t.z
+		}
 	}
 }
 
@@ -137,9 +147,8 @@ func (e *Extractor) wordUnits() {
 func (e *Extractor) charUnits() {
 	text := e.n.text
 	toks := e.n.toks
-	e.units = e.units[:0]
+	e.cunits = e.cunits[:0]
 	e.uzones = e.uzones[:0]
-	e.uoff = e.uoff[:0]
 	t := 0
 	for i := 0; i < len(text); {
 		r, size := rune(text[i]), 1
@@ -149,18 +158,11 @@ func (e *Extractor) charUnits() {
 		for t < len(toks)-1 && int(toks[t].end) <= i {
 			t++
 		}
-		e.units = append(e.units, uint64(r))
+		e.cunits = append(e.cunits, uint64(r))
 		e.uzones = append(e.uzones, toks[t].z)
-		e.uoff = append(e.uoff, int32(i))
 		i += size
 	}
-}
-
-func grow(s []uint64, n int) []uint64 {
-	if cap(s) < n {
-		return make([]uint64, n, n+n/4)
-	}
-	return s[:n]
+	e.units = e.cunits
 }
 
 func growZ(s []zone, n int) []zone {
@@ -170,9 +172,11 @@ func growZ(s []zone, n int) []zone {
 	return s[:n]
 }
 
-// emit slides the window over the units and adds each shingle's id.
+// emit slides the window over the units and adds each shingle's id. The
+// first K-1 units extend the fingerprint (rabin ExtendUint64); after that
+// each step is one Slide (book 3.3): drop the oldest unit, append the next.
 func (e *Extractor) emit(dst []Feature) []Feature {
-	units, uz := e.units, e.uzones
+	units := e.units
 	n, k := len(units), e.o.K
 	e.occ = 0
 	if n == 0 {
@@ -184,13 +188,23 @@ func (e *Extractor) emit(dst []Feature) []Feature {
 	}
 	e.acc.reset(total)
 	weighted := e.o.Weighting != WeightSet && e.n.html
+	set := e.o.Weighting == WeightSet
 	lastTitle, lastHeading := math.MinInt/2, math.MinInt/2
-	e.win.Reset()
-	var fp uint64
-	for j, idx := 0, 0; j < total; j++ {
-		fp = e.win.Roll(units[idx])
+	wt, win := e.winT, e.win
+	fp := uint64(wt.Poly()) // Hash of the empty string
+	base := e.base
+	for j, idx, out := 0, 0, 0; j < total; j++ {
+		in := units[idx]
+		if j < k {
+			fp = wt.ExtendUint64(fp, in)
+		} else {
+			fp = win.Slide(fp, units[out], in)
+			if out++; out == n {
+				out = 0
+			}
+		}
 		if weighted {
-			switch uz[idx] {
+			switch e.uzones[idx] {
 			case zoneTitle:
 				lastTitle = j
 			case zoneHeading:
@@ -200,22 +214,38 @@ func (e *Extractor) emit(dst []Feature) []Feature {
 		if idx++; idx == n {
 			idx = 0
 		}
-		if j >= k-1 {
+		if j < k-1 {
+			continue
+		}
+		// Inlined add: one occurrence of fp starting at extended index j-k+1.
+		e.occ++
+		i, found := e.acc.put(fp, int32(len(dst)-base))
+		if !found {
+			e.first = append(e.first, int32(j-k+1))
 			w := 1.0
 			if weighted {
 				w = e.boostOf(lastTitle, lastHeading, j-k+1)
 			}
-			dst = e.add(dst, fp, w, int32(j-k+1))
+			dst = append(dst, Feature{ID: fp, Weight: w})
+		} else if !set {
+			w := 1.0
+			if weighted {
+				w = e.boostOf(lastTitle, lastHeading, j-k+1)
+			}
+			dst[base+int(i)].Weight += w
 		}
 	}
 	if n < k && !e.o.Wrap {
 		// A document shorter than one shingle is one shingle of all its
-		// units (the window holds them all).
+		// units: fp is the fingerprint of all of them.
 		w := 1.0
 		if weighted {
 			w = e.boostOf(lastTitle, lastHeading, 0)
 		}
-		dst = e.add(dst, fp, w, -1)
+		e.occ++
+		e.acc.put(fp, 0)
+		e.first = append(e.first, -1)
+		dst = append(dst, Feature{ID: fp, Weight: w})
 	}
 	return dst
 }
@@ -231,23 +261,6 @@ func (e *Extractor) boostOf(lastTitle, lastHeading, from int) float64 {
 		w = e.boost[zoneHeading]
 	}
 	return w
-}
-
-// add records one occurrence of id with weight w (its boost).
-func (e *Extractor) add(dst []Feature, id uint64, w float64, first int32) []Feature {
-	e.occ++
-	i, found := e.acc.put(id, int32(len(dst)-e.base))
-	if !found {
-		if e.o.Weighting == WeightSet {
-			w = 1
-		}
-		e.first = append(e.first, first)
-		return append(dst, Feature{ID: id, Weight: w})
-	}
-	if e.o.Weighting != WeightSet {
-		dst[e.base+int(i)].Weight += w
-	}
-	return dst
 }
 
 // tfidf turns the boosted counts of dst[e.base:] into tf-idf weights and

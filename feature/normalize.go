@@ -10,6 +10,8 @@ import (
 	"golang.org/x/text/cases"
 	"golang.org/x/text/transform"
 	"golang.org/x/text/unicode/norm"
+
+	"github.com/neardup/neardup/rabin"
 )
 
 // zone is the markup context of a stretch of visible text; weights use it
@@ -58,8 +60,11 @@ type normalizer struct {
 	nbuf  []byte     // NFKC scratch
 	text  []byte     // normalized text: tokens joined by ' '
 	toks  []token
+	fps   []uint64 // Rabin fingerprint of each token's bytes, when hash != nil
+	hash  *rabin.Table
 	rd    bytes.Reader
-	fold  cases.Caser
+	fold  transform.Transformer // cases.Fold(), converted to an interface once
+	iter  norm.Iter
 	html  bool // whether the last document was read as HTML
 }
 
@@ -148,6 +153,7 @@ func sniffHTML(doc []byte) bool {
 func (n *normalizer) normalize(doc []byte) {
 	n.text = n.text[:0]
 	n.toks = n.toks[:0]
+	n.fps = n.fps[:0]
 	n.marks = n.marks[:0]
 	n.html = n.o.Format == FormatHTML || (n.o.Format == FormatAuto && sniffHTML(doc))
 	if n.html {
@@ -172,7 +178,13 @@ func (n *normalizer) appendChunk(dst, text []byte) []byte {
 		return append(dst, text...)
 	}
 	if n.o.Norm == NormNFKC {
-		n.nbuf = norm.NFKC.Append(n.nbuf[:0], text...)
+		// norm.Iter kept in the normalizer: Form.Append would heap-allocate
+		// its reorder buffer on every call.
+		n.nbuf = n.nbuf[:0]
+		n.iter.Init(norm.NFKC, text)
+		for !n.iter.Done() {
+			n.nbuf = append(n.nbuf, n.iter.Next()...)
+		}
 		text = n.nbuf
 	}
 	if n.o.Case == CaseFold {
@@ -245,8 +257,7 @@ func (n *normalizer) visibleText(doc []byte) {
 				n.vis = n.appendChunk(n.vis, z.Text())
 			}
 		case html.StartTagToken, html.SelfClosingTagToken, html.EndTagToken:
-			name, _ := z.TagName()
-			a := atom.Lookup(name)
+			a := rawTagAtom(z.Raw())
 			open := tt != html.EndTagToken
 			if hidden(a) {
 				// A "self-closing" script or style still starts raw text in
@@ -279,6 +290,33 @@ func (n *normalizer) visibleText(doc []byte) {
 	}
 }
 
+// rawTagAtom returns the atom of the tag whose raw text is raw ("<H1
+// class=x>", "</p>"), or 0 for a name no atom has. It reads the name from
+// the raw bytes because html.Tokenizer.TagName allocates a copy per call.
+func rawTagAtom(raw []byte) atom.Atom {
+	i := 1 // skip '<'
+	if i < len(raw) && raw[i] == '/' {
+		i++
+	}
+	var buf [16]byte // longer than any atom we look for
+	n := 0
+	for ; i < len(raw); i++ {
+		c := raw[i]
+		if c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '/' || c == '>' {
+			break
+		}
+		if n == len(buf) {
+			return 0
+		}
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		buf[n] = c
+		n++
+	}
+	return atom.Lookup(buf[:n])
+}
+
 func step(depth int, open bool) int {
 	if open {
 		return depth + 1
@@ -289,111 +327,126 @@ func step(depth int, open bool) int {
 	return 0
 }
 
-// tokenize appends the tokens of text to n.text (joined by single spaces)
-// and n.toks. ASCII bytes take a table-driven fast path; multi-byte runes
-// are decoded and classified with package unicode.
+// tokenize appends the tokens of text to n.text (joined by single spaces),
+// n.toks, and, when n.hash is set, each token's Rabin fingerprint to n.fps.
+// ASCII bytes take a table-driven fast path; multi-byte runes are decoded
+// and classified with package unicode.
 func (n *normalizer) tokenize(text []byte) {
 	out := n.text
+	if need := len(text) + len(text)/2 + 16; cap(out)-len(out) < need {
+		out = append(make([]byte, 0, len(out)+need), out...)
+	}
 	toks := n.toks
+	fps := n.fps[:0]
+	hash := n.hash
 	keepPunct := n.o.Punct == PunctKeep
+	marks := n.marks
 	mark := 0
 	cur := zoneBody
 	inTok := false
 	start := 0
-	begin := func(i int) {
-		for mark < len(n.marks) && n.marks[mark].off <= i {
-			cur = n.marks[mark].z
-			mark++
-		}
-		if len(out) > 0 {
-			out = append(out, ' ')
-		}
-		start = len(out)
-	}
-	end := func() {
-		toks = append(toks, token{start: int32(start), end: int32(len(out)), z: cur})
-	}
+	class := &n.class
+	low := &n.low
 	for i := 0; i < len(text); {
 		c := text[i]
-		cls := n.class[c]
+		cls := class[c]
 		if cls == cWord {
 			if !inTok {
-				begin(i)
+				for mark < len(marks) && marks[mark].off <= i {
+					cur = marks[mark].z
+					mark++
+				}
+				if len(out) > 0 {
+					out = append(out, ' ')
+				}
+				start = len(out)
 				inTok = true
 			}
 			// Tight loop over the ASCII word run.
-			out = append(out, n.low[c])
+			out = append(out, low[c])
 			i++
 			for i < len(text) {
 				c = text[i]
-				if n.class[c] != cWord {
+				if class[c] != cWord {
 					break
 				}
-				out = append(out, n.low[c])
+				out = append(out, low[c])
 				i++
 			}
 			continue
 		}
-		if cls != cMulti {
-			if inTok {
-				end()
-				inTok = false
-			}
-			if cls == cPunct && keepPunct {
-				begin(i)
-				out = append(out, c)
-				end()
-			}
-			i++
-			continue
-		}
-		r, size := utf8.DecodeRune(text[i:])
-		word, punct := false, false
-		switch {
-		case r == utf8.RuneError:
-			// Invalid UTF-8 (or U+FFFD itself): a delimiter.
-		case unicode.IsLetter(r):
-			word = true
-			switch n.o.Case {
-			case CaseLower:
-				r = unicode.ToLower(r)
-			}
-		case unicode.IsNumber(r):
-			switch n.o.Digits {
-			case DigitsKeep:
+		r, size := rune(c), 1
+		word, punct := false, cls == cPunct
+		if cls == cMulti {
+			r, size = utf8.DecodeRune(text[i:])
+			switch {
+			case r == utf8.RuneError:
+				// Invalid UTF-8 (or U+FFFD itself): a delimiter.
+			case unicode.IsLetter(r):
 				word = true
-			case DigitsFold:
-				word = true
-				if unicode.IsDigit(r) {
-					r = '0'
+				if n.o.Case == CaseLower {
+					r = unicode.ToLower(r)
 				}
-			}
-		case unicode.IsPunct(r) || unicode.IsSymbol(r):
-			punct = true
-		}
-		switch {
-		case word:
-			if !inTok {
-				begin(i)
-				inTok = true
-			}
-			out = utf8.AppendRune(out, r)
-		default:
-			if inTok {
-				end()
-				inTok = false
-			}
-			if punct && keepPunct {
-				begin(i)
-				out = utf8.AppendRune(out, r)
-				end()
+			case unicode.IsNumber(r):
+				switch n.o.Digits {
+				case DigitsKeep:
+					word = true
+				case DigitsFold:
+					word = true
+					if unicode.IsDigit(r) {
+						r = '0'
+					}
+				}
+			case unicode.IsPunct(r) || unicode.IsSymbol(r):
+				punct = true
 			}
 		}
 		i += size
+		if word {
+			if !inTok {
+				for mark < len(marks) && marks[mark].off <= i-size {
+					cur = marks[mark].z
+					mark++
+				}
+				if len(out) > 0 {
+					out = append(out, ' ')
+				}
+				start = len(out)
+				inTok = true
+			}
+			out = utf8.AppendRune(out, r)
+			continue
+		}
+		if inTok {
+			toks = append(toks, token{start: int32(start), end: int32(len(out)), z: cur})
+			if hash != nil {
+				fps = append(fps, hash.Hash(out[start:]))
+			}
+			inTok = false
+		}
+		if punct && keepPunct {
+			for mark < len(marks) && marks[mark].off <= i-size {
+				cur = marks[mark].z
+				mark++
+			}
+			if len(out) > 0 {
+				out = append(out, ' ')
+			}
+			start = len(out)
+			out = utf8.AppendRune(out, r)
+			toks = append(toks, token{start: int32(start), end: int32(len(out)), z: cur})
+			if hash != nil {
+				fps = append(fps, hash.Hash(out[start:]))
+			}
+		}
 	}
 	if inTok {
-		end()
+		toks = append(toks, token{start: int32(start), end: int32(len(out)), z: cur})
+		if hash != nil {
+			fps = append(fps, hash.Hash(out[start:]))
+		}
 	}
 	n.text = out
 	n.toks = toks
+	n.fps = fps
 }

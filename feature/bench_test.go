@@ -1,0 +1,133 @@
+package feature
+
+import (
+	"bytes"
+	"fmt"
+	"testing"
+
+	"github.com/neardup/neardup/internal/rng"
+)
+
+// vocabulary for generated documents: common English words of mixed
+// length, so token lengths resemble prose.
+var benchWords = []string{
+	"the", "of", "and", "to", "in", "a", "is", "that", "for", "it", "as", "was",
+	"with", "be", "by", "on", "not", "he", "this", "are", "or", "his", "from",
+	"at", "which", "but", "have", "an", "had", "they", "you", "were", "their",
+	"one", "all", "we", "can", "her", "has", "there", "been", "if", "more",
+	"when", "will", "would", "who", "so", "no", "software", "license",
+	"copyright", "permission", "distribution", "warranty", "provided",
+	"conditions", "following", "documentation", "merchantability",
+}
+
+// genText returns a deterministic plain text of n words with sentence
+// punctuation and line breaks.
+func genText(seed uint64, n int) []byte {
+	s := rng.New(rng.Key(seed, 0x74657874))
+	var b bytes.Buffer
+	for i := 0; i < n; i++ {
+		w := benchWords[s.Intn(uint64(len(benchWords)))]
+		if i%12 == 0 {
+			w = string(w[0]-'a'+'A') + w[1:]
+		}
+		b.WriteString(w)
+		switch {
+		case i%12 == 11:
+			b.WriteString(".")
+			if i%60 == 59 {
+				b.WriteString("\n\n")
+			} else {
+				b.WriteByte(' ')
+			}
+		case i%7 == 3:
+			b.WriteString(", ")
+		default:
+			b.WriteByte(' ')
+		}
+	}
+	return b.Bytes()
+}
+
+// genHTML returns a deterministic HTML page of about n visible words: a
+// title, navigation, headings, paragraphs with inline markup and entities,
+// a script and a style block and comments.
+func genHTML(seed uint64, n int) []byte {
+	s := rng.New(rng.Key(seed, 0x68746d6c))
+	word := func() string { return benchWords[s.Intn(uint64(len(benchWords)))] }
+	var b bytes.Buffer
+	b.WriteString("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n")
+	fmt.Fprintf(&b, "<title>%s %s &amp; %s</title>\n", word(), word(), word())
+	b.WriteString("<style>body { font-family: sans-serif; } .nav a { color: #333; }</style>\n")
+	b.WriteString("<script>window.dataLayer = window.dataLayer || []; function gtag(){dataLayer.push(arguments);}</script>\n")
+	b.WriteString("</head><body>\n<nav class=\"nav\"><a href=\"/\">Home</a> | <a href=\"/about\">About</a> | <a href=\"/contact\">Contact</a></nav>\n")
+	words := 0
+	for words < n {
+		fmt.Fprintf(&b, "<h2 id=\"s%d\">%s %s</h2>\n<p>", words, word(), word())
+		words += 2
+		for j := 0; j < 40 && words < n; j++ {
+			switch j % 10 {
+			case 3:
+				fmt.Fprintf(&b, "<a href=\"https://example.com/%s\">%s</a> ", word(), word())
+			case 6:
+				fmt.Fprintf(&b, "<b>%s</b> ", word())
+			case 8:
+				fmt.Fprintf(&b, "%s&nbsp;&mdash; ", word())
+			default:
+				b.WriteString(word())
+				b.WriteByte(' ')
+			}
+			words++
+		}
+		b.WriteString("</p>\n<!-- generated paragraph -->\n")
+	}
+	b.WriteString("<footer><p>&copy; 2026 Example Corp. All rights reserved.</p></footer>\n</body></html>\n")
+	return b.Bytes()
+}
+
+func benchExtract(b *testing.B, o Options, doc []byte) {
+	e, err := New(o)
+	if err != nil {
+		b.Fatal(err)
+	}
+	dst := e.Extract(nil, doc)
+	occ := e.Occurrences()
+	b.SetBytes(int64(len(doc)))
+	b.ReportAllocs()
+	b.ResetTimer()
+	cpu0 := processCPU()
+	for i := 0; i < b.N; i++ {
+		dst = e.Extract(dst[:0], doc)
+	}
+	cpu1 := processCPU()
+	b.StopTimer()
+	reportPerShingle(b, occ, cpu0, cpu1)
+}
+
+// BenchmarkExtract measures extraction from raw bytes: normalization,
+// tokenization, one Rabin hash per token, one window step and one
+// deduplication insert per shingle. Run with
+//
+//	go test ./feature -run '^$' -bench Extract -benchtime 2s
+func BenchmarkExtract(b *testing.B) {
+	text := genText(1, 1000)
+	page := genHTML(1, 1000)
+	b.Run("text-1000w/set", func(b *testing.B) { benchExtract(b, Options{}, text) })
+	b.Run("text-1000w/wrap", func(b *testing.B) { benchExtract(b, Options{Wrap: true}, text) })
+	b.Run("text-1000w/count", func(b *testing.B) { benchExtract(b, Options{Weighting: WeightCount}, text) })
+	b.Run("text-1000w/word", func(b *testing.B) { benchExtract(b, Options{Unit: UnitWord}, text) })
+	b.Run("text-1000w/char5", func(b *testing.B) { benchExtract(b, Options{Unit: UnitChar}, text) })
+	b.Run("text-1000w/nfkc-fold", func(b *testing.B) { benchExtract(b, Options{Norm: NormNFKC, Case: CaseFold}, text) })
+	b.Run("html-1000w/set", func(b *testing.B) { benchExtract(b, Options{}, page) })
+	b.Run("html-1000w/count", func(b *testing.B) { benchExtract(b, Options{Weighting: WeightCount}, page) })
+}
+
+// reportPerShingle reports wall-clock and process-CPU nanoseconds per
+// shingle occurrence. The loop allocates nothing, so the process's CPU time
+// is the loop's, and it is not inflated when other work shares the
+// machine's cores.
+func reportPerShingle(b *testing.B, occ int, cpu0, cpu1 int64) {
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(occ), "ns/shingle")
+	if cpu0 >= 0 && cpu1 >= 0 {
+		b.ReportMetric(float64(cpu1-cpu0)/float64(b.N)/float64(occ), "cpu-ns/shingle")
+	}
+}
