@@ -65,9 +65,9 @@ func classify(err error) string {
 // opened is what every source gets: the input, its decompressed stream,
 // and what to release at the end.
 type opened struct {
-	in   *input
-	br   *bufio.Reader // decompressed stream
-	comp Compression
+	in    *input
+	br    *bufio.Reader // decompressed stream
+	comp  Compression
 	file  *os.File // nil for stdin
 	cr    *countingReader
 	under io.Reader // what br reads from

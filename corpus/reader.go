@@ -178,8 +178,8 @@ type Reader struct {
 	decBR   *bufio.Reader
 	gz      *gzip.Reader
 	zd      *zstd.Decoder
-	err    error
-	closed bool
+	err     error
+	closed  bool
 }
 
 // input is one file (or stdin, or a path that could not be walked) to read.
