@@ -27,7 +27,8 @@ type Estimate struct {
 //     both sketches hold all of their sets (fewer than k values), J is exact
 //     and StdErr is 0.
 //   - Proportional: J = |kept(A) ∩ kept(B)| / |kept(A) ∪ kept(B)| with
-//     StdErr = sqrt(J(1−J)/u), u the size of the kept union.
+//     StdErr = sqrt(J(1−J)/u), u the size of the kept union. When neither
+//     sketch kept anything there is no information: J = 0.5, StdErr = 0.5.
 //
 // Cost: O(len(Values)), no allocation.
 func Jaccard(a, b *Sketch) (Estimate, error) {
@@ -151,7 +152,7 @@ func proportional(a, b []uint64) Estimate {
 		u++
 	}
 	if u == 0 {
-		return Estimate{J: 1}
+		return Estimate{J: 0.5, StdErr: 0.5} // nothing kept: no information
 	}
 	jj := float64(c) / float64(u)
 	return Estimate{J: jj, StdErr: math.Sqrt(jj * (1 - jj) / float64(u))}

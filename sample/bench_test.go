@@ -1,0 +1,60 @@
+package sample
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/neardup/neardup/feature"
+	"github.com/neardup/neardup/internal/rng"
+	"github.com/neardup/neardup/sketch"
+)
+
+// benchDoc is a 1,000-feature document: 64-bit fingerprints as a 5-shingle
+// extractor would produce (uniform, distinct), generated on the fly.
+func benchDoc(seed uint64) []feature.Feature {
+	fs := make([]feature.Feature, 1000)
+	st := rng.New(seed)
+	for i := range fs {
+		fs[i] = feature.Feature{ID: st.Uint64(), Weight: 1}
+	}
+	return fs
+}
+
+// BenchmarkSketch: ns per 1,000-feature document (ns/op) and per feature,
+// docs/s, and for the lazy samplers the random bits per input per sample.
+//
+//	go test ./sample -run '^$' -bench Sketch -benchtime 2000x
+func BenchmarkSketch(b *testing.B) {
+	docs := [8][]feature.Feature{}
+	for i := range docs {
+		docs[i] = benchDoc(uint64(i))
+	}
+	for _, sp := range specs {
+		for _, k := range []int{64, 128, 256, 512} {
+			b.Run(fmt.Sprintf("%v/k=%d", sp.alg, k), func(b *testing.B) {
+				opts := sp.opts
+				if sp.alg == sketch.LazyBitsBatched {
+					opts = []Option{WithBlock(128)}
+				}
+				smp, err := New(sp.alg, k, 1, opts...)
+				if err != nil {
+					b.Fatal(err)
+				}
+				dst := make([]uint64, 0, 1024)
+				b.ReportAllocs()
+				b.SetBytes(8 * 1000)
+				b.ResetTimer()
+				for i := 0; i < b.N; i++ {
+					dst = smp.Sketch(dst[:0], docs[i&7])
+				}
+				b.StopTimer()
+				ns := float64(b.Elapsed().Nanoseconds()) / float64(b.N)
+				b.ReportMetric(ns/1000, "ns/feature")
+				b.ReportMetric(1e9/ns, "docs/s")
+				if bc, ok := smp.(BitCounter); ok {
+					b.ReportMetric(bc.Counter().PerInputPerSample(), "bits/input/sample")
+				}
+			})
+		}
+	}
+}
