@@ -98,11 +98,7 @@ func (t *Table) Hash(data []byte) uint64 {
 func (t *Table) Extend(fp uint64, data []byte) uint64 {
 	f := fp
 	for len(data) >= 8 {
-		f ^= binary.LittleEndian.Uint64(data)
-		f = t.by[7][byte(f)] ^ t.by[6][byte(f>>8)] ^
-			t.by[5][byte(f>>16)] ^ t.by[4][byte(f>>24)] ^
-			t.by[3][byte(f>>32)] ^ t.by[2][byte(f>>40)] ^
-			t.by[1][byte(f>>48)] ^ t.by[0][byte(f>>56)]
+		f = t.mul64(f ^ binary.LittleEndian.Uint64(data))
 		data = data[8:]
 	}
 	for _, c := range data {
@@ -143,10 +139,12 @@ func (t *Table) Concat(fa, fb uint64, lenB int) uint64 {
 
 // mul64 returns f·x^64 mod p: eight lookups, one per byte of f.
 func (t *Table) mul64(f uint64) uint64 {
-	return t.by[7][byte(f)] ^ t.by[6][byte(f>>8)] ^
-		t.by[5][byte(f>>16)] ^ t.by[4][byte(f>>24)] ^
-		t.by[3][byte(f>>32)] ^ t.by[2][byte(f>>40)] ^
-		t.by[1][byte(f>>48)] ^ t.by[0][byte(f>>56)]
+	// Parenthesized as a tree: Go does not reassociate, and a balanced
+	// xor tree shortens the dependency chain after the loads.
+	return ((t.by[7][byte(f)] ^ t.by[6][byte(f>>8)]) ^
+		(t.by[5][byte(f>>16)] ^ t.by[4][byte(f>>24)])) ^
+		((t.by[3][byte(f>>32)] ^ t.by[2][byte(f>>40)]) ^
+			(t.by[1][byte(f>>48)] ^ t.by[0][byte(f>>56)]))
 }
 
 // shiftBytes returns v·x^(8n) mod p.

@@ -2,6 +2,7 @@ package rabin
 
 import (
 	"encoding/binary"
+	"slices"
 	"testing"
 
 	"github.com/neardup/neardup/internal/rng"
@@ -110,5 +111,40 @@ func TestWindowSpanPanics(t *testing.T) {
 			}()
 			f()
 		}()
+	}
+}
+
+// TestByteWindowAppendRoll checks that AppendRoll equals a loop of Roll,
+// in values and in the state it leaves, over random piece sizes.
+func TestByteWindowAppendRoll(t *testing.T) {
+	s := rng.New(33)
+	tab := New(DefaultPoly)
+	for _, n := range []int{1, 2, 3, 8, 48, 100} {
+		a, b := NewByteWindow(tab, n), NewByteWindow(tab, n)
+		data := randBytes(&s, 5000)
+		var got, want []uint64
+		for off := 0; off < len(data); {
+			m := int(s.Intn(uint64(3 * n)))
+			if s.Intn(4) == 0 {
+				m = int(s.Intn(400))
+			}
+			m = min(m, len(data)-off)
+			got = a.AppendRoll(got, data[off:off+m])
+			for _, c := range data[off : off+m] {
+				want = append(want, b.Roll(c))
+			}
+			off += m
+			if a.Sum64() != b.Sum64() || a.pos != b.pos || !slices.Equal(a.ring, b.ring) {
+				t.Fatalf("n=%d off=%d: state differs after AppendRoll", n, off)
+			}
+		}
+		for i := range want {
+			if got[i] != want[i] {
+				t.Fatalf("n=%d position %d: AppendRoll %#x, Roll %#x", n, i, got[i], want[i])
+			}
+		}
+		if len(got) != len(want) {
+			t.Fatalf("n=%d: %d values, want %d", n, len(got), len(want))
+		}
 	}
 }
