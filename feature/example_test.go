@@ -89,8 +89,8 @@ func ExampleOptions_ConfigHash() {
 	fmt.Printf("%016x\n", feature.Options{}.ConfigHash())
 	fmt.Printf("%016x\n", feature.Options{}.IDHash())
 	// Output:
-	// f48e90daa87d1e47
-	// 32754d09bc8dd135
+	// 60df4eda0ebc6487
+	// 603d831a95485e26
 }
 
 func ExampleParseWeighting() {

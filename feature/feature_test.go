@@ -463,15 +463,15 @@ func TestSeedsAndConfigs(t *testing.T) {
 	}
 	hashes := map[uint64]string{}
 	for _, o := range []Options{{}, {Seed: 1}, {K: 4}, {Wrap: true}, {Unit: UnitWord}, {Unit: UnitChar},
-		{Case: CaseFold}, {Norm: NormNFKC}, {Digits: DigitsFold}, {Punct: PunctKeep}, {Format: FormatText}} {
+		{Case: CaseFold}, {Norm: NormNFKC}, {Digits: DigitsFold}, {Punct: PunctKeep}} {
 		h := o.IDHash()
 		if prev, ok := hashes[h]; ok {
 			t.Fatalf("IDHash collision: %v and %s", o, prev)
 		}
 		hashes[h] = o.String()
 	}
-	if (Options{}).IDHash() != (Options{K: 5}).IDHash() {
-		t.Fatal("defaults must hash like explicit defaults")
+	if (Options{}).IDHash() != (Options{K: 5, Format: FormatHTML}).IDHash() {
+		t.Fatal("defaults must hash like explicit defaults, and Format must not change ids")
 	}
 	if (Options{}).ConfigHash() == (Options{Weighting: WeightCount}).ConfigHash() {
 		t.Fatal("ConfigHash ignores weighting")

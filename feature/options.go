@@ -257,10 +257,12 @@ func (o Options) Validate() error {
 const configVersion = 1
 
 // IDHash returns a stable 64-bit summary of everything that determines
-// feature ids (format, case, normalization, digits, punctuation, unit, K,
-// Wrap, Seed, and the algorithm version), but not weights. Two extractors
-// produce the same ids for the same document exactly when their IDHash
-// values are equal. IDF tables record it.
+// feature ids from a token sequence (case, normalization, digits,
+// punctuation, unit, K, Wrap, Seed, and the algorithm version), but not
+// weights. Ids of extractors with equal IDHash are comparable; IDF tables
+// record it. Format is left out on purpose: it decides how bytes become
+// text, not what ids text gets, so the same words in a .txt file and an
+// HTML page get the same ids.
 func (o Options) IDHash() uint64 {
 	o = o.withDefaults()
 	w := uint64(0)
@@ -268,7 +270,7 @@ func (o Options) IDHash() uint64 {
 		w = 1
 	}
 	return rng.Key(0x666561747572653a, // "feature:"
-		configVersion, uint64(o.Format), uint64(o.Case), uint64(o.Norm),
+		configVersion, uint64(o.Case), uint64(o.Norm),
 		uint64(o.Digits), uint64(o.Punct), uint64(o.Unit), uint64(o.K), w, o.Seed)
 }
 
