@@ -54,6 +54,7 @@ type Op struct {
 
 // Plan says how to build a new file from old ones. A plain value.
 type Plan struct {
+	// Sources are the old files the operations copy from (only those).
 	Sources []Source
 	Ops     []Op
 	// NewSize and NewRoot describe the new file.
@@ -110,6 +111,22 @@ func NewPlan(sources []Source, nsig *chunk.Signature) *Plan {
 			}
 		}
 		p.Ops = append(p.Ops, op)
+	}
+	// Keep only the sources the operations use, renumbered.
+	used := make(map[int]int)
+	p.Sources = nil
+	for i := range p.Ops {
+		s := p.Ops[i].Source
+		if s < 0 {
+			continue
+		}
+		j, ok := used[s]
+		if !ok {
+			j = len(p.Sources)
+			used[s] = j
+			p.Sources = append(p.Sources, sources[s])
+		}
+		p.Ops[i].Source = j
 	}
 	p.SignatureBytes = signatureBytes(nsig, nodes, have)
 	return p

@@ -62,6 +62,7 @@ files, with consistent-sampling sketches whose error is known.`,
 	// One line per command; each lives in its own file.
 	root.AddCommand(
 		newVersionCmd(env),
+		newFilesCmd(env),
 	)
 	return root
 }

@@ -1,0 +1,281 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+
+	"github.com/spf13/cobra"
+
+	"github.com/neardup/neardup/chunk"
+	"github.com/neardup/neardup/chunk/delta"
+	"github.com/neardup/neardup/chunk/filesim"
+)
+
+type filesSimilarOptions struct {
+	File   string
+	In     []string
+	Top    int
+	Sketch string
+	Chunk  chunkFlags
+}
+
+func newFilesSimilarCmd(env *Env) *cobra.Command {
+	var opts filesSimilarOptions
+	cmd := &cobra.Command{
+		Use:     "similar FILE --in DIR",
+		Short:   "List the files under DIR most similar to FILE by shared chunks",
+		Example: "  neardup files similar draft-v3.txt --in ~/docs --top 5",
+		Args:    cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.File = args[0]
+			return runFilesSimilar(cmd.Context(), env, opts)
+		},
+	}
+	opts.Chunk.bind(cmd)
+	cmd.Flags().StringSliceVar(&opts.In, "in", nil, "directories (or files) to search (required)")
+	cmd.Flags().IntVar(&opts.Top, "top", 10, "how many files to list")
+	cmd.Flags().StringVar(&opts.Sketch, "sketch", "rdc", "similarity sketch: rdc (12 x 6 bits) or large (128 x 8 bits)")
+	return cmd
+}
+
+func runFilesSimilar(ctx context.Context, env *Env, opts filesSimilarOptions) error {
+	if len(opts.In) == 0 {
+		return usagef("--in DIR is required")
+	}
+	if opts.Top < 1 {
+		return usagef("--top %d must be positive", opts.Top)
+	}
+	o, err := opts.Chunk.options()
+	if err != nil {
+		return err
+	}
+	params, err := sketchParams(opts.Sketch)
+	if err != nil {
+		return err
+	}
+	signer, err := chunk.NewSigner(o)
+	if err != nil {
+		return err
+	}
+	qsig, err := signFile(signer, opts.File, nil)
+	if err != nil {
+		return err
+	}
+	files, _, err := walkFiles(ctx, env, opts.In)
+	if err != nil {
+		return err
+	}
+	signed, _, err := signFiles(ctx, env, files, o, "indexing", nil)
+	if err != nil {
+		return err
+	}
+	sk, err := filesim.NewSketcher(params)
+	if err != nil {
+		return err
+	}
+	ix := filesim.NewIndex(params)
+	for _, f := range signed {
+		if _, err := ix.Add(sk.Sketch(f.Sig.Chunks)); err != nil {
+			return err
+		}
+	}
+	ms, err := ix.Query(sk.Sketch(qsig.Chunks), 1, opts.Top)
+	if err != nil {
+		return err
+	}
+	w := env.Stdout
+	fmt.Fprintf(w, "%d files indexed; most similar to %s (%d chunks):\n", len(signed), opts.File, len(qsig.Chunks))
+	fmt.Fprintf(w, "%8s %9s %6s  %s\n", "matches", "estimated", "exact", "file")
+	for _, m := range ms {
+		f := signed[m.ID]
+		exact := filesim.ExactJaccard(qsig.Chunks, f.Sig.Chunks)
+		same := ""
+		if f.Sig.Root == qsig.Root {
+			same = "  (identical)"
+		}
+		fmt.Fprintf(w, "%5d/%-2d %9.2f %6.2f  %s%s\n", m.Matches, params.K, m.J, exact, f.Path, same)
+	}
+	return nil
+}
+
+type filesPlanOptions struct {
+	Old, New string
+	Delta    string
+	Chunk    chunkFlags
+}
+
+func newFilesPlanCmd(env *Env) *cobra.Command {
+	var opts filesPlanOptions
+	cmd := &cobra.Command{
+		Use:   "plan OLD NEW",
+		Short: "Plan a sync: which chunks of NEW are already in OLD (a file or directory), bytes to send",
+		Example: `  neardup files plan v1.tar v2.tar
+  neardup files plan ~/backup/project ./build.bin --delta build.delta`,
+		Args: cobra.ExactArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.Old, opts.New = args[0], args[1]
+			return runFilesPlan(cmd.Context(), env, opts)
+		},
+	}
+	opts.Chunk.bind(cmd)
+	cmd.Flags().StringVar(&opts.Delta, "delta", "", "write a delta file that 'files apply' turns back into NEW")
+	return cmd
+}
+
+func runFilesPlan(ctx context.Context, env *Env, opts filesPlanOptions) error {
+	o, err := opts.Chunk.options()
+	if err != nil {
+		return err
+	}
+	files, _, err := walkFiles(ctx, env, []string{opts.Old})
+	if err != nil {
+		return err
+	}
+	signed, _, err := signFiles(ctx, env, files, o, "indexing OLD", nil)
+	if err != nil {
+		return err
+	}
+	signer, err := chunk.NewSigner(o)
+	if err != nil {
+		return err
+	}
+	nsig, err := signFile(signer, opts.New, nil)
+	if err != nil {
+		return err
+	}
+	sources := make([]delta.Source, len(signed))
+	inputs := []string{opts.New}
+	for i, f := range signed {
+		sources[i] = delta.Source{Name: f.Rel, Sig: f.Sig}
+		inputs = append(inputs, f.Path)
+	}
+	p := delta.NewPlan(sources, nsig)
+	w := env.Stdout
+	fmt.Fprintf(w, "NEW %s: %d bytes, %d chunks, root %s\n", opts.New, p.NewSize, p.Chunks, p.NewRoot)
+	fmt.Fprintf(w, "OLD %s: %d files indexed, %d used\n", opts.Old, len(signed), len(p.Sources))
+	pct := func(x int64) float64 {
+		if p.NewSize == 0 {
+			return 0
+		}
+		return 100 * float64(x) / float64(p.NewSize)
+	}
+	fmt.Fprintf(w, "chunks present: %d of %d; bytes present: %d (%.1f%%)\n", p.Present, p.Chunks, p.CopyBytes, pct(p.CopyBytes))
+	fmt.Fprintf(w, "bytes to send: %d (%.1f%%) in %d operations; recursive signature exchange: %d bytes\n",
+		p.LiteralBytes, pct(p.LiteralBytes), len(p.Ops), p.SignatureBytes)
+	if opts.Delta == "" {
+		return nil
+	}
+	nf, err := os.Open(opts.New)
+	if err != nil {
+		return err
+	}
+	defer nf.Close()
+	var size int64
+	err = writeFileSafely(opts.Delta, inputs, func(dw io.Writer) error {
+		cw := &countingWriter{w: dw}
+		err := delta.Write(cw, p, nf)
+		size = cw.n
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "delta written to %s: %d bytes\n", opts.Delta, size)
+	return nil
+}
+
+type countingWriter struct {
+	w io.Writer
+	n int64
+}
+
+func (c *countingWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	c.n += int64(n)
+	return n, err
+}
+
+type filesApplyOptions struct {
+	Old, Delta string
+	Out        string
+	Chunk      chunkFlags
+}
+
+func newFilesApplyCmd(env *Env) *cobra.Command {
+	var opts filesApplyOptions
+	cmd := &cobra.Command{
+		Use:     "apply OLD DELTA -o OUT",
+		Short:   "Rebuild NEW from OLD (file or directory) and a delta, verifying its signature root",
+		Example: "  neardup files apply v1.tar v2.delta -o v2.tar",
+		Args:    cobra.ExactArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.Old, opts.Delta = args[0], args[1]
+			return runFilesApply(cmd.Context(), env, opts)
+		},
+	}
+	opts.Chunk.bind(cmd)
+	cmd.Flags().StringVarP(&opts.Out, "out", "o", "", "where to write the rebuilt file (required; never an input)")
+	return cmd
+}
+
+func runFilesApply(ctx context.Context, env *Env, opts filesApplyOptions) error {
+	if opts.Out == "" {
+		return usagef("-o OUT is required")
+	}
+	o, err := opts.Chunk.options()
+	if err != nil {
+		return err
+	}
+	info, err := os.Stat(opts.Old)
+	if err != nil {
+		return err
+	}
+	df, err := os.Open(opts.Delta)
+	if err != nil {
+		return err
+	}
+	defer df.Close()
+	inputs := []string{opts.Delta, opts.Old}
+	var opened []*os.File
+	defer func() {
+		for _, f := range opened {
+			f.Close()
+		}
+	}()
+	open := func(i int, name string) (io.ReaderAt, int64, error) {
+		path := opts.Old
+		if info.IsDir() {
+			if !filepath.IsLocal(filepath.FromSlash(name)) {
+				return nil, 0, fmt.Errorf("%w: source name %q escapes %s", delta.ErrFormat, name, opts.Old)
+			}
+			path = filepath.Join(opts.Old, filepath.FromSlash(name))
+		}
+		if p, same := sameAsAny(opts.Out, []string{path}); same {
+			return nil, 0, usagef("refusing to write %s: it is the input %s", opts.Out, p)
+		}
+		f, err := os.Open(path)
+		if err != nil {
+			return nil, 0, err
+		}
+		opened = append(opened, f)
+		st, err := f.Stat()
+		if err != nil {
+			return nil, 0, err
+		}
+		return f, st.Size(), nil
+	}
+	var h *delta.Header
+	err = writeFileSafely(opts.Out, inputs, func(w io.Writer) error {
+		var err error
+		h, err = delta.Apply(w, df, open, o)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(env.Stdout, "rebuilt %s: %d bytes from %d old files, root %s verified\n", opts.Out, h.NewSize, len(h.Names), h.NewRoot)
+	return nil
+}

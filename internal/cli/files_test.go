@@ -1,0 +1,195 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/neardup/neardup/chunk"
+	"github.com/neardup/neardup/internal/rng"
+)
+
+func filesTestEnv() (*Env, *bytes.Buffer, *bytes.Buffer) {
+	var out, errb bytes.Buffer
+	return &Env{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errb}, &out, &errb
+}
+
+func rngBytes(seed uint64, n int) []byte {
+	s := rng.New(rng.Key(seed))
+	b := make([]byte, n)
+	for i := range b {
+		b[i] = byte(s.Uint64())
+	}
+	return b
+}
+
+func write(t *testing.T, path string, data []byte) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// makeTree builds a directory with an exact duplicate, two near-duplicate
+// versions, an unrelated file, an empty file, a broken symlink and a link
+// loop.
+func makeTree(t *testing.T) (dir string, base []byte) {
+	dir = t.TempDir()
+	base = rngBytes(1, 200000)
+	v2 := append(append(append([]byte{}, base[:100000]...), []byte("an edit in the middle")...), base[100000:]...)
+	write(t, filepath.Join(dir, "a/v1.bin"), base)
+	write(t, filepath.Join(dir, "b/v1-copy.bin"), base)
+	write(t, filepath.Join(dir, "a/v2.bin"), v2)
+	write(t, filepath.Join(dir, "other.bin"), rngBytes(2, 150000))
+	write(t, filepath.Join(dir, "empty"), nil)
+	os.Symlink("nowhere", filepath.Join(dir, "broken"))
+	os.Symlink("loop2", filepath.Join(dir, "loop1"))
+	os.Symlink("loop1", filepath.Join(dir, "loop2"))
+	os.Symlink("a", filepath.Join(dir, "dirlink"))
+	return dir, base
+}
+
+func TestFilesScan(t *testing.T) {
+	dir, _ := makeTree(t)
+	env, out, errb := filesTestEnv()
+	plot := filepath.Join(t.TempDir(), "sizes.png")
+	err := runFilesScan(context.Background(), env, filesScanOptions{Dirs: []string{dir}, Chunk: chunkFlags{Avg: chunk.DefaultAvg}, Plot: plot, Sketch: "rdc", Threshold: 0.5, Bins: 8})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := out.String()
+	t.Log(got)
+	for _, want := range []string{
+		"files: 5 (", "skipped: 3",
+		"exact duplicates: 1 groups, 1 redundant files (200000 bytes)",
+		"a/v1.bin", "b/v1-copy.bin",
+		"similar files", "group 1:", "a/v1.bin ~ " + filepath.Join(dir, "a/v2.bin"),
+		"histogram plotted to",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("output lacks %q", want)
+		}
+	}
+	if strings.Contains(got, "other.bin ~") || strings.Contains(got, "~ "+filepath.Join(dir, "other.bin")) {
+		t.Error("unrelated file reported similar")
+	}
+	for _, want := range []string{"broken: broken symbolic link", "loop1: symbolic link loop"} {
+		if !strings.Contains(errb.String(), want) {
+			t.Errorf("stderr lacks %q: %s", want, errb.String())
+		}
+	}
+	// Dedup ratio: v1 is stored twice and v2 shares all but a few chunks.
+	if !strings.Contains(got, "dedup ratio") {
+		t.Fatal("no dedup ratio")
+	}
+	png, err := os.ReadFile(plot)
+	if err != nil || !bytes.HasPrefix(png, []byte("\x89PNG")) {
+		t.Fatalf("plot not written as PNG: %v", err)
+	}
+	// The plot never replaces an input.
+	err = runFilesScan(context.Background(), env, filesScanOptions{Dirs: []string{dir}, Chunk: chunkFlags{Avg: chunk.DefaultAvg}, Plot: filepath.Join(dir, "other.bin"), Sketch: "rdc", Threshold: 0.5, Bins: 8})
+	var ue *UsageError
+	if !errors.As(err, &ue) {
+		t.Fatalf("plot over input: %v", err)
+	}
+}
+
+func TestFilesSimilar(t *testing.T) {
+	dir, base := makeTree(t)
+	q := filepath.Join(t.TempDir(), "query.bin")
+	write(t, q, append(append([]byte{}, base[:150000]...), rngBytes(3, 20000)...))
+	env, out, _ := filesTestEnv()
+	err := runFilesSimilar(context.Background(), env, filesSimilarOptions{File: q, In: []string{dir}, Top: 3, Sketch: "large", Chunk: chunkFlags{Avg: chunk.DefaultAvg}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	t.Log(out.String())
+	if len(lines) < 4 {
+		t.Fatalf("too few lines: %q", out.String())
+	}
+	for _, l := range lines[2:4] {
+		if !strings.Contains(l, "v1") && !strings.Contains(l, "v2") {
+			t.Errorf("top results should be versions of the file: %q", l)
+		}
+	}
+	if err := runFilesSimilar(context.Background(), env, filesSimilarOptions{File: q}); err == nil {
+		t.Error("missing --in accepted")
+	}
+}
+
+func TestFilesPlanApply(t *testing.T) {
+	dir, base := makeTree(t)
+	work := t.TempDir()
+	nw := append(append([]byte{}, base[:50000]...), rngBytes(4, 3000)...)
+	nw = append(append(nw, base[60000:]...), rngBytes(2, 150000)[:70000]...) // part of other.bin
+	newPath := filepath.Join(work, "new.bin")
+	write(t, newPath, nw)
+	for _, old := range []string{dir, filepath.Join(dir, "a/v1.bin")} {
+		env, out, _ := filesTestEnv()
+		deltaPath := filepath.Join(work, "new.delta")
+		if err := runFilesPlan(context.Background(), env, filesPlanOptions{Old: old, New: newPath, Delta: deltaPath, Chunk: chunkFlags{Avg: chunk.DefaultAvg}}); err != nil {
+			t.Fatal(err)
+		}
+		t.Log(out.String())
+		if !strings.Contains(out.String(), "bytes to send:") {
+			t.Fatal("no plan summary")
+		}
+		rebuilt := filepath.Join(work, "rebuilt.bin")
+		env, out, _ = filesTestEnv()
+		if err := runFilesApply(context.Background(), env, filesApplyOptions{Old: old, Delta: deltaPath, Out: rebuilt, Chunk: chunkFlags{Avg: chunk.DefaultAvg}}); err != nil {
+			t.Fatal(err)
+		}
+		got, _ := os.ReadFile(rebuilt)
+		if !bytes.Equal(got, nw) {
+			t.Fatalf("rebuilt file differs (OLD %s)", old)
+		}
+		// Never over an input: the delta, OLD, or a source inside OLD.
+		for _, bad := range []string{deltaPath, filepath.Join(dir, "a/v1.bin")} {
+			before, _ := os.ReadFile(bad)
+			err := runFilesApply(context.Background(), env, filesApplyOptions{Old: old, Delta: deltaPath, Out: bad, Chunk: chunkFlags{Avg: chunk.DefaultAvg}})
+			after, _ := os.ReadFile(bad)
+			if err == nil || !bytes.Equal(before, after) {
+				t.Fatalf("apply over input %s: err %v", bad, err)
+			}
+		}
+		if err := runFilesPlan(context.Background(), env, filesPlanOptions{Old: old, New: newPath, Delta: newPath, Chunk: chunkFlags{Avg: chunk.DefaultAvg}}); err == nil {
+			t.Fatal("plan wrote its delta over NEW")
+		}
+	}
+	// Applying against the wrong OLD fails verification and leaves no file.
+	env, _, _ := filesTestEnv()
+	deltaPath := filepath.Join(work, "new.delta")
+	runFilesPlan(context.Background(), env, filesPlanOptions{Old: filepath.Join(dir, "a/v1.bin"), New: newPath, Delta: deltaPath, Chunk: chunkFlags{Avg: chunk.DefaultAvg}})
+	out := filepath.Join(work, "wrong.bin")
+	if err := runFilesApply(context.Background(), env, filesApplyOptions{Old: filepath.Join(dir, "other.bin"), Delta: deltaPath, Out: out, Chunk: chunkFlags{Avg: chunk.DefaultAvg}}); err == nil {
+		t.Fatal("wrong OLD accepted")
+	}
+	if _, err := os.Stat(out); !os.IsNotExist(err) {
+		t.Fatal("failed apply left an output file")
+	}
+}
+
+func TestFilesCommandLine(t *testing.T) {
+	dir, _ := makeTree(t)
+	env, out, errb := filesTestEnv()
+	if code := Main(context.Background(), []string{"files", "scan", "--sketch", "large", dir}, env); code != ExitOK {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	if !strings.Contains(out.String(), "dedup ratio") {
+		t.Fatal(out.String())
+	}
+	if code := Main(context.Background(), []string{"files", "scan", "--avg", "10", dir}, env); code != ExitUsage {
+		t.Fatalf("bad --avg: exit %d", code)
+	}
+	if code := Main(context.Background(), []string{"files", "scan", filepath.Join(dir, "missing")}, env); code != ExitFailure {
+		t.Fatalf("missing dir: exit %d", code)
+	}
+}
