@@ -107,8 +107,10 @@ func powX(e, q uint64) uint64 {
 // irreducible if and only if p divides x^(2^n) - x and, for every prime r
 // dividing n, gcd(x^(2^(n/r)) - x, p) = 1. For n = 64 the only prime divisor
 // is 2, so the conditions are x^(2^64) ≡ x (mod p) and
-// gcd(x^(2^32) - x, p) = 1. (The first says every irreducible factor of p has
-// a degree dividing 64; the second rules out factors of degree dividing 32.)
+// gcd(x^(2^32) - x, p) = 1. (The first says p is squarefree, since
+// x^(2^64) - x is, and that every irreducible factor of p has a degree
+// dividing 64; the second rules out factors of degree dividing 32, leaving
+// p itself.)
 // Cost: about 100 multiplications in GF(2)[x]/(p), tens of microseconds.
 func IsIrreducible(p Poly) bool {
 	q := uint64(p)

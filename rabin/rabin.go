@@ -13,9 +13,12 @@
 // (WordWindow, ByteWindow), which is how k-word shingles and content-defined
 // chunk boundaries are fingerprinted cheaply. Distinct strings of at most 7
 // bytes never collide (a degree < 64 polynomial is its own residue and
-// multiplying by x^64 is a bijection of the field); two fixed distinct
-// strings of at most n bits collide for at most about n/64 of the primitive
-// polynomials, so a randomly drawn p makes collisions rare (Rabin's bound).
+// multiplying by x^64 is a bijection of the field). Two fixed distinct
+// strings of at most n bits collide only if p divides their difference, a
+// polynomial of degree at most n with at most n/64 irreducible factors of
+// degree 64; there are about 2^57 primitive polynomials of degree 64, so
+// for a randomly drawn p (RandomPrimitive) the collision probability is at
+// most n/2^63 (Rabin's bound).
 //
 // Conventions follow book 3.3 exactly. Field elements (fingerprints and Poly
 // values) are stored reflected: bit i of the uint64 holds the coefficient of
@@ -46,7 +49,7 @@ import (
 // byte tables (book 3.3's bybyte: entry [b][n] is n·x^(8b+8) mod p, n read
 // in the low byte) and the powers x^(8·2^i) mod p used by Concat.
 //
-// A Table is about 16.5 KiB, costs a few microseconds to build, is immutable
+// A Table is about 16.5 KiB, costs about ten microseconds to build, is immutable
 // after New and safe for concurrent use by any number of goroutines. The
 // zero value is not usable: build tables with New.
 type Table struct {
@@ -191,7 +194,7 @@ func (t *Table) mul(a, b uint64) uint64 {
 	}
 	var r uint64
 	for s := 0; s < 64; s += 4 {
-		r = (r >> 4) ^ t.by[0][byte(r<<4)] ^ m[(b>>uint(s))&15]
+		r = ((r >> 4) ^ m[(b>>uint(s))&15]) ^ t.by[0][byte(r<<4)]
 	}
 	return r
 }

@@ -124,10 +124,12 @@ func TestUint64Forms(t *testing.T) {
 // degree < 64 once the leading 1 is prepended, so they never collide (a
 // theorem, not a probability); check it exhaustively for all 65,793
 // strings of at most 2 bytes and for 3-byte strings, and then on 3 million
-// distinct strings of 8–24 bytes, where a collision among n fingerprints of
-// a random polynomial has probability at most about n^2/2 · 24·8/2^64
-// (Rabin's bound for strings of at most 192 bits) ≈ 5e-5 — and with a
-// fixed polynomial the test is deterministic.
+// distinct strings of 8–24 bytes. For a random primitive polynomial a pair
+// of distinct strings of at most 192 bits collides with probability at most
+// 192/2^63 (Rabin's bound, see the package comment), so a collision among
+// these ~4.1 million fingerprints (~8.4e12 pairs) has probability at most
+// about 1.7e-4; with the fixed DefaultPoly the test is deterministic, and a
+// bug that drops or aliases input bits fails it at once.
 func TestShortStringsInjective(t *testing.T) {
 	tab := New(DefaultPoly)
 	fps := make([]uint64, 0, 1<<22)
