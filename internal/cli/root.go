@@ -63,6 +63,9 @@ files, with consistent-sampling sketches whose error is known.`,
 	root.AddCommand(
 		newVersionCmd(env),
 		newFilesCmd(env),
+		newFeaturesCmd(env),
+		newFingerprintCmd(env),
+		newIDFCmd(env),
 	)
 	return root
 }

@@ -1,0 +1,412 @@
+package cli
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/schollz/progressbar/v3"
+	"github.com/spf13/cobra"
+
+	"github.com/neardup/neardup/corpus"
+	"github.com/neardup/neardup/feature"
+)
+
+// featFlags are the flags that choose a feature configuration. Commands
+// that extract features (features, idf build, and any command that sketches
+// documents) bind them with bind and turn them into feature.Options with
+// options.
+type featFlags struct {
+	K            int
+	Wrap         bool
+	Words        bool
+	CharNGrams   int
+	Weight       string
+	IDF          string
+	SublinearTF  bool
+	RawIDF       bool
+	TitleBoost   float64
+	HeadingBoost float64
+	Format       string
+	Case         string
+	NFKC         bool
+	Digits       string
+	KeepPunct    bool
+	Seed         uint64
+}
+
+// bind registers the flags; withWeights adds the weighting flags.
+func (f *featFlags) bind(cmd *cobra.Command, withWeights bool) {
+	fl := cmd.Flags()
+	fl.IntVarP(&f.K, "shingle", "k", feature.DefaultK, "words per shingle")
+	fl.BoolVar(&f.Wrap, "wrap", false, "wrap shingles around the end of the document (AltaVista: as many shingles as words)")
+	fl.BoolVar(&f.Words, "words", false, "single words as features instead of shingles")
+	fl.IntVar(&f.CharNGrams, "char-ngrams", 0, "character n-grams of this many runes as features instead of shingles")
+	fl.Uint64Var(&f.Seed, "seed", 0, "seed of the Rabin polynomials that make feature ids")
+	f.bindNorm(cmd)
+	if withWeights {
+		fl.StringVar(&f.Weight, "weight", "set", "weighting: set, count or tfidf")
+		fl.StringVar(&f.IDF, "idf", "", "document-frequency table for --weight tfidf (from 'neardup idf build'); default: a first pass over the inputs")
+		fl.BoolVar(&f.SublinearTF, "sublinear-tf", false, "tf-idf: use 1+ln(tf) for tf")
+		fl.BoolVar(&f.RawIDF, "raw-idf", false, "tf-idf: use ln(N/df) instead of the smoothed ln((1+N)/(1+df))+1")
+		fl.Float64Var(&f.TitleBoost, "title-boost", feature.DefaultTitleBoost, "count/tf-idf: weight multiplier of HTML title text")
+		fl.Float64Var(&f.HeadingBoost, "heading-boost", feature.DefaultHeadingBoost, "count/tf-idf: weight multiplier of HTML heading text")
+	}
+}
+
+// bindNorm registers only the normalization flags (format, case, Unicode,
+// digits, punctuation).
+func (f *featFlags) bindNorm(cmd *cobra.Command) {
+	fl := cmd.Flags()
+	fl.StringVar(&f.Format, "format", "auto", "document format: auto (HTML documents of the corpus, or sniffed), text or html")
+	fl.StringVar(&f.Case, "case", "lower", "case normalization: lower, fold (full Unicode case folding) or keep")
+	fl.BoolVar(&f.NFKC, "nfkc", false, "apply Unicode NFKC normalization")
+	fl.StringVar(&f.Digits, "digits", "keep", "numbers: keep, drop or fold (every digit becomes 0)")
+	fl.BoolVar(&f.KeepPunct, "punct", false, "keep punctuation as tokens instead of delimiters")
+}
+
+// options converts the flags (without the IDF table) to feature.Options;
+// bad values are usage errors.
+func (f *featFlags) options() (feature.Options, error) {
+	o := feature.Options{K: f.K, Wrap: f.Wrap, Seed: f.Seed, SublinearTF: f.SublinearTF, RawIDF: f.RawIDF,
+		TitleBoost: f.TitleBoost, HeadingBoost: f.HeadingBoost}
+	var err error
+	if o.Format, err = feature.ParseFormat(f.Format); err != nil {
+		return o, usagef("--format: %v", err)
+	}
+	if o.Case, err = feature.ParseCase(f.Case); err != nil {
+		return o, usagef("--case: %v", err)
+	}
+	if o.Digits, err = feature.ParseDigits(f.Digits); err != nil {
+		return o, usagef("--digits: %v", err)
+	}
+	if f.Weight != "" {
+		if o.Weighting, err = feature.ParseWeighting(f.Weight); err != nil {
+			return o, usagef("--weight: %v", err)
+		}
+	}
+	if f.NFKC {
+		o.Norm = feature.NormNFKC
+	}
+	if f.KeepPunct {
+		o.Punct = feature.PunctKeep
+	}
+	if f.K < 0 {
+		return o, usagef("--shingle %d: must be positive", f.K)
+	}
+	switch {
+	case f.Words && f.CharNGrams != 0:
+		return o, usagef("--words and --char-ngrams exclude each other")
+	case f.Words:
+		o.Unit = feature.UnitWord
+	case f.CharNGrams < 0:
+		return o, usagef("--char-ngrams %d: must be positive", f.CharNGrams)
+	case f.CharNGrams > 0:
+		o.Unit, o.K = feature.UnitChar, f.CharNGrams
+	}
+	if o.Weighting != feature.WeightTFIDF && (f.IDF != "" || f.SublinearTF || f.RawIDF) {
+		return o, usagef("--idf, --sublinear-tf and --raw-idf need --weight tfidf")
+	}
+	return o, nil
+}
+
+// check validates o, ignoring a missing IDF table (loaded later).
+func checkFeatOptions(o feature.Options) error {
+	if o.Weighting == feature.WeightTFIDF && o.IDFTable == nil {
+		o.Weighting = feature.WeightCount
+	}
+	if err := o.Validate(); err != nil {
+		return usagef("%v", err)
+	}
+	return nil
+}
+
+// featExtractors extracts features with the corpus's knowledge of which
+// documents are HTML: with --format auto, a document the corpus reader
+// marks as HTML (HTML files, WARC responses) is read as HTML, any other is
+// sniffed. Both extractors give the same ids for the same words.
+type featExtractors struct {
+	auto, html *feature.Extractor
+}
+
+func newFeatExtractors(o feature.Options) (*featExtractors, error) {
+	x := &featExtractors{}
+	var err error
+	if x.auto, err = feature.New(o); err != nil {
+		return nil, usagef("%v", err)
+	}
+	x.html = x.auto
+	if o.Format == feature.FormatAuto {
+		o.Format = feature.FormatHTML
+		if x.html, err = feature.New(o); err != nil {
+			return nil, usagef("%v", err)
+		}
+	}
+	return x, nil
+}
+
+// pick returns the extractor for d.
+func (x *featExtractors) pick(d *corpus.Document) *feature.Extractor {
+	if d.HTML {
+		return x.html
+	}
+	return x.auto
+}
+
+// featCorpusFlags choose how inputs are read.
+type featCorpusFlags struct {
+	IDField, TextField string
+}
+
+func (c *featCorpusFlags) bind(cmd *cobra.Command) {
+	cmd.Flags().StringVar(&c.IDField, "id-field", "id", "JSONL field (dotted path) holding the document id")
+	cmd.Flags().StringVar(&c.TextField, "text-field", "text", "JSONL field (dotted path) holding the document text")
+}
+
+// openFeatCorpus opens paths with rejections logged to stderr.
+func openFeatCorpus(env *Env, paths []string, c featCorpusFlags, cmdName string) (*corpus.Reader, error) {
+	r, err := corpus.Open(paths, corpus.Options{
+		IDField:   c.IDField,
+		TextField: c.TextField,
+		Stdin:     env.Stdin,
+		OnReject: func(e *corpus.RecordError) {
+			fmt.Fprintf(env.Stderr, "neardup %s: rejected: %v\n", cmdName, e)
+		},
+		OnWarning: func(e *corpus.RecordError) {
+			fmt.Fprintf(env.Stderr, "neardup %s: warning: %v\n", cmdName, e)
+		},
+	})
+	if err != nil {
+		return nil, usagef("%v", err)
+	}
+	return r, nil
+}
+
+// featProgress shows a byte progress bar on an interactive stderr and a log
+// line every few seconds otherwise.
+type featProgress struct {
+	env  *Env
+	r    *corpus.Reader
+	bar  *progressbar.ProgressBar
+	what string
+	docs int64
+	last time.Time
+}
+
+func newFeatProgress(env *Env, r *corpus.Reader, what string) *featProgress {
+	p := &featProgress{env: env, r: r, what: what, last: time.Now()}
+	if env.Interactive {
+		p.bar = progressbar.NewOptions64(r.TotalBytes(), progressbar.OptionSetWriter(env.Stderr),
+			progressbar.OptionShowBytes(true), progressbar.OptionSetDescription(what),
+			progressbar.OptionThrottle(100*time.Millisecond), progressbar.OptionClearOnFinish())
+	}
+	return p
+}
+
+// doc records one document done.
+func (p *featProgress) doc() {
+	p.docs++
+	if p.docs&63 != 0 {
+		return
+	}
+	if p.bar != nil {
+		_ = p.bar.Set64(p.r.BytesRead())
+		return
+	}
+	if now := time.Now(); now.Sub(p.last) >= 5*time.Second {
+		p.last = now
+		fmt.Fprintf(p.env.Stderr, "neardup %s: %d documents, %d of %d bytes\n", p.what, p.docs, p.r.BytesRead(), p.r.TotalBytes())
+	}
+}
+
+func (p *featProgress) finish() {
+	if p.bar != nil {
+		_ = p.bar.Finish()
+	}
+}
+
+// featLoadIDF returns the table for tf-idf weighting: read from path,
+// or counted in a first pass over the inputs.
+func featLoadIDF(ctx context.Context, env *Env, path string, paths []string, c featCorpusFlags, o feature.Options, cmdName string) (*feature.IDFTable, error) {
+	if path != "" {
+		f, err := os.Open(path)
+		if err != nil {
+			return nil, err
+		}
+		defer f.Close()
+		t, err := feature.ReadIDF(bufio.NewReader(f))
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+		if t.FeatureConfig() != o.IDHash() {
+			return nil, usagef("%s: %w (rebuild it with the same feature flags)", path, feature.ErrConfigMismatch)
+		}
+		return t, nil
+	}
+	for _, p := range paths {
+		if p == "-" {
+			return nil, usagef("--weight tfidf on standard input needs --idf FILE (the inputs are read twice otherwise)")
+		}
+	}
+	if len(paths) == 0 {
+		return nil, usagef("--weight tfidf on standard input needs --idf FILE (the inputs are read twice otherwise)")
+	}
+	b, _, err := featCountDF(ctx, env, paths, c, o, cmdName)
+	if err != nil {
+		return nil, err
+	}
+	return b.Table(0), nil
+}
+
+// featCountDF makes one pass over the inputs and counts document frequencies.
+func featCountDF(ctx context.Context, env *Env, paths []string, c featCorpusFlags, o feature.Options, cmdName string) (*feature.IDFBuilder, corpus.Stats, error) {
+	o.Weighting, o.IDFTable = feature.WeightSet, nil
+	x, err := newFeatExtractors(o)
+	if err != nil {
+		return nil, corpus.Stats{}, err
+	}
+	r, err := openFeatCorpus(env, paths, c, cmdName)
+	if err != nil {
+		return nil, corpus.Stats{}, err
+	}
+	defer r.Close()
+	b := feature.NewIDFBuilder(o.IDHash())
+	p := newFeatProgress(env, r, cmdName+" (document frequencies)")
+	var fs []feature.Feature
+	for r.Next() {
+		if err := ctx.Err(); err != nil {
+			return nil, corpus.Stats{}, err
+		}
+		d := r.Doc()
+		fs = x.pick(d).Extract(fs[:0], d.Body)
+		b.Add(fs)
+		p.doc()
+	}
+	p.finish()
+	if err := r.Err(); err != nil {
+		return nil, corpus.Stats{}, err
+	}
+	return b, r.Stats(), nil
+}
+
+type featuresOptions struct {
+	Paths   []string
+	Feature featFlags
+	Corpus  featCorpusFlags
+	Text    bool
+}
+
+func newFeaturesCmd(env *Env) *cobra.Command {
+	var opts featuresOptions
+	cmd := &cobra.Command{
+		Use:   "features [FILE|DIR|-]...",
+		Short: "Print each document's features (shingle fingerprints and weights) as JSONL",
+		Long: `features normalizes each document (HTML to visible text, case, delimiters),
+cuts it into k-word shingles (or words, or character n-grams), and prints one
+JSON line per document: {"id": ..., "features": [{"id": "<16 hex>", "weight": w}]},
+with the shingle text when --text is given. Features are listed once each,
+in order of first occurrence. Inputs are files, directories, JSONL, WARC or
+Parquet (optionally gzip/zstd compressed); "-" or no argument reads stdin.`,
+		Example: `  neardup features testdata/licenses/docs.jsonl.gz | head -1
+  neardup features --text -k 3 page.html
+  neardup features --weight count --words notes.txt
+  neardup idf build corpus.jsonl --out idf.bin && neardup features --weight tfidf --idf idf.bin corpus.jsonl`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.Paths = args
+			return runFeatures(cmd.Context(), env, opts)
+		},
+	}
+	opts.Feature.bind(cmd, true)
+	opts.Corpus.bind(cmd)
+	cmd.Flags().BoolVar(&opts.Text, "text", false, "include each feature's (normalized) text")
+	return cmd
+}
+
+type featJSON struct {
+	ID     string  `json:"id"`
+	Weight float64 `json:"weight"`
+	Text   *string `json:"text,omitempty"`
+}
+
+type featDocJSON struct {
+	ID       string     `json:"id"`
+	Features []featJSON `json:"features"`
+}
+
+func runFeatures(ctx context.Context, env *Env, opts featuresOptions) error {
+	o, err := opts.Feature.options()
+	if err != nil {
+		return err
+	}
+	if err := checkFeatOptions(o); err != nil {
+		return err
+	}
+	if o.Weighting == feature.WeightTFIDF {
+		if o.IDFTable, err = featLoadIDF(ctx, env, opts.Feature.IDF, opts.Paths, opts.Corpus, o, "features"); err != nil {
+			return err
+		}
+	}
+	x, err := newFeatExtractors(o)
+	if err != nil {
+		return err
+	}
+	r, err := openFeatCorpus(env, opts.Paths, opts.Corpus, "features")
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	out := bufio.NewWriterSize(env.Stdout, 1<<16)
+	enc := json.NewEncoder(out)
+	enc.SetEscapeHTML(false)
+	p := newFeatProgress(env, r, "features")
+	var (
+		fs   []feature.Feature
+		rec  featDocJSON
+		text []byte
+		hex  [16]byte
+	)
+	for r.Next() {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		d := r.Doc()
+		e := x.pick(d)
+		fs = e.Extract(fs[:0], d.Body)
+		rec.ID = d.ID
+		rec.Features = rec.Features[:0]
+		for i, f := range fs {
+			fj := featJSON{ID: string(featHex16(hex[:0], f.ID)), Weight: f.Weight}
+			if opts.Text {
+				text = e.AppendText(text[:0], i)
+				s := string(text)
+				fj.Text = &s
+			}
+			rec.Features = append(rec.Features, fj)
+		}
+		if err := enc.Encode(&rec); err != nil {
+			return err
+		}
+		p.doc()
+	}
+	p.finish()
+	if err := r.Err(); err != nil {
+		return err
+	}
+	if err := out.Flush(); err != nil {
+		return err
+	}
+	fmt.Fprintf(env.Stderr, "neardup features: %v; %s\n", r.Stats(), o)
+	return nil
+}
+
+// featHex16 appends x as 16 lower-case hex digits.
+func featHex16(dst []byte, x uint64) []byte {
+	const digits = "0123456789abcdef"
+	for s := 60; s >= 0; s -= 4 {
+		dst = append(dst, digits[(x>>uint(s))&15])
+	}
+	return dst
+}

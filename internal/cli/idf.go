@@ -1,0 +1,144 @@
+package cli
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/spf13/cobra"
+
+	"github.com/neardup/neardup/feature"
+)
+
+// newIDFCmd groups the document-frequency table commands.
+func newIDFCmd(env *Env) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "idf",
+		Short: "Build and inspect document-frequency tables for tf-idf weighting",
+		Long: `A document-frequency table counts, for every feature, how many documents of
+a corpus contain it. tf-idf weighting (neardup features --weight tfidf)
+divides by it, so boilerplate shared by many documents weighs little. A
+table is only valid for the feature flags it was built with (it records
+their hash).`,
+		Example: `  neardup idf build corpus.jsonl.gz --out idf.bin
+  neardup idf show idf.bin`,
+	}
+	cmd.AddCommand(newIDFBuildCmd(env), newIDFShowCmd(env))
+	return cmd
+}
+
+type idfBuildOptions struct {
+	Paths   []string
+	Out     string
+	MinDF   uint32
+	Feature featFlags
+	Corpus  featCorpusFlags
+}
+
+func newIDFBuildCmd(env *Env) *cobra.Command {
+	var opts idfBuildOptions
+	cmd := &cobra.Command{
+		Use:   "build FILE|DIR|-... --out FILE",
+		Short: "Count document frequencies of features over a corpus",
+		Long: `build reads the inputs once, extracts each document's features with the
+given feature flags, and writes the document count and every feature's
+document frequency to --out in neardup's compact idf format (sorted ids,
+varint deltas, CRC-32C). Use the same feature flags when weighting with it.`,
+		Example: `  neardup idf build testdata/licenses/docs.jsonl.gz --out idf.bin
+  neardup idf build crawl/ --min-df 2 -k 4 --out idf-k4.bin`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.Paths = args
+			return runIDFBuild(cmd.Context(), env, opts)
+		},
+	}
+	cmd.Flags().StringVarP(&opts.Out, "out", "o", "", "output file (required)")
+	cmd.Flags().Uint32Var(&opts.MinDF, "min-df", 1, "leave out features found in fewer documents (they weigh as the rarest)")
+	opts.Feature.bind(cmd, false)
+	opts.Corpus.bind(cmd)
+	return cmd
+}
+
+func runIDFBuild(ctx context.Context, env *Env, opts idfBuildOptions) error {
+	if opts.Out == "" {
+		return usagef("--out is required")
+	}
+	o, err := opts.Feature.options()
+	if err != nil {
+		return err
+	}
+	if err := checkFeatOptions(o); err != nil {
+		return err
+	}
+	b, stats, err := featCountDF(ctx, env, opts.Paths, opts.Corpus, o, "idf build")
+	if err != nil {
+		return err
+	}
+	t := b.Table(opts.MinDF)
+	enc, _ := t.MarshalBinary()
+	if err := idfWriteFile(opts.Out, enc); err != nil {
+		return err
+	}
+	fmt.Fprintf(env.Stderr, "neardup idf build: %v\n", stats)
+	fmt.Fprintf(env.Stdout, "%s: %d documents, %d features, %d bytes; %s (id hash %016x)\n",
+		opts.Out, t.Docs(), t.Len(), len(enc), o, o.IDHash())
+	return nil
+}
+
+// idfWriteFile writes data to a temporary file beside path and renames it
+// into place, so a crash never leaves a half-written table.
+func idfWriteFile(path string, data []byte) error {
+	f, err := os.CreateTemp(filepath.Dir(path), ".idf-*")
+	if err != nil {
+		return err
+	}
+	tmp := f.Name()
+	_, err = f.Write(data)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp, path)
+	}
+	if err != nil {
+		os.Remove(tmp)
+	}
+	return err
+}
+
+type idfShowOptions struct {
+	Path string
+}
+
+func newIDFShowCmd(env *Env) *cobra.Command {
+	var opts idfShowOptions
+	return &cobra.Command{
+		Use:     "show FILE",
+		Short:   "Print a document-frequency table's header",
+		Example: "  neardup idf show idf.bin",
+		Args:    cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.Path = args[0]
+			return runIDFShow(cmd.Context(), env, opts)
+		},
+	}
+}
+
+func runIDFShow(_ context.Context, env *Env, opts idfShowOptions) error {
+	f, err := os.Open(opts.Path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	t, err := feature.ReadIDF(bufio.NewReader(f))
+	if err != nil {
+		return fmt.Errorf("%s: %w", opts.Path, err)
+	}
+	_, err = fmt.Fprintf(env.Stdout, "%s: %d documents, %d features, feature id hash %016x, checksum %016x\n",
+		opts.Path, t.Docs(), t.Len(), t.FeatureConfig(), t.Checksum())
+	return err
+}
