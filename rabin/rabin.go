@@ -162,7 +162,7 @@ func (t *Table) shiftBytes(v, n uint64) uint64 {
 		v = r
 	}
 	n >>= 3
-	if n <= 4 { // a few whole words: cheaper than a multiplication
+	if n <= 16 { // up to 16 words by lookups: cheaper than one multiplication
 		for ; n > 0; n-- {
 			v = t.mul64(v)
 		}

@@ -32,7 +32,7 @@ func TestConcat(t *testing.T) {
 	s := rng.New(21)
 	for _, p := range []Poly{DefaultPoly, RandomPrimitive(3)} {
 		tab := New(p)
-		lens := []int{0, 1, 2, 7, 8, 9, 15, 16, 31, 32, 33, 39, 40, 41, 63, 64, 65, 255, 256, 1000, 4096, 65537}
+		lens := []int{0, 1, 2, 7, 8, 9, 15, 16, 31, 32, 33, 39, 40, 41, 63, 64, 65, 127, 128, 129, 135, 136, 137, 255, 256, 1000, 4096, 65537}
 		for i := 0; i < 200; i++ {
 			lens = append(lens, int(s.Intn(3000)))
 		}
