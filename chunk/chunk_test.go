@@ -342,7 +342,7 @@ func TestEditKeepsChunks(t *testing.T) {
 func TestGolden(t *testing.T) {
 	var b strings.Builder
 	fmt.Fprintf(&b, "gear[0]=%#x gear[255]=%#x polyB=%#x\n", gear[0], gear[255], polyB)
-	fmt.Fprintf(&b, "H(random64)=%#x H(zeros64)=%#x\n", BoundaryHash(randBytes(40, 64)), BoundaryHash(make([]byte, 64)))
+	fmt.Fprintf(&b, "H(random64)=%#x H(zeros64)=%#x lead bits %d\n", boundaryHash(randBytes(40, 64), 8), boundaryHash(make([]byte, 64), 10), leadBits(8193))
 	for _, in := range inputs() {
 		for _, o := range optionSets[:3] {
 			cuts, _ := Cuts(nil, in.data, o)

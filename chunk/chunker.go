@@ -134,7 +134,7 @@ func (k *Chunker) Next(dst []byte) (Chunk, error) {
 func (k *Chunker) fill() {
 	if len(k.buf)-k.end <= k.max && k.start > 0 {
 		n := copy(k.buf, k.buf[k.start:k.end])
-		k.w.shift(k.start)
+		k.w.rebase(k.start)
 		k.off += int64(k.start)
 		k.start, k.end = 0, n
 	}

@@ -3,6 +3,7 @@ package chunk
 import (
 	"encoding/binary"
 	"math"
+	"math/bits"
 
 	"github.com/neardup/neardup/internal/rng"
 )
@@ -10,13 +11,19 @@ import (
 // Frozen seeds of the boundary hashes: changing them changes every cut point
 // (golden vectors in testdata pin them).
 const (
-	hashSeed   = 0x6368_756e_6b5f_7631 // "chunk_v1"
-	gearLabel  = 1
-	polyLabel  = 2
-	leadShift  = 56
-	leadMask   = uint64(0xff) << leadShift
-	candidateH = uint64(1) << leadShift // gear values below this have lead byte 0
+	hashSeed  = 0x6368_756e_6b5f_7631 // "chunk_v1"
+	gearLabel = 1
+	polyLabel = 2
+	runLead   = uint64(1) << 56 // -gear[v] stays above this: runs have a nonzero lead
 )
+
+// leadBits returns the width of the lead: 8 bits (the book's lead byte) up
+// to 16, chosen so that a window of w boundaries holds about 8 to 16
+// candidates on random data and lacks one with probability below e^-8.
+func leadBits(w int) uint {
+	b := uint(bits.Len(uint(w))) - 1 // floor(log2 w)
+	return min(max(b-3, 8), 16)
+}
 
 var (
 	// gear is the table of the short hash: gear(e) = sum over the 64 bytes
@@ -37,7 +44,7 @@ func init() {
 	for i := range gear {
 		for {
 			v := s.Uint64()
-			if -v >= candidateH {
+			if -v >= runLead {
 				gear[i] = v
 				break
 			}
@@ -75,18 +82,17 @@ func polyOf(w []byte) uint64 {
 	return s0 + s1 + s2 + s3
 }
 
-// compose builds H from a gear value (its lead byte) and a raw polynomial
-// hash (mixed, top 56 bits).
-func compose(g, p uint64) uint64 {
-	return g&leadMask | rng.Mix64(p)>>8
+// compose builds H from a gear value (its top 64-shift bits, the lead) and
+// a raw polynomial hash (mixed, its top shift bits below the lead).
+func compose(g, p uint64, shift uint) uint64 {
+	return g>>shift<<shift | rng.Mix64(p)>>(64-shift)
 }
 
-// BoundaryHash returns H(e) for the boundary after window, computed from the
-// last 64 bytes of window (len(window) >= 64). It is the value winnowing
-// minimizes; exported for tests and tools. Cost: about 100 ns.
-func BoundaryHash(window []byte) uint64 {
+// boundaryHash returns H(e) with a lead of lb bits for the boundary after
+// window, computed from its last 64 bytes.
+func boundaryHash(window []byte, lb uint) uint64 {
 	n := len(window)
-	return compose(gearOf(window[n-Window:]), polyOf(window[n-LongWindow:]))
+	return compose(gearOf(window[n-Window:]), polyOf(window[n-LongWindow:]), 64-lb)
 }
 
 type entry struct {
@@ -164,6 +170,8 @@ func (r *ring) shift(d int) {
 type winnower struct {
 	min, max int
 	mode     Mode
+	shift    uint   // 64 - lead bits
+	cand     uint64 // gear values below cand have a zero lead
 	r        ring
 	next     int    // last boundary evaluated, or -1
 	g        uint64 // gear(next)
@@ -171,7 +179,8 @@ type winnower struct {
 }
 
 func newWinnower(o Options) winnower {
-	return winnower{min: o.Min, max: o.Max, mode: o.Mode, next: -1}
+	shift := 64 - leadBits(o.Max-o.Min+1)
+	return winnower{min: o.Min, max: o.Max, mode: o.Mode, next: -1, shift: shift, cand: 1 << shift}
 }
 
 func (w *winnower) reset() {
@@ -179,9 +188,9 @@ func (w *winnower) reset() {
 	w.next = -1
 }
 
-// shift moves the origin of positions d bytes to the right (the caller
+// rebase moves the origin of positions d bytes to the right (the caller
 // dropped d bytes from the front of its buffer).
-func (w *winnower) shift(d int) {
+func (w *winnower) rebase(d int) {
 	w.r.shift(d)
 	if w.next >= 0 {
 		w.next -= d
@@ -207,7 +216,7 @@ func (w *winnower) cut(d []byte, c int, final bool) int {
 	}
 	w.scanFast(d, hi)
 	if w.r.n == 0 {
-		return fallback(d, lo, hi)
+		return fallback(d, lo, hi, w.shift)
 	}
 	return w.r.popFront().pos
 }
@@ -218,11 +227,11 @@ func (w *winnower) warm(d []byte, lo int) {
 	w.g = gearOf(d[lo-Window : lo])
 	if w.mode == Plain {
 		w.p = polyOf(d[lo-LongWindow : lo])
-		w.r.push(lo, compose(w.g, w.p))
+		w.r.push(lo, compose(w.g, w.p, w.shift))
 		return
 	}
-	if w.g < candidateH {
-		w.r.push(lo, compose(w.g, polyOf(d[lo-LongWindow:lo])))
+	if w.g < w.cand {
+		w.r.push(lo, compose(w.g, polyOf(d[lo-LongWindow:lo]), w.shift))
 	}
 }
 
@@ -231,7 +240,7 @@ func (w *winnower) warm(d []byte, lo int) {
 // step: g2 = 4g + (2t0 + t1) keeps the loop-carried chain at one
 // shift-and-add per two bytes, and g1 is computed beside it for its check.
 func (w *winnower) scanFast(d []byte, hi int) {
-	g, e := w.g, w.next
+	g, e, cand := w.g, w.next, w.cand
 	p := d[e:hi]
 	for len(p) >= 4 {
 		t0, t1, t2, t3 := gear[p[0]], gear[p[1]], gear[p[2]], gear[p[3]]
@@ -239,7 +248,7 @@ func (w *winnower) scanFast(d []byte, hi int) {
 		g2 := g<<2 + (t0<<1 + t1)
 		g3 := g2<<1 + t2
 		g4 := g2<<2 + (t2<<1 + t3)
-		if min(g1, g2, g3, g4) < candidateH {
+		if min(g1, g2, g3, g4) < cand {
 			w.candidates(d, e, g1, g2, g3, g4)
 		}
 		g, e, p = g4, e+4, p[4:]
@@ -247,8 +256,8 @@ func (w *winnower) scanFast(d []byte, hi int) {
 	for _, b := range p {
 		g = g<<1 + gear[b]
 		e++
-		if g < candidateH {
-			w.r.push(e, compose(g, polyOf(d[e-LongWindow:e])))
+		if g < cand {
+			w.r.push(e, compose(g, polyOf(d[e-LongWindow:e]), w.shift))
 		}
 	}
 	w.g, w.next = g, hi
@@ -258,9 +267,9 @@ func (w *winnower) scanFast(d []byte, hi int) {
 // lead byte is zero.
 func (w *winnower) candidates(d []byte, e int, g1, g2, g3, g4 uint64) {
 	for i, g := range [4]uint64{g1, g2, g3, g4} {
-		if g < candidateH {
+		if g < w.cand {
 			x := e + 1 + i
-			w.r.push(x, compose(g, polyOf(d[x-LongWindow:x])))
+			w.r.push(x, compose(g, polyOf(d[x-LongWindow:x]), w.shift))
 		}
 	}
 }
@@ -272,7 +281,7 @@ func (w *winnower) scanPlain(d []byte, hi int) {
 		b := d[e-1]
 		g = g<<1 + gear[b]
 		p = p*polyB + uint64(b) - uint64(d[e-1-LongWindow])*polyOut
-		w.r.push(e, compose(g, p))
+		w.r.push(e, compose(g, p, w.shift))
 	}
 	w.g, w.p, w.next = g, p, hi
 }
@@ -282,7 +291,7 @@ func (w *winnower) scanPlain(d []byte, hi int) {
 // boundaries whose lead byte ties the smallest seen so far, and a run of one
 // repeated byte longer than the window (where H is constant) is crossed in
 // one step.
-func fallback(d []byte, lo, hi int) int {
+func fallback(d []byte, lo, hi int, shift uint) int {
 	g := gearOf(d[lo-Window : lo])
 	run := 1 // length of the run of equal bytes ending at d[e-1]
 	for run < Window && d[lo-1-run] == d[lo-1] {
@@ -291,9 +300,9 @@ func fallback(d []byte, lo, hi int) int {
 	best, bestH := -1, uint64(math.MaxUint64)
 	bestLead := uint64(math.MaxUint64)
 	for e := lo; ; {
-		lead := g >> leadShift
+		lead := g >> shift
 		if lead <= bestLead {
-			h := compose(g, polyOf(d[e-LongWindow:e]))
+			h := compose(g, polyOf(d[e-LongWindow:e]), shift)
 			if lead < bestLead || h <= bestH {
 				best, bestH, bestLead = e, h, lead
 			}
