@@ -164,3 +164,11 @@ func ExampleApply() {
 	fmt.Println(err, bytes.Equal(out.Bytes(), nw), p.LiteralBytes < int64(len(nw))/2)
 	// Output: <nil> true true
 }
+
+func ExampleNewPlan() {
+	old := bytes.Repeat([]byte("0123456789abcdef"), 10000)
+	nw := append(append([]byte{}, old[:80000]...), old[90000:]...) // 10 kB cut out
+	p := NewPlan([]Source{{Name: "old", Sig: chunk.Sign(old)}}, chunk.Sign(nw))
+	fmt.Println(p.NewSize, p.CopyBytes+p.LiteralBytes == p.NewSize, p.Present > 0)
+	// Output: 150000 true true
+}

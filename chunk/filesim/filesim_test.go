@@ -128,3 +128,12 @@ func ExampleIndex() {
 	fmt.Println(ms[0].ID, ms[0].Matches >= 9)
 	// Output: 0 true
 }
+
+func ExampleSketcher_Sketch() {
+	sk, _ := NewSketcher(RDC)
+	a, b := pair(3, 100) // identical chunk sets
+	sa, sb := sk.Sketch(a), sk.Sketch(b)
+	j, m, _ := Estimate(sa, sb)
+	fmt.Println(len(sa.Values), j, m, ExactJaccard(a, b))
+	// Output: 12 1 12 1
+}
