@@ -66,6 +66,9 @@ files, with consistent-sampling sketches whose error is known.`,
 		newFeaturesCmd(env),
 		newFingerprintCmd(env),
 		newIDFCmd(env),
+		newSketchCmd(env),
+		newCompareCmd(env),
+		newCountCmd(env),
 	)
 	return root
 }

@@ -1,0 +1,467 @@
+package cli
+
+import (
+	"bufio"
+	"context"
+	"encoding/base64"
+	"encoding/binary"
+	"encoding/json"
+	"fmt"
+	"os"
+	"runtime"
+	"strconv"
+	"sync"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/neardup/neardup/corpus"
+	"github.com/neardup/neardup/feature"
+	"github.com/neardup/neardup/sample"
+	"github.com/neardup/neardup/sketch"
+	"github.com/neardup/neardup/weighted"
+)
+
+// skSamplerFlags choose the sampler and its parameters (sketch, compare,
+// count).
+type skSamplerFlags struct {
+	Sampler string
+	K       int
+	Seed    uint64
+	Bits    int
+	Modulus uint64
+	Block   int
+}
+
+func (s *skSamplerFlags) bind(fl *pflag.FlagSet, defSampler string, defK int, bits bool) {
+	fl.StringVar(&s.Sampler, "sampler", defSampler, "sampler: minhash, prefix, lazybits, lazybits-batched, bottomk, proportional, oph, superminhash; weighted: cws, icws, hmt, hmt-dep")
+	fl.IntVar(&s.K, "k", defK, "samples per sketch (bottomk: the bottom-k size; hmt: comparable bins)")
+	fl.Uint64Var(&s.Seed, "seed", 0, "seed of the sample functions (sketches compare only with equal seeds)")
+	if bits {
+		fl.IntVar(&s.Bits, "bits", 64, "keep b bits per sample: 1, 2, 4, 8, 16, 32 or 64 (b-bit minwise hashing, book 2.4)")
+	}
+	fl.Uint64Var(&s.Modulus, "modulus", 64, "proportional: keep the hashes that are 0 mod m")
+	fl.IntVar(&s.Block, "block", 128, "lazybits-batched: block size, 64 or 128")
+}
+
+// skBindFeatFlags registers the feature flags of 'neardup features' (package
+// feature's options, bound by featFlags) on cmd, renamed where they would
+// clash with the sampler and output flags: --seed becomes --feature-seed,
+// --format (the document markup) becomes --markup, the -k shorthand of
+// --shingle is dropped (--k is the number of samples), and --weighted is an
+// alias of --weight.
+func skBindFeatFlags(cmd *cobra.Command, f *featFlags, withWeights bool) {
+	scratch := &cobra.Command{}
+	f.bind(scratch, withWeights)
+	rename := map[string]string{"seed": "feature-seed", "format": "markup"}
+	scratch.Flags().VisitAll(func(fl *pflag.Flag) {
+		c := *fl
+		c.Shorthand = ""
+		if n, ok := rename[c.Name]; ok {
+			c.Name = n
+		}
+		cmd.Flags().AddFlag(&c)
+		if c.Name == "weight" {
+			alias := c
+			alias.Usage = "alias of --weight"
+			alias.Name = "weighted"
+			cmd.Flags().AddFlag(&alias)
+		}
+	})
+}
+
+// skFeatureOptions resolves the feature flags for a sampler: a weighted
+// sampler left with set weights gets counts (weighted Jaccard of sets is
+// plain Jaccard), an unweighted one refuses weights (it would ignore them),
+// and tf-idf loads its table from --idf or counts it in a first pass over
+// idfPaths.
+func skFeatureOptions(ctx context.Context, env *Env, ff featFlags, alg sketch.Algorithm, idfPaths []string, cf featCorpusFlags, cmdName string) (feature.Options, error) {
+	if alg.IsWeighted() && (ff.Weight == "" || ff.Weight == "set") {
+		ff.Weight = "count"
+	}
+	if !alg.IsWeighted() && ff.Weight != "" && ff.Weight != "set" {
+		return feature.Options{}, usagef("--weight %s needs a weighted sampler (cws, icws, hmt, hmt-dep); %v ignores weights", ff.Weight, alg)
+	}
+	o, err := ff.options()
+	if err != nil {
+		return o, err
+	}
+	if err := checkFeatOptions(o); err != nil {
+		return o, err
+	}
+	if o.Weighting == feature.WeightTFIDF {
+		if o.IDFTable, err = featLoadIDF(ctx, env, ff.IDF, idfPaths, cf, o, cmdName); err != nil {
+			return o, err
+		}
+	}
+	return o, nil
+}
+
+// skParseSampler parses --sampler.
+func skParseSampler(name string) (sketch.Algorithm, error) {
+	alg, err := sketch.ParseAlgorithm(name)
+	if err != nil || !alg.Valid() {
+		return sketch.Invalid, usagef("unknown --sampler %q (want minhash, prefix, lazybits, lazybits-batched, bottomk, proportional, oph, superminhash, cws, icws, hmt or hmt-dep)", name)
+	}
+	return alg, nil
+}
+
+// sketcher makes sketches with one configuration. Its fields are read-only
+// after newSketcher, so workers share it; each worker draws with its own
+// sampler (newSampler).
+type sketcher struct {
+	alg    sketch.Algorithm
+	bits   int
+	header sketch.Header // of the full-value sketches
+	base   sample.Sampler
+	fopts  feature.Options
+}
+
+// newSketcher builds the sampler of sf for features extracted with fo.
+func newSketcher(sf skSamplerFlags, fo feature.Options) (*sketcher, error) {
+	alg, err := skParseSampler(sf.Sampler)
+	if err != nil {
+		return nil, err
+	}
+	if sf.Bits == 0 {
+		sf.Bits = 64
+	}
+	switch sf.Bits {
+	case 1, 2, 4, 8, 16, 32, 64:
+	default:
+		return nil, usagef("--bits %d not in {1, 2, 4, 8, 16, 32, 64}", sf.Bits)
+	}
+	if sf.Bits < 64 && (alg.IsSet() || alg == sketch.HMT || alg == sketch.HMTDep) {
+		return nil, usagef("--bits %d: b-bit compression needs a slot-wise sampler, not %v", sf.Bits, alg)
+	}
+	if sf.K < 1 || sf.K > sample.MaxK {
+		return nil, usagef("--k %d not in [1, %d]", sf.K, sample.MaxK)
+	}
+	s := &sketcher{alg: alg, bits: sf.Bits, fopts: fo}
+	cfg := fo.ConfigHash()
+	if alg.IsWeighted() {
+		wo := weighted.Options{K: sf.K, Seed: sf.Seed, Features: cfg}
+		switch alg {
+		case sketch.CWS:
+			s.base, err = weighted.NewCWS(wo)
+		case sketch.ICWS:
+			s.base, err = weighted.NewICWS(wo)
+		case sketch.HMT, sketch.HMTDep:
+			wo.Independent = alg == sketch.HMT
+			s.base, err = weighted.NewHMT(wo)
+		}
+	} else {
+		s.base, err = sample.New(alg, sf.K, sf.Seed, sample.WithFeatures(cfg), sample.WithModulus(sf.Modulus), sample.WithBlock(sf.Block))
+	}
+	if err != nil {
+		return nil, usagef("%v", err)
+	}
+	s.header = s.base.Header()
+	return s, nil
+}
+
+// newSampler returns a sampler for one goroutine: a clone of the sample
+// package's samplers, the shared (immutable, concurrency-safe) weighted
+// ones.
+func (s *sketcher) newSampler() sample.Sampler {
+	if c, ok := s.base.(sample.Cloner); ok {
+		return c.Clone()
+	}
+	return s.base
+}
+
+// make returns the sketch of fs drawn with smp into vals (reused), with Size
+// the exact number of features (total weight for weighted samplers),
+// compressed to b bits when asked. The sketch's Values alias vals unless it
+// was compressed.
+func (s *sketcher) make(smp sample.Sampler, vals []uint64, fs []feature.Feature) (*sketch.Sketch, []uint64, error) {
+	vals = smp.Sketch(vals[:0], fs)
+	sk := &sketch.Sketch{Header: s.header, Values: vals, Size: float64(len(fs))}
+	if s.alg.IsWeighted() {
+		sk.Size = 0
+		for _, f := range fs {
+			sk.Size += f.Weight
+		}
+	}
+	if s.bits < 64 {
+		c, err := sketch.Compress(sk, s.bits)
+		if err != nil {
+			return nil, vals, err
+		}
+		c.Size = sk.Size
+		sk = c
+	}
+	return sk, vals, nil
+}
+
+// estimate returns the similarity estimate of two sketches of this
+// sketcher: weighted Jaccard for weighted samplers (below reports HMT's
+// "below alpha"), Jaccard otherwise.
+func (s *sketcher) estimate(a, b *sketch.Sketch) (est, stderr float64, below bool, err error) {
+	if s.alg.IsWeighted() {
+		r, err := weighted.EstimateJaccard(a, b)
+		return r.J, r.StdErr, r.Below, err
+	}
+	e, err := sketch.Jaccard(a, b)
+	return e.J, e.StdErr, false, err
+}
+
+type sketchOptions struct {
+	Files   []string
+	Format  string // jsonl or binary
+	Output  string // file, or "" for stdout
+	Workers int
+	Sampler skSamplerFlags
+	Feature featFlags
+	Corpus  featCorpusFlags
+}
+
+func newSketchCmd(env *Env) *cobra.Command {
+	var opts sketchOptions
+	cmd := &cobra.Command{
+		Use:   "sketch [FILE|DIR|-]...",
+		Short: "Write a consistent-sampling sketch of every document",
+		Long: `sketch extracts the features of every document of a corpus (files,
+directories, JSONL, WARC, Parquet, optionally gzip- or zstd-compressed;
+standard input when no FILE is given) and writes one sketch per document, in
+input order, using all cores.
+
+--format jsonl (the default) writes one line per document:
+  {"id":"...","sketch":"<base64 of the binary encoding>","algorithm":"oph","k":128}
+--format binary writes, per document, uvarint(len(id)) id uvarint(len(enc)) enc,
+where enc is the sketch's binary encoding (package sketch).
+
+A sketch records its algorithm, version, seed, k, b and a hash of the feature
+configuration; only sketches made with equal settings can be compared.
+Feature flags are those of 'neardup features', except --feature-seed and
+--markup (its --seed and --format). Weighted samplers (cws, icws, hmt,
+hmt-dep) weigh features by count unless --weight tfidf is given.`,
+		Example: `  neardup sketch testdata/licenses/docs.jsonl.gz > sketches.jsonl
+  neardup sketch --sampler minhash --k 256 --bits 8 --format binary -o pages.sk pages.warc.gz
+  neardup sketch --sampler icws --weighted tfidf --idf corpus.idf docs.jsonl`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.Files = args
+			return runSketch(cmd.Context(), env, opts)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&opts.Format, "format", "jsonl", "output format: jsonl or binary")
+	fl.StringVarP(&opts.Output, "output", "o", "", "write to this file instead of standard output")
+	fl.IntVar(&opts.Workers, "workers", runtime.NumCPU(), "parallel workers")
+	opts.Sampler.bind(fl, "oph", 128, true)
+	skBindFeatFlags(cmd, &opts.Feature, true)
+	opts.Corpus.bind(cmd)
+	return cmd
+}
+
+func runSketch(ctx context.Context, env *Env, opts sketchOptions) error {
+	if opts.Format != "jsonl" && opts.Format != "binary" {
+		return usagef("unknown --format %q (want jsonl or binary)", opts.Format)
+	}
+	if opts.Workers < 1 {
+		return usagef("--workers %d must be at least 1", opts.Workers)
+	}
+	alg, err := skParseSampler(opts.Sampler.Sampler)
+	if err != nil {
+		return err
+	}
+	fo, err := skFeatureOptions(ctx, env, opts.Feature, alg, opts.Files, opts.Corpus, "sketch")
+	if err != nil {
+		return err
+	}
+	sk, err := newSketcher(opts.Sampler, fo)
+	if err != nil {
+		return err
+	}
+	out := env.Stdout
+	var file *os.File
+	if opts.Output != "" {
+		if file, err = os.Create(opts.Output); err != nil {
+			return err
+		}
+		defer file.Close()
+		out = file
+	}
+	bw := bufio.NewWriterSize(out, 1<<16)
+	algName := sk.alg.String()
+	type worker struct {
+		x    *featExtractors
+		smp  sample.Sampler
+		fs   []feature.Feature
+		vals []uint64
+		enc  []byte
+	}
+	newWorker := func() (*worker, error) {
+		x, err := newFeatExtractors(sk.fopts)
+		if err != nil {
+			return nil, err
+		}
+		return &worker{x: x, smp: sk.newSampler()}, nil
+	}
+	work := func(w *worker, b *docBatch) error {
+		for i := range b.docs {
+			d := &b.docs[i]
+			w.fs = w.x.pick(&d.doc).Extract(w.fs[:0], d.doc.Body)
+			s, vals, err := sk.make(w.smp, w.vals, w.fs)
+			w.vals = vals
+			if err != nil {
+				return fmt.Errorf("%s: %w", d.doc.ID, err)
+			}
+			w.enc, err = s.AppendBinary(w.enc[:0])
+			if err != nil {
+				return fmt.Errorf("%s: %w", d.doc.ID, err)
+			}
+			if opts.Format == "binary" {
+				b.out = binary.AppendUvarint(b.out, uint64(len(d.doc.ID)))
+				b.out = append(b.out, d.doc.ID...)
+				b.out = binary.AppendUvarint(b.out, uint64(len(w.enc)))
+				b.out = append(b.out, w.enc...)
+				continue
+			}
+			id, err := json.Marshal(d.doc.ID)
+			if err != nil {
+				return err
+			}
+			b.out = append(b.out, `{"id":`...)
+			b.out = append(b.out, id...)
+			b.out = append(b.out, `,"sketch":"`...)
+			b.out = base64.StdEncoding.AppendEncode(b.out, w.enc)
+			b.out = append(b.out, `","algorithm":"`...)
+			b.out = append(b.out, algName...)
+			b.out = append(b.out, `","k":`...)
+			b.out = strconv.AppendUint(b.out, uint64(s.Header.K), 10)
+			b.out = append(b.out, "}\n"...)
+		}
+		return nil
+	}
+	emit := func(b *docBatch) error {
+		_, err := bw.Write(b.out)
+		return err
+	}
+	st, err := skPipeline(ctx, env, "sketch", opts.Files, opts.Corpus, opts.Workers, newWorker, work, emit)
+	if ferr := bw.Flush(); err == nil {
+		err = ferr
+	}
+	if file != nil {
+		if cerr := file.Close(); err == nil {
+			err = cerr
+		}
+	}
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(env.Stderr, "neardup sketch: %v; %v k=%d b=%d; %s\n", st, sk.alg, sk.header.K, sk.bits, sk.fopts)
+	return nil
+}
+
+// docBatch is a run of consecutive documents handed to one worker; out
+// collects what the worker makes of them, in order.
+type docBatch struct {
+	docs []batchDoc
+	out  []byte
+	err  error
+	done chan struct{}
+}
+
+// batchDoc is a document kept beyond the reader's next call.
+type batchDoc struct {
+	doc corpus.Document // a Clone of the reader's document
+}
+
+const (
+	batchDocs  = 64
+	batchBytes = 1 << 20
+)
+
+// skPipeline reads the corpus of paths, hands batches of documents to
+// `workers` goroutines (each with its own state from newWorker: extractors,
+// sampler, buffers) and calls emit with every batch in input order, on one
+// goroutine; the first error of work or emit stops the run. Progress goes to
+// stderr (a bar when interactive, a log line every few seconds otherwise).
+// It returns the reader's statistics.
+func skPipeline[W any](ctx context.Context, env *Env, what string, paths []string, cf featCorpusFlags, workers int,
+	newWorker func() (W, error), work func(W, *docBatch) error, emit func(*docBatch) error) (corpus.Stats, error) {
+	states := make([]W, workers)
+	for i := range states {
+		var err error
+		if states[i], err = newWorker(); err != nil {
+			return corpus.Stats{}, err
+		}
+	}
+	r, err := openFeatCorpus(env, paths, cf, what)
+	if err != nil {
+		return corpus.Stats{}, err
+	}
+	defer r.Close()
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	jobs := make(chan *docBatch, workers)
+	ordered := make(chan *docBatch, 2*workers)
+	var wg sync.WaitGroup
+	for _, st := range states {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for b := range jobs {
+				b.err = work(st, b)
+				close(b.done)
+			}
+		}()
+	}
+	emitErr := make(chan error, 1)
+	go func() {
+		var first error
+		for b := range ordered {
+			<-b.done
+			if first == nil {
+				first = b.err
+				if first == nil {
+					first = emit(b)
+				}
+				if first != nil {
+					cancel()
+				}
+			}
+		}
+		emitErr <- first
+	}()
+
+	prog := newFeatProgress(env, r, what)
+	var readErr error
+	b := &docBatch{done: make(chan struct{})}
+	size := 0
+	flush := func() {
+		ordered <- b
+		jobs <- b
+		b = &docBatch{done: make(chan struct{})}
+		size = 0
+	}
+	for r.Next() {
+		if err := ctx.Err(); err != nil {
+			readErr = err
+			break
+		}
+		d := r.Doc()
+		b.docs = append(b.docs, batchDoc{doc: *d.Clone()})
+		size += len(d.Body)
+		if len(b.docs) >= batchDocs || size >= batchBytes {
+			flush()
+		}
+		prog.doc()
+	}
+	if len(b.docs) > 0 {
+		flush()
+	}
+	close(jobs)
+	close(ordered)
+	wg.Wait()
+	err = <-emitErr
+	prog.finish()
+	if err == nil {
+		err = readErr
+	}
+	if err == nil {
+		err = r.Err()
+	}
+	return r.Stats(), err
+}
