@@ -3,6 +3,7 @@ package sample
 import (
 	"encoding/json"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -15,7 +16,8 @@ var update = flag.Bool("update", false, "rewrite testdata/golden.json")
 
 // TestGolden pins every sampler's output (k = 16, seed 42, 100 features and
 // a 3-feature set): stored sketches must stay valid. Regenerate only for a
-// deliberate, versioned change: go test ./sample -run Golden -update.
+// deliberate, versioned change (bump the sampler's entry in versions first):
+// go test ./sample -run Golden -update.
 func TestGolden(t *testing.T) {
 	got := map[string][][]uint64{}
 	for _, sp := range specs {
@@ -23,7 +25,10 @@ func TestGolden(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		got[sp.alg.String()] = [][]uint64{smp.Sketch(nil, ids(0, 100)), smp.Sketch(nil, ids(0, 3))}
+		// The key names the version: an output change shows up in the
+		// diff of golden.json beside the version it was made under.
+		name := fmt.Sprintf("%v/v%d", sp.alg, smp.Header().Version)
+		got[name] = [][]uint64{smp.Sketch(nil, ids(0, 100)), smp.Sketch(nil, ids(0, 3))}
 	}
 	path := filepath.Join("testdata", "golden.json")
 	if *update {

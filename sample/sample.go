@@ -84,7 +84,7 @@ func New(alg sketch.Algorithm, k int, seed uint64, opts ...Option) (Sampler, err
 	if o.bufLen < 1 || o.bufLen > 1024 {
 		return nil, fmt.Errorf("%w: buffer length %d not in [1, 1024]", ErrParam, o.bufLen)
 	}
-	h := sketch.Header{Algorithm: alg, Version: 1, Seed: seed, K: uint32(k), Bits: 64, Features: o.features}
+	h := sketch.Header{Algorithm: alg, Version: Version(alg), Seed: seed, K: uint32(k), Bits: 64, Features: o.features}
 	switch alg {
 	case sketch.MinHash:
 		return newMinHash(h), nil
@@ -112,6 +112,30 @@ func New(alg sketch.Algorithm, k int, seed uint64, opts ...Option) (Sampler, err
 		return newSuperMinHash(h), nil
 	}
 	return nil, fmt.Errorf("%w: algorithm %v is not an unweighted sampler", ErrParam, alg)
+}
+
+// versions holds the current version of each sampler's output
+// (sketch.Header.Version). A version changes whenever a sampler's output for
+// the same (seed, k, options) changes, so that sketches made before and
+// after never compare as equal; testdata/golden.json pins each version.
+var versions = [...]uint8{
+	sketch.MinHash:         2, // v2: multiply-add slot hashes (v1: 128-bit fold)
+	sketch.Prefix:          1,
+	sketch.LazyBits:        1,
+	sketch.LazyBitsBatched: 1,
+	sketch.BottomK:         1,
+	sketch.Proportional:    1,
+	sketch.OPH:             1,
+	sketch.SuperMinHash:    1,
+}
+
+// Version returns the version New writes into the header of alg's sketches
+// (0 for an algorithm this package does not implement).
+func Version(alg sketch.Algorithm) uint8 {
+	if int(alg) < len(versions) {
+		return versions[alg]
+	}
+	return 0
 }
 
 // Make returns the sketch of fs drawn by s, with Size set to its

@@ -477,3 +477,62 @@ func TestNewErrors(t *testing.T) {
 	}
 	_ = fmt.Sprint()
 }
+
+// TestSlotIndependence: for samplers whose slots are independent MinHash
+// functions, two distinct slots pick the same feature of an n-set with
+// probability exactly 1/n (independent uniform choices). Per seed, C counts
+// the agreeing pairs among the k(k−1)/2 slot pairs (E[C] = pairs/n); the
+// mean of C over 1,000 seeds (i.i.d. across seeds) must be within 4 SE of
+// that, the SE estimated from the per-seed variance (CLT). A family whose
+// slots order features alike (e.g. linear maps sharing structure) inflates C.
+// Sets: n = 10 random ids, and n = 10 structured ids (0, 1, …, 9 and
+// multiples of 2^40), which the seeded mixer must make look random.
+func TestSlotIndependence(t *testing.T) {
+	const n, k, seeds = 10, 64, 1000
+	sets := map[string][]feature.Feature{"random": ids(100, 100+n)}
+	var seq, pow []feature.Feature
+	for i := range uint64(n) {
+		seq = append(seq, feature.Feature{ID: i, Weight: 1})
+		pow = append(pow, feature.Feature{ID: (i + 1) << 40, Weight: 1})
+	}
+	sets["sequential"], sets["powers"] = seq, pow
+	for _, sp := range specs {
+		if !sp.indep {
+			continue
+		}
+		for name, fs := range sets {
+			t.Run(sp.alg.String()+"/"+name, func(t *testing.T) {
+				cs := make([]float64, 0, seeds)
+				pick := make([]int, k)
+				for s := range seeds {
+					smp, _ := New(sp.alg, k, uint64(s)+5e6, sp.opts...)
+					v := smp.Sketch(nil, fs)
+					for f := range fs {
+						single := smp.Sketch(nil, fs[f:f+1])
+						for i := range v {
+							if single[i] == v[i] {
+								pick[i] = f
+							}
+						}
+					}
+					c := 0
+					for i := range pick {
+						for j := i + 1; j < k; j++ {
+							if pick[i] == pick[j] {
+								c++
+							}
+						}
+					}
+					cs = append(cs, float64(c))
+				}
+				m, v := meanVar(cs)
+				want := float64(k*(k-1)/2) / n
+				se := math.Sqrt(v / seeds)
+				t.Logf("agreeing slot pairs per sketch: %.2f, independent %.2f (SE %.2f)", m, want, se)
+				if math.Abs(m-want) > 4*se {
+					t.Errorf("mean agreeing slot pairs %.2f, want %.2f ± 4·%.2f", m, want, se)
+				}
+			})
+		}
+	}
+}
