@@ -1,0 +1,88 @@
+package weighted
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/neardup/neardup/feature"
+	"github.com/neardup/neardup/internal/rng"
+)
+
+// benchDoc returns n features with exponential weights scaled to sum to
+// total (the anchor: n = 1,000 weights summing to 1).
+func benchDoc(n int, total float64) []feature.Feature {
+	s := rng.New(uint64(n))
+	fs := make([]feature.Feature, n)
+	var sum float64
+	for i := range fs {
+		fs[i] = feature.Feature{ID: s.Uint64(), Weight: -logf(s.Open01())}
+		sum += fs[i].Weight
+	}
+	for i := range fs {
+		fs[i].Weight *= total / sum
+	}
+	return fs
+}
+
+func logf(x float64) float64 { return lnPos(x) }
+
+// BenchmarkSketch times one sketch (ns/op = ns per document) for the three
+// samplers side by side: go test ./weighted -bench Sketch -run ^$
+func BenchmarkSketch(b *testing.B) {
+	for _, n := range []int{100, 1000, 10000} {
+		fs := benchDoc(n, 1)
+		for _, k := range []int{64, 128, 256, 512} {
+			c, _ := NewCWS(Options{K: k})
+			ic, _ := NewICWS(Options{K: k})
+			h, _ := NewHMT(Options{K: k})
+			for _, s := range []struct {
+				name string
+				s    valuer
+			}{{"cws", c}, {"icws", ic}, {"hmt", h}} {
+				b.Run(fmt.Sprintf("%s/n=%d/k=%d", s.name, n, k), func(b *testing.B) {
+					dst := s.s.Sketch(nil, fs)
+					b.ReportAllocs()
+					b.SetBytes(int64(16 * n))
+					for b.Loop() {
+						dst = s.s.Sketch(dst[:0], fs)
+					}
+				})
+			}
+		}
+	}
+}
+
+// BenchmarkHMTWeightScale: HMT's time does not depend on the scale of the
+// weights (n = 1,000, k = 256, |w|₁ = 2^−64, 1, 2^64).
+func BenchmarkHMTWeightScale(b *testing.B) {
+	h, _ := NewHMT(Options{K: 256})
+	for _, e := range []int{-64, 0, 64} {
+		fs := benchDoc(1000, pow2(e))
+		b.Run(fmt.Sprintf("sum=2^%d", e), func(b *testing.B) {
+			dst := h.Sketch(nil, fs)
+			b.ReportAllocs()
+			for b.Loop() {
+				dst = h.Sketch(dst[:0], fs)
+			}
+		})
+	}
+}
+
+// BenchmarkCWSEnhancements measures what each MMT section-3 speed-up buys
+// (n = 1,000, k = 256): all on, and each one disabled.
+func BenchmarkCWSEnhancements(b *testing.B) {
+	fs := benchDoc(1000, 1)
+	for _, v := range []struct {
+		name string
+		dis  Enhancement
+	}{{"all", 0}, {"no-partial-z", PartialZ}, {"no-defer-y", DeferY}, {"no-avoid-inversion", AvoidInversion | PartialZ}, {"none", AvoidInversion | PartialZ | DeferY}} {
+		c, _ := NewCWS(Options{K: 256, Disable: v.dis})
+		b.Run(v.name, func(b *testing.B) {
+			dst := c.Sketch(nil, fs)
+			b.ReportAllocs()
+			for b.Loop() {
+				dst = c.Sketch(dst[:0], fs)
+			}
+		})
+	}
+}

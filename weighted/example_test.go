@@ -1,0 +1,123 @@
+package weighted_test
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/neardup/neardup/feature"
+	"github.com/neardup/neardup/sample"
+	"github.com/neardup/neardup/sketch"
+	"github.com/neardup/neardup/weighted"
+)
+
+// The samplers plug into the index and CLI as sample.Sampler.
+var (
+	_ sample.Sampler = (*weighted.CWS)(nil)
+	_ sample.Sampler = (*weighted.ICWS)(nil)
+	_ sample.Sampler = (*weighted.HMT)(nil)
+)
+
+// Two documents as weighted term sets (e.g. TF-IDF).
+var (
+	docA = []feature.Feature{{ID: 1, Weight: 3.0}, {ID: 2, Weight: 1.5}, {ID: 3, Weight: 0.2}, {ID: 4, Weight: 2.0}}
+	docB = []feature.Feature{{ID: 1, Weight: 2.5}, {ID: 2, Weight: 1.5}, {ID: 3, Weight: 0.4}, {ID: 5, Weight: 0.5}}
+)
+
+func ExampleJaccard() {
+	fmt.Printf("%.4f\n", weighted.Jaccard(docA, docB))
+	// Output: 0.5676
+}
+
+func ExampleNewCWS() {
+	c, err := weighted.NewCWS(weighted.Options{K: 4096, Seed: 1})
+	if err != nil {
+		panic(err)
+	}
+	a := &sketch.Sketch{Header: c.Header(), Values: c.Sketch(nil, docA)}
+	b := &sketch.Sketch{Header: c.Header(), Values: c.Sketch(nil, docB)}
+	e, _ := sketch.Jaccard(a, b)
+	fmt.Printf("estimate within 4 SE of the exact 0.5676: %v\n", math.Abs(e.J-0.5676) < 4*e.StdErr)
+	// Output: estimate within 4 SE of the exact 0.5676: true
+}
+
+func ExampleCWS_Samples() {
+	c, _ := weighted.NewCWS(weighted.Options{K: 3, Seed: 1})
+	for _, s := range c.Samples(nil, docA) {
+		fmt.Printf("feature %d, 0 < y ≤ S(x): %v\n", s.ID, s.Y > 0 && s.Y <= map[uint64]float64{1: 3, 2: 1.5, 3: 0.2, 4: 2}[s.ID])
+	}
+	// Output:
+	// feature 4, 0 < y ≤ S(x): true
+	// feature 1, 0 < y ≤ S(x): true
+	// feature 4, 0 < y ≤ S(x): true
+}
+
+func ExampleCWS_Count() {
+	c, _ := weighted.NewCWS(weighted.Options{K: 256})
+	fs := make([]feature.Feature, 1000)
+	for i := range fs {
+		fs[i] = feature.Feature{ID: uint64(i), Weight: 1}
+	}
+	n := c.Count(fs)
+	fmt.Printf("inversions per sample ≈ ln 1000 + 0.58: %v\n", math.Abs(float64(n.Inversions)/256-7.49) < 1)
+	// Output: inversions per sample ≈ ln 1000 + 0.58: true
+}
+
+func ExampleNewICWS() {
+	c, _ := weighted.NewICWS(weighted.Options{K: 4096, Seed: 1})
+	a, b := c.Sketch(nil, docA), c.Sketch(nil, docB)
+	eq := 0
+	for i := range a {
+		if a[i] == b[i] {
+			eq++
+		}
+	}
+	fmt.Printf("%.2f\n", float64(eq)/4096)
+	// Output: 0.57
+}
+
+func ExampleNewReplicated() {
+	r, _ := weighted.NewReplicated(weighted.Options{K: 2, Seed: 1})
+	fmt.Println(r.Samples(nil, []feature.Feature{{ID: 7, Weight: 3}}))
+	// Output: [{7 2 0.6931471805599453} {7 3 1.0986122886681096}]
+}
+
+func ExampleNewHMT() {
+	h, _ := weighted.NewHMT(weighted.Options{K: 256, Seed: 1}) // α = 0.5, τ = 1, t = 3, L = 4
+	a := &sketch.Sketch{Header: h.Header(), Values: h.Sketch(nil, docA)}
+	b := &sketch.Sketch{Header: h.Header(), Values: h.Sketch(nil, docB)}
+	r, _ := weighted.EstimateJaccard(a, b)
+	fmt.Println(len(a.Values), h.Bins(), r.Below, r.Scales, math.Abs(r.J-0.5676) < 4*r.StdErr)
+	// Output: 386 128 false 3 true
+}
+
+func ExampleEstimateJaccard() {
+	h, _ := weighted.NewHMT(weighted.Options{K: 256, Seed: 1})
+	heavy := make([]feature.Feature, len(docA))
+	for i, f := range docA {
+		heavy[i] = feature.Feature{ID: f.ID, Weight: 10 * f.Weight}
+	}
+	a := &sketch.Sketch{Header: h.Header(), Values: h.Sketch(nil, docA)}
+	b := &sketch.Sketch{Header: h.Header(), Values: h.Sketch(nil, heavy)}
+	r, _ := weighted.EstimateJaccard(a, b)
+	fmt.Printf("below α = %v: %v\n", r.Alpha, r.Below) // J = 0.1 < α
+	// Output: below α = 0.5: true
+}
+
+func ExampleHMT_Reduce() {
+	h, _ := weighted.NewHMT(weighted.Options{K: 4, L: 1})
+	s, _ := h.Scale(docA)
+	fmt.Println(s, len(h.Reduce(nil, docA, s)) >= 1)
+	// Output: -1 true
+}
+
+func ExampleReduceToUnwtd() {
+	es := weighted.ReduceToUnwtd(nil, []feature.Feature{{ID: 9, Weight: 2.5}}, 1)
+	fmt.Println(len(es) == 2 || len(es) == 3, es[0], es[1])
+	// Output: true {9 1} {9 2}
+}
+
+func ExampleReduceToUnwtdDep() {
+	es := weighted.ReduceToUnwtdDep(nil, []feature.Feature{{ID: 9, Weight: 3}}, 1)
+	fmt.Println(es)
+	// Output: [{9 1} {9 2} {9 3}]
+}
