@@ -33,9 +33,13 @@ const (
 // Extract appends one Feature per distinct id, in order of first occurrence.
 // In steady state (once its buffers have grown to the largest document seen)
 // Extract allocates nothing for plain text; an HTML document costs the few
-// allocations of golang.org/x/net/html's tokenizer (its construction, and
-// one per raw-text element such as <title> or <script>). Cost is linear in
-// the document: on the order of 10–20 ns per shingle for ASCII text.
+// allocations of golang.org/x/net/html's tokenizer (its construction, one
+// per raw-text element such as <title> or <script>, and two per tag
+// attribute, which it copies to detect duplicates). Cost is
+// linear in the document: for ASCII text about 25 ns of CPU per 5-word
+// shingle on the (heavily shared) development machine, where splitting
+// words and hashing each once takes about 5 (BenchmarkFloor); HTML costs
+// about five times as much, most of it in x/net/html's tokenizer.
 //
 // An Extractor is not safe for concurrent use: use one per goroutine (New
 // costs about two milliseconds, for the two polynomials). The zero value is
@@ -78,7 +82,7 @@ func New(o Options) (*Extractor, error) {
 	}
 	e.win = rabin.NewWordWindow(e.winT, o.K)
 	if o.Unit != UnitChar {
-		e.n.hash = e.tokT
+		e.n.hash = newTokHasher(e.tokT)
 	}
 	e.boost = [numZones]float64{zoneBody: 1, zoneHeading: o.HeadingBoost, zoneTitle: o.TitleBoost}
 	return e, nil

@@ -555,3 +555,24 @@ func TestAllocs(t *testing.T) {
 		t.Errorf("%v allocations per attribute-free HTML document, want <= 6", a)
 	}
 }
+
+// TestTokHasherEqualsRabin checks the fast token fingerprint against
+// rabin.Table.Hash for every length 0..40 and random contents.
+func TestTokHasherEqualsRabin(t *testing.T) {
+	for _, seed := range []uint64{0, 1, 12345} {
+		tab := rabin.New(rabin.RandomPrimitive(seed))
+		h := newTokHasher(tab)
+		s := rng.New(rng.Key(seed, 2))
+		for n := 0; n <= 40; n++ {
+			for trial := 0; trial < 50; trial++ {
+				b := make([]byte, n)
+				for i := range b {
+					b[i] = byte(s.Uint64())
+				}
+				if got, want := h.hash(b), tab.Hash(b); got != want {
+					t.Fatalf("seed %d len %d %x: %016x, Table.Hash %016x", seed, n, b, got, want)
+				}
+			}
+		}
+	}
+}

@@ -10,8 +10,6 @@ import (
 	"golang.org/x/text/cases"
 	"golang.org/x/text/transform"
 	"golang.org/x/text/unicode/norm"
-
-	"github.com/neardup/neardup/rabin"
 )
 
 // zone is the markup context of a stretch of visible text; weights use it
@@ -54,14 +52,15 @@ type normalizer struct {
 	o     Options
 	class [256]uint8
 	low   [256]byte // ASCII byte mapping (case, digit folding)
+	word  [256]byte // low[c] for ASCII word bytes, 0 for every other byte
 
 	vis   []byte     // visible text of an HTML document, or normalized plain text
 	marks []zoneMark // zone changes in vis
 	nbuf  []byte     // NFKC scratch
 	text  []byte     // normalized text: tokens joined by ' '
 	toks  []token
-	fps   []uint64 // Rabin fingerprint of each token's bytes, when hash != nil
-	hash  *rabin.Table
+	fps   []uint64   // Rabin fingerprint of each token's bytes (or 0s when hash is nil)
+	hash  *tokHasher // the token polynomial; nil when fingerprints are not needed
 	rd    bytes.Reader
 	fold  transform.Transformer // cases.Fold(), converted to an interface once
 	iter  norm.Iter
@@ -97,6 +96,11 @@ func newNormalizer(o Options) *normalizer {
 			n.class[c] = cPunct
 		default:
 			n.class[c] = cDelim
+		}
+	}
+	for c := 0; c < utf8.RuneSelf; c++ {
+		if n.class[c] == cWord {
+			n.word[c] = n.low[c]
 		}
 	}
 	if o.Case == CaseFold {
@@ -329,13 +333,11 @@ func step(depth int, open bool) int {
 
 // tokenize appends the tokens of text to n.text (joined by single spaces),
 // n.toks, and, when n.hash is set, each token's Rabin fingerprint to n.fps.
-// ASCII bytes take a table-driven fast path; multi-byte runes are decoded
-// and classified with package unicode.
+// ASCII bytes take a table-driven fast path (n.word maps a word byte to its
+// lowered form and everything else to 0); multi-byte runes are decoded and
+// classified with package unicode.
 func (n *normalizer) tokenize(text []byte) {
 	out := n.text
-	if need := len(text) + len(text)/2 + 16; cap(out)-len(out) < need {
-		out = append(make([]byte, 0, len(out)+need), out...)
-	}
 	toks := n.toks
 	fps := n.fps[:0]
 	hash := n.hash
@@ -345,12 +347,10 @@ func (n *normalizer) tokenize(text []byte) {
 	cur := zoneBody
 	inTok := false
 	start := 0
-	class := &n.class
-	low := &n.low
+	word := &n.word
 	for i := 0; i < len(text); {
 		c := text[i]
-		cls := class[c]
-		if cls == cWord {
+		if l := word[c]; l != 0 {
 			if !inTok {
 				for mark < len(marks) && marks[mark].off <= i {
 					cur = marks[mark].z
@@ -362,49 +362,77 @@ func (n *normalizer) tokenize(text []byte) {
 				start = len(out)
 				inTok = true
 			}
-			// Tight loop over the ASCII word run.
-			out = append(out, low[c])
+			// The ASCII word run, copied lowered without per-byte append
+			// checks: it needs at most len(text)-i bytes.
+			if cap(out)-len(out) < len(text)-i {
+				out = append(out, make([]byte, len(text)-i)...)[:len(out)]
+			}
+			o := len(out)
+			buf := out[:cap(out)]
+			buf[o] = l
+			o++
 			i++
 			for i < len(text) {
-				c = text[i]
-				if class[c] != cWord {
+				l = word[text[i]]
+				if l == 0 {
 					break
 				}
-				out = append(out, low[c])
+				buf[o] = l
+				o++
 				i++
 			}
+			out = buf[:o]
 			continue
 		}
-		r, size := rune(c), 1
-		word, punct := false, cls == cPunct
-		if cls == cMulti {
-			r, size = utf8.DecodeRune(text[i:])
-			switch {
-			case r == utf8.RuneError:
-				// Invalid UTF-8 (or U+FFFD itself): a delimiter.
-			case unicode.IsLetter(r):
-				word = true
-				if n.o.Case == CaseLower {
-					r = unicode.ToLower(r)
-				}
-			case unicode.IsNumber(r):
-				switch n.o.Digits {
-				case DigitsKeep:
-					word = true
-				case DigitsFold:
-					word = true
-					if unicode.IsDigit(r) {
-						r = '0'
-					}
-				}
-			case unicode.IsPunct(r) || unicode.IsSymbol(r):
-				punct = true
+		if c < utf8.RuneSelf {
+			// ASCII delimiter or punctuation.
+			if inTok {
+				toks = append(toks, token{start: int32(start), end: int32(len(out)), z: cur})
+				fps = append(fps, hash.hash(out[start:]))
+				inTok = false
 			}
+			if keepPunct && n.class[c] == cPunct {
+				for mark < len(marks) && marks[mark].off <= i {
+					cur = marks[mark].z
+					mark++
+				}
+				if len(out) > 0 {
+					out = append(out, ' ')
+				}
+				start = len(out)
+				out = append(out, c)
+				toks = append(toks, token{start: int32(start), end: int32(len(out)), z: cur})
+				fps = append(fps, hash.hash(out[start:]))
+			}
+			i++
+			continue
 		}
-		i += size
-		if word {
+		r, size := utf8.DecodeRune(text[i:])
+		isWord, punct := false, false
+		switch {
+		case r == utf8.RuneError:
+			// Invalid UTF-8 (or U+FFFD itself): a delimiter.
+		case unicode.IsLetter(r):
+			isWord = true
+			if n.o.Case == CaseLower {
+				r = unicode.ToLower(r)
+			}
+		case unicode.IsNumber(r):
+			switch n.o.Digits {
+			case DigitsKeep:
+				isWord = true
+			case DigitsFold:
+				isWord = true
+				if unicode.IsDigit(r) {
+					r = '0'
+				}
+			}
+		case unicode.IsPunct(r) || unicode.IsSymbol(r):
+			punct = true
+		}
+		if isWord {
 			if !inTok {
-				for mark < len(marks) && marks[mark].off <= i-size {
+				for mark < len(marks) && marks[mark].off <= i {
 					cur = marks[mark].z
 					mark++
 				}
@@ -415,17 +443,16 @@ func (n *normalizer) tokenize(text []byte) {
 				inTok = true
 			}
 			out = utf8.AppendRune(out, r)
+			i += size
 			continue
 		}
 		if inTok {
 			toks = append(toks, token{start: int32(start), end: int32(len(out)), z: cur})
-			if hash != nil {
-				fps = append(fps, hash.Hash(out[start:]))
-			}
+			fps = append(fps, hash.hash(out[start:]))
 			inTok = false
 		}
 		if punct && keepPunct {
-			for mark < len(marks) && marks[mark].off <= i-size {
+			for mark < len(marks) && marks[mark].off <= i {
 				cur = marks[mark].z
 				mark++
 			}
@@ -435,16 +462,13 @@ func (n *normalizer) tokenize(text []byte) {
 			start = len(out)
 			out = utf8.AppendRune(out, r)
 			toks = append(toks, token{start: int32(start), end: int32(len(out)), z: cur})
-			if hash != nil {
-				fps = append(fps, hash.Hash(out[start:]))
-			}
+			fps = append(fps, hash.hash(out[start:]))
 		}
+		i += size
 	}
 	if inTok {
 		toks = append(toks, token{start: int32(start), end: int32(len(out)), z: cur})
-		if hash != nil {
-			fps = append(fps, hash.Hash(out[start:]))
-		}
+		fps = append(fps, hash.hash(out[start:]))
 	}
 	n.text = out
 	n.toks = toks
