@@ -140,10 +140,10 @@ func TestFastEqualsPlain(t *testing.T) {
 // TestZerosCutAtMax: equal hashes tie and the rightmost wins, so runs of
 // zeros give chunks of exactly Max bytes.
 func TestZerosCutAtMax(t *testing.T) {
-	cuts, _ := Cuts(nil, make([]byte, 10*12288+5), Options{})
+	cuts, _ := Cuts(nil, make([]byte, 10*10240+5), Options{})
 	for i, c := range cuts[:10] {
-		if c != (i+1)*12288 {
-			t.Fatalf("cut %d at %d, want %d", i, c, (i+1)*12288)
+		if c != (i+1)*10240 {
+			t.Fatalf("cut %d at %d, want %d", i, c, (i+1)*10240)
 		}
 	}
 }
@@ -228,7 +228,7 @@ func TestReadError(t *testing.T) {
 
 func TestOptions(t *testing.T) {
 	o := Options{}.EnsureDefaults()
-	if o.Min != 4096 || o.Avg != 8192 || o.Max != 12288 {
+	if o.Min != 6144 || o.Avg != 8192 || o.Max != 10240 {
 		t.Fatalf("defaults %+v", o)
 	}
 	if o := (Options{Min: 1000, Max: 3000}).EnsureDefaults(); o.Avg != 2000 {

@@ -22,9 +22,9 @@
 // polynomial hash modulo 2^64 with a random odd base finished by rng.Mix64.
 // The book's lead is a byte; here it is 8 to 16 bits, fitted to the window
 // so that a window holds about 8 to 16 zero-lead positions on random data
-// (10 bits for the default 8 KiB average): a wider lead makes the long hash
-// rarer (one position in 1024 instead of 256, worth 30% of the speed) while
-// a window still lacks a candidate with probability below e^-8. The Plain
+// (9 bits for the default 4 KiB window): a wider lead makes the long hash
+// rarer, while a window still lacks a candidate with probability below
+// e^-8. The Plain
 // mode computes both hashes at every byte (the long one rolling, two
 // multiplications per byte) and winnows all of them; the default Fast mode
 // computes only the lead at every byte and evaluates the long hash only

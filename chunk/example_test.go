@@ -13,7 +13,7 @@ func ExampleCuts() {
 	data := bytes.Repeat([]byte{0}, 30000) // all boundary hashes tie: cuts at Max
 	cuts, err := chunk.Cuts(nil, data, chunk.Options{Avg: 4096})
 	fmt.Println(cuts, err)
-	// Output: [6144 12288 18432 24576 30000] <nil>
+	// Output: [5120 10240 15360 20480 25600 30000] <nil>
 }
 
 func ExampleCutter_Cuts() {
@@ -22,13 +22,13 @@ func ExampleCutter_Cuts() {
 	var cuts []int
 	cuts = c.Cuts(cuts[:0], data) // reuse cuts across calls: no allocation
 	fmt.Println(len(data), cuts[len(cuts)-1], c.Options().Min, c.Options().Max)
-	// Output: 42000 42000 4096 12288
+	// Output: 42000 42000 6144 10240
 }
 
 func ExampleChunker() {
 	data := make([]byte, 100000)
 	k, _ := chunk.NewChunker(bytes.NewReader(data), chunk.Options{})
-	buf := make([]byte, 0, 12288) // room for Max bytes: no allocation
+	buf := make([]byte, 0, 10240) // room for Max bytes: no allocation
 	for {
 		c, err := k.Next(buf)
 		if errors.Is(err, io.EOF) {
@@ -38,15 +38,16 @@ func ExampleChunker() {
 		fmt.Println(c.Offset, len(c.Data))
 	}
 	// Output:
-	// 0 12288
-	// 12288 12288
-	// 24576 12288
-	// 36864 12288
-	// 49152 12288
-	// 61440 12288
-	// 73728 12288
-	// 86016 12288
-	// 98304 1696
+	// 0 10240
+	// 10240 10240
+	// 20480 10240
+	// 30720 10240
+	// 40960 10240
+	// 51200 10240
+	// 61440 10240
+	// 71680 10240
+	// 81920 10240
+	// 92160 7840
 }
 
 func ExampleSign() {
@@ -57,7 +58,7 @@ func ExampleSign() {
 	b[5000] = 'W'
 	fmt.Println(chunk.Sign(b).Root == sa.Root)
 	// Output:
-	// true 9 1
+	// true 10 1
 	// false
 }
 
@@ -68,9 +69,9 @@ func ExampleSigner_Sign() {
 	})
 	fmt.Println(sig.Size, len(sig.Chunks))
 	// Output:
-	// 0 1536 80b25f8b
-	// 1536 1536 80b25f8b
-	// 3072 1536 80b25f8b
-	// 4608 392 efd3f8a1
+	// 0 1280 1ab289db
+	// 1280 1280 1ab289db
+	// 2560 1280 1ab289db
+	// 3840 1160 eef26e2b
 	// 5000 4
 }

@@ -49,8 +49,8 @@ type cutter struct {
 	run  func(data []byte, emit func(n int))
 }
 
-func cutters(avg int) []cutter {
-	wopts := chunk.Options{Avg: avg}.EnsureDefaults()
+func cutters(avg, wmin int) []cutter {
+	wopts := chunk.Options{Avg: avg, Min: wmin}.EnsureDefaults()
 	fast, _ := chunk.NewCutter(wopts)
 	plainOpts := wopts
 	plainOpts.Mode = chunk.Plain
@@ -164,11 +164,12 @@ func main() {
 	avg := flag.Int("avg", 8192, "average chunk size")
 	trees := flag.String("trees", "", "comma-separated trees for the dedup ratio (default: GOROOT/src and the module cache)")
 	maxTree := flag.Int64("tree-mib", 400, "stop reading a tree after this many MiB")
+	wmin := flag.Int("winnow-min", 0, "winnowing Min (default avg/2)")
 	versions := flag.Int("versions", 5, "tar snapshots for the versioned dedup test")
 	versionMiB := flag.Int("version-mib", 100, "MiB of the first tree put in each snapshot")
 	flag.Parse()
 
-	cs := cutters(*avg)
+	cs := cutters(*avg, *wmin)
 	n := *size << 20
 	sets := []struct {
 		name string
@@ -221,6 +222,7 @@ func main() {
 	fmt.Printf("ratios on random: winnow-fast / fastcdc-go = %.2f, winnow-fast / restic = %.2f\n",
 		mbps(0, 0)/mbps(3, 0), mbps(0, 0)/mbps(4, 0))
 
+	var means []float64
 	fmt.Printf("\nchunk sizes on random data (last chunk excluded)\n%-14s %8s %8s %8s %8s %8s\n", "chunker", "chunks", "mean", "sd", "min", "max")
 	for _, c := range cs {
 		var ls []int
@@ -235,6 +237,29 @@ func main() {
 		}
 		m := sum / float64(len(ls))
 		fmt.Printf("%-14s %8d %8.0f %8.0f %8d %8d\n", c.name, len(ls), m, math.Sqrt(sum2/float64(len(ls))-m*m), lo, hi)
+		means = append(means, m)
+	}
+	// Equal means: winnowing's mean is a fixed multiple of its Avg on random
+	// data, so rescale Avg to each peer's measured mean and compare SDs.
+	fmt.Printf("\nchunk-size SD at equal mean (winnowing's Avg rescaled to the peer's mean)\n")
+	ratio := means[0] / float64(*avg)
+	for ci, c := range cs {
+		if c.name != "fastcdc-go" && c.name != "restic" {
+			continue
+		}
+		a := int(math.Round(means[ci] / ratio))
+		cut, _ := chunk.NewCutter(chunk.Options{Avg: a, Min: int(math.Round(float64(*wmin) * float64(a) / float64(*avg)))})
+		m, sd := lengthStats(cut.Cuts(nil, sets[0].data))
+		var ls []int
+		c.run(sets[0].data, func(l int) { ls = append(ls, l) })
+		var cuts []int
+		off := 0
+		for _, l := range ls {
+			off += l
+			cuts = append(cuts, off)
+		}
+		pm, psd := lengthStats(cuts)
+		fmt.Printf("%-12s mean %6.0f sd %6.0f   winnow-fast (avg %d) mean %6.0f sd %6.0f\n", c.name, pm, psd, a, m, sd)
 	}
 
 	roots := defaultTrees()
@@ -277,6 +302,7 @@ func dedupVersions(root string, cs []cutter, limit int64, versions int) {
 	s := rng.New(rng.Key(3))
 	uniq := make([]map[key]bool, len(cs))
 	ubytes := make([]int64, len(cs))
+	counts := make([]int, len(cs))
 	for i := range uniq {
 		uniq[i] = make(map[key]bool)
 	}
@@ -304,6 +330,7 @@ func dedupVersions(root string, cs []cutter, limit int64, versions int) {
 			}
 			off := 0
 			c.run(data, func(l int) {
+				counts[ci]++
 				if k := sum(data[off : off+l]); !uniq[ci][k] {
 					uniq[ci][k] = true
 					ubytes[ci] += int64(l)
@@ -316,7 +343,7 @@ func dedupVersions(root string, cs []cutter, limit int64, versions int) {
 		versions, root, len(files), float64(total)/1e6, float64(all)/1e6)
 	for ci, c := range cs {
 		if ubytes[ci] > 0 {
-			fmt.Printf("%-14s %8.4f\n", c.name, float64(ubytes[ci])/float64(all))
+			fmt.Printf("%-14s %8.4f  (%d chunks, mean %.0f bytes)\n", c.name, float64(ubytes[ci])/float64(all), counts[ci], float64(all)/float64(counts[ci]))
 		}
 	}
 }
@@ -335,6 +362,22 @@ func editLine(s *rng.Stream, d []byte) []byte {
 		lines[i] = line
 	}
 	return bytes.Join(lines, nil)
+}
+
+// lengthStats returns the mean and SD of chunk lengths given chunk ends,
+// the last chunk excluded.
+func lengthStats(cuts []int) (mean, sd float64) {
+	var sum, sum2 float64
+	prev := 0
+	for _, e := range cuts[:len(cuts)-1] {
+		l := float64(e - prev)
+		sum += l
+		sum2 += l * l
+		prev = e
+	}
+	n := float64(len(cuts) - 1)
+	mean = sum / n
+	return mean, math.Sqrt(sum2/n - mean*mean)
 }
 
 // threadCPU returns the CPU time consumed by the calling thread.

@@ -114,7 +114,7 @@ func TestSmallEditSendsLittle(t *testing.T) {
 	nw := append([]byte{}, old...)
 	copy(nw[500000:], randBytes(&s, 100))
 	p := NewPlan([]Source{{Name: "old", Sig: chunk.Sign(old)}}, chunk.Sign(nw))
-	if p.LiteralBytes > 3*12288 || p.Present < p.Chunks-3 {
+	if p.LiteralBytes > 3*10240 || p.Present < p.Chunks-3 {
 		t.Fatalf("literal %d bytes, %d of %d chunks present", p.LiteralBytes, p.Present, p.Chunks)
 	}
 	if p.SignatureBytes > 32*int64(p.Chunks)/2 {

@@ -152,9 +152,9 @@ type signedFile struct {
 	Sig *chunk.Signature
 }
 
-// progress reports bytes done: a bar on a terminal, a log line every few
+// filesProgress reports bytes done: a bar on a terminal, a log line every few
 // seconds otherwise.
-type progress struct {
+type filesProgress struct {
 	bar   *progressbar.ProgressBar
 	env   *Env
 	total int64
@@ -163,8 +163,8 @@ type progress struct {
 	what  string
 }
 
-func newProgress(env *Env, what string, total int64) *progress {
-	p := &progress{env: env, total: total, what: what, last: time.Now()}
+func newFilesProgress(env *Env, what string, total int64) *filesProgress {
+	p := &filesProgress{env: env, total: total, what: what, last: time.Now()}
 	if env.Interactive {
 		p.bar = progressbar.NewOptions64(total, progressbar.OptionSetWriter(env.Stderr),
 			progressbar.OptionShowBytes(true), progressbar.OptionSetDescription(what),
@@ -173,7 +173,7 @@ func newProgress(env *Env, what string, total int64) *progress {
 	return p
 }
 
-func (p *progress) add(n int64) {
+func (p *filesProgress) add(n int64) {
 	p.done += n
 	if p.bar != nil {
 		p.bar.Add64(n)
@@ -185,7 +185,7 @@ func (p *progress) add(n int64) {
 	}
 }
 
-func (p *progress) finish() {
+func (p *filesProgress) finish() {
 	if p.bar != nil {
 		p.bar.Finish()
 	}
@@ -202,7 +202,7 @@ func signFiles(ctx context.Context, env *Env, files []fileEntry, o chunk.Options
 	for _, f := range files {
 		total += f.Size
 	}
-	prog := newProgress(env, what, total)
+	prog := newFilesProgress(env, what, total)
 	defer prog.finish()
 	var out []signedFile
 	problems := 0
@@ -276,7 +276,7 @@ func writeFileSafely(path string, inputs []string, write func(w io.Writer) error
 	return os.Rename(tmp.Name(), path)
 }
 
-func sortedKeys[V any](m map[chunk.Sum]V) []chunk.Sum {
+func sortedSums[V any](m map[chunk.Sum]V) []chunk.Sum {
 	keys := make([]chunk.Sum, 0, len(m))
 	for k := range m {
 		keys = append(keys, k)

@@ -101,7 +101,7 @@ func runFilesScan(ctx context.Context, env *Env, opts filesScanOptions) error {
 	}
 	var dupGroups [][]int
 	var dupFiles, dupBytes int64
-	for _, root := range sortedKeys(byRoot) {
+	for _, root := range sortedSums(byRoot) {
 		g := byRoot[root]
 		if len(g) > 1 {
 			dupGroups = append(dupGroups, g)
@@ -195,7 +195,7 @@ func similarGroups(w io.Writer, signed []signedFile, byRoot map[chunk.Sum][]int,
 	}
 	ix := filesim.NewIndex(params)
 	var reps []int // one file per distinct root, in path order
-	for _, root := range sortedKeys(byRoot) {
+	for _, root := range sortedSums(byRoot) {
 		reps = append(reps, byRoot[root][0])
 	}
 	sort.Slice(reps, func(i, j int) bool { return signed[reps[i]].Path < signed[reps[j]].Path })

@@ -175,7 +175,7 @@ func runFilesPlan(ctx context.Context, env *Env, opts filesPlanOptions) error {
 	defer nf.Close()
 	var size int64
 	err = writeFileSafely(opts.Delta, inputs, func(dw io.Writer) error {
-		cw := &countingWriter{w: dw}
+		cw := &filesCountingWriter{w: dw}
 		err := delta.Write(cw, p, nf)
 		size = cw.n
 		return err
@@ -187,12 +187,12 @@ func runFilesPlan(ctx context.Context, env *Env, opts filesPlanOptions) error {
 	return nil
 }
 
-type countingWriter struct {
+type filesCountingWriter struct {
 	w io.Writer
 	n int64
 }
 
-func (c *countingWriter) Write(p []byte) (int, error) {
+func (c *filesCountingWriter) Write(p []byte) (int, error) {
 	n, err := c.w.Write(p)
 	c.n += int64(n)
 	return n, err

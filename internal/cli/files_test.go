@@ -27,7 +27,7 @@ func rngBytes(seed uint64, n int) []byte {
 	return b
 }
 
-func write(t *testing.T, path string, data []byte) {
+func writeTestFile(t *testing.T, path string, data []byte) {
 	t.Helper()
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		t.Fatal(err)
@@ -44,11 +44,11 @@ func makeTree(t *testing.T) (dir string, base []byte) {
 	dir = t.TempDir()
 	base = rngBytes(1, 200000)
 	v2 := append(append(append([]byte{}, base[:100000]...), []byte("an edit in the middle")...), base[100000:]...)
-	write(t, filepath.Join(dir, "a/v1.bin"), base)
-	write(t, filepath.Join(dir, "b/v1-copy.bin"), base)
-	write(t, filepath.Join(dir, "a/v2.bin"), v2)
-	write(t, filepath.Join(dir, "other.bin"), rngBytes(2, 150000))
-	write(t, filepath.Join(dir, "empty"), nil)
+	writeTestFile(t, filepath.Join(dir, "a/v1.bin"), base)
+	writeTestFile(t, filepath.Join(dir, "b/v1-copy.bin"), base)
+	writeTestFile(t, filepath.Join(dir, "a/v2.bin"), v2)
+	writeTestFile(t, filepath.Join(dir, "other.bin"), rngBytes(2, 150000))
+	writeTestFile(t, filepath.Join(dir, "empty"), nil)
 	os.Symlink("nowhere", filepath.Join(dir, "broken"))
 	os.Symlink("loop2", filepath.Join(dir, "loop1"))
 	os.Symlink("loop1", filepath.Join(dir, "loop2"))
@@ -104,7 +104,7 @@ func TestFilesScan(t *testing.T) {
 func TestFilesSimilar(t *testing.T) {
 	dir, base := makeTree(t)
 	q := filepath.Join(t.TempDir(), "query.bin")
-	write(t, q, append(append([]byte{}, base[:150000]...), rngBytes(3, 20000)...))
+	writeTestFile(t, q, append(append([]byte{}, base[:150000]...), rngBytes(3, 20000)...))
 	env, out, _ := filesTestEnv()
 	err := runFilesSimilar(context.Background(), env, filesSimilarOptions{File: q, In: []string{dir}, Top: 3, Sketch: "large", Chunk: chunkFlags{Avg: chunk.DefaultAvg}})
 	if err != nil {
@@ -131,7 +131,7 @@ func TestFilesPlanApply(t *testing.T) {
 	nw := append(append([]byte{}, base[:50000]...), rngBytes(4, 3000)...)
 	nw = append(append(nw, base[60000:]...), rngBytes(2, 150000)[:70000]...) // part of other.bin
 	newPath := filepath.Join(work, "new.bin")
-	write(t, newPath, nw)
+	writeTestFile(t, newPath, nw)
 	for _, old := range []string{dir, filepath.Join(dir, "a/v1.bin")} {
 		env, out, _ := filesTestEnv()
 		deltaPath := filepath.Join(work, "new.delta")
