@@ -160,3 +160,32 @@ func ExampleIDFTable_DF() {
 	fmt.Println(tab.DF(green), "of", tab.Docs())
 	// Output: 2 of 2
 }
+
+func ExampleParseUnit() {
+	// The Parse functions read the names Options.String prints, for flags.
+	u, _ := feature.ParseUnit("char")
+	c, _ := feature.ParseCase("fold")
+	d, _ := feature.ParseDigits("fold")
+	o := feature.Options{Unit: u, K: 4, Case: c, Digits: d}
+	fmt.Println(o)
+	// Output: char k=4 nowrap format=auto case=fold norm=none digits=fold punct=drop seed=0 weight=set
+}
+
+func ExampleIDFTable_AppendBinary() {
+	o := feature.Options{Unit: feature.UnitWord}
+	e, _ := feature.New(o)
+	b := feature.NewIDFBuilder(o.IDHash())
+	b.Add(e.Extract(nil, []byte("alpha beta gamma")))
+	tab := b.Table(0)
+	enc, _ := tab.AppendBinary(nil)
+	back, err := feature.ParseIDF(enc)
+	fmt.Println(err, back.Len(), back.Checksum() == tab.Checksum(), back.FeatureConfig() == o.IDHash())
+	// Output: <nil> 3 true true
+}
+
+func ExampleExtractor_Options() {
+	e, _ := feature.New(feature.Options{})
+	o := e.Options()
+	fmt.Println(o.K, o.TitleBoost, o.HeadingBoost)
+	// Output: 5 2 1.5
+}

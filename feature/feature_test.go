@@ -13,6 +13,9 @@ import (
 	"testing"
 	"unicode"
 
+	"golang.org/x/text/cases"
+	"golang.org/x/text/unicode/norm"
+
 	"github.com/neardup/neardup/internal/rng"
 	"github.com/neardup/neardup/rabin"
 )
@@ -573,6 +576,29 @@ func TestTokHasherEqualsRabin(t *testing.T) {
 					t.Fatalf("seed %d len %d %x: %016x, Table.Hash %016x", seed, n, b, got, want)
 				}
 			}
+		}
+	}
+}
+
+// TestNFKCAndFoldMatchXText checks the allocation-free NFKC and case-fold
+// path against golang.org/x/text's one-shot functions on random strings of
+// tricky runes (ligatures, combining marks, Hangul, full-width, sharp s).
+func TestNFKCAndFoldMatchXText(t *testing.T) {
+	runes := []rune("aAéE\u0301\u0308ﬁﬀﷺ①ＡｂßẞΣσςİı한\u1100\u1161가ǅ™Ⓒ¼ !")
+	s := rng.New(rng.Key(11))
+	n := newNormalizer(Options{Norm: NormNFKC, Case: CaseFold})
+	for trial := 0; trial < 500; trial++ {
+		var b strings.Builder
+		for i := int(s.Intn(40)); i > 0; i-- {
+			b.WriteRune(runes[s.Intn(uint64(len(runes)))])
+		}
+		in := b.String()
+		want := cases.Fold().String(norm.NFKC.String(in))
+		if isASCII([]byte(in)) {
+			want = in // ASCII is left to the tokenizer's lowering table
+		}
+		if got := string(n.appendChunk(nil, []byte(in))); got != want {
+			t.Fatalf("%q: got %q, want %q", in, got, want)
 		}
 	}
 }
