@@ -1,0 +1,2 @@
+// Package report provides plots and self-contained HTML reports.
+package report
