@@ -1,0 +1,219 @@
+package corpus_test
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/neardup/neardup/corpus"
+)
+
+// Reading JSONL with a bad line: the bad record is reported with its line
+// and skipped, the run goes on, and the summary counts every record.
+func ExampleOpen() {
+	input := `{"id":"a","text":"first document"}
+{"id":"b","text":
+{"text":"no id: named by file and line"}
+`
+	r, err := corpus.Open([]string{"-"}, corpus.Options{
+		Stdin:    strings.NewReader(input),
+		OnReject: func(e *corpus.RecordError) { fmt.Println("rejected:", e.Reason, "at line", e.Line) },
+	})
+	if err != nil {
+		panic(err)
+	}
+	defer r.Close()
+	for r.Next() {
+		d := r.Doc() // valid until the next call to Next
+		fmt.Printf("%s: %s\n", d.ID, d.Body)
+	}
+	if err := r.Err(); err != nil {
+		panic(err)
+	}
+	fmt.Println(r.Stats())
+	// Output:
+	// a: first document
+	// rejected: bad-json at line 2
+	// -:3: no id: named by file and line
+	// read 3, yielded 2, rejected 1 (bad-json 1)
+}
+
+// Dotted field paths pick nested fields for the id, the text and metadata.
+func ExampleOpen_fields() {
+	input := `{"doc":{"url":"http://example.com/","body":"hello"},"lang":"en"}` + "\n"
+	r, _ := corpus.Open([]string{"-"}, corpus.Options{
+		Stdin:      strings.NewReader(input),
+		IDField:    "doc.url",
+		TextField:  "doc.body",
+		MetaFields: []string{"lang"},
+	})
+	defer r.Close()
+	for r.Next() {
+		d := r.Doc()
+		fmt.Println(d.ID, string(d.Body), d.Meta["lang"])
+	}
+	// Output:
+	// http://example.com/ hello en
+}
+
+// Walking a directory tree: sorted, filtered by globs, symbolic links not
+// followed; whole files are named by their path relative to the root.
+func ExampleOpen_directory() {
+	dir, _ := os.MkdirTemp("", "corpus-example")
+	defer os.RemoveAll(dir)
+	for name, text := range map[string]string{
+		"b.txt":         "bee",
+		"a.html":        "<p>a</p>",
+		"sub/c.txt":     "see",
+		"sub/skip.log":  "not selected",
+		"drafts/d.txt":  "excluded directory",
+		"sub/e.jsonl":   `{"id":"e1","text":"jsonl inside the tree"}`,
+		"sub/empty.txt": "",
+	} {
+		p := filepath.Join(dir, filepath.FromSlash(name))
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		os.WriteFile(p, []byte(text), 0o644)
+	}
+	os.Symlink(filepath.Join(dir, "b.txt"), filepath.Join(dir, "link.txt"))
+
+	r, _ := corpus.Open([]string{dir}, corpus.Options{
+		Include: []string{"*.txt", "*.html", "*.jsonl"},
+		Exclude: []string{"drafts"},
+	})
+	defer r.Close()
+	for r.Next() {
+		d := r.Doc()
+		fmt.Printf("%-14s %-5s html=%v %q\n", d.ID, d.Format, d.HTML, d.Body)
+	}
+	fmt.Println(r.Stats())
+	// Output:
+	// a.html         html  html=true "<p>a</p>"
+	// b.txt          text  html=false "bee"
+	// sub/c.txt      text  html=false "see"
+	// e1             jsonl html=false "jsonl inside the tree"
+	// sub/empty.txt  text  html=false ""
+	// read 5, yielded 5, rejected 0, skipped 1 (symlink 1)
+}
+
+// WARC response records yield their HTML payload, the HTTP header
+// stripped; other records are skipped and counted.
+func ExampleOpen_warc() {
+	page := "HTTP/1.1 200 OK\r\nContent-Type: text/html\r\n\r\n<p>archived</p>"
+	warc := fmt.Sprintf("WARC/1.1\r\nWARC-Type: warcinfo\r\nContent-Length: 0\r\n\r\n\r\n\r\n"+
+		"WARC/1.1\r\nWARC-Type: response\r\nWARC-Target-URI: http://example.com/\r\n"+
+		"Content-Type: application/http; msgtype=response\r\nContent-Length: %d\r\n\r\n%s\r\n\r\n", len(page), page)
+	r, _ := corpus.Open([]string{"-"}, corpus.Options{Stdin: strings.NewReader(warc)})
+	defer r.Close()
+	for r.Next() {
+		d := r.Doc()
+		fmt.Println(d.ID, d.Format, d.HTML, string(d.Body), d.Offset)
+	}
+	fmt.Println(r.Stats())
+	// Output:
+	// http://example.com/ warc true <p>archived</p> 56
+	// read 1, yielded 1, rejected 0, skipped 1 (warc-type 1)
+}
+
+// TotalBytes and BytesRead drive a progress bar; BytesRead may be polled
+// from another goroutine.
+func ExampleReader_TotalBytes() {
+	dir, _ := os.MkdirTemp("", "corpus-example")
+	defer os.RemoveAll(dir)
+	os.WriteFile(filepath.Join(dir, "a.jsonl"), []byte(`{"text":"one"}`+"\n"+`{"text":"two"}`+"\n"), 0o644)
+	r, _ := corpus.Open([]string{dir}, corpus.Options{})
+	defer r.Close()
+	fmt.Println("total", r.TotalBytes())
+	for r.Next() {
+		fmt.Printf("%d/%d\n", r.BytesRead(), r.TotalBytes())
+	}
+	// Output:
+	// total 30
+	// 30/30
+	// 30/30
+}
+
+// Rejections are *RecordError values naming the file and position.
+func ExampleRecordError() {
+	var got *corpus.RecordError
+	r, _ := corpus.Open([]string{"no/such/file.jsonl"}, corpus.Options{
+		OnReject: func(e *corpus.RecordError) { got = e },
+	})
+	for r.Next() {
+	}
+	fmt.Println(got.Reason, got.Path, errors.Is(got, os.ErrNotExist))
+	fmt.Println(r.Stats())
+	// Output:
+	// open no/such/file.jsonl true
+	// read 1, yielded 0, rejected 1 (open 1)
+}
+
+func ExampleParseFormat() {
+	f, err := corpus.ParseFormat("ndjson")
+	fmt.Println(f, err)
+	_, err = corpus.ParseFormat("csv")
+	fmt.Println(err != nil)
+	// Output:
+	// jsonl <nil>
+	// true
+}
+
+// JSONL input lines are written back byte for byte; other documents become
+// {"id","text","meta"} objects.
+func ExampleJSONLWriter() {
+	w := corpus.NewJSONLWriter(os.Stdout)
+	r, _ := corpus.Open([]string{"-"}, corpus.Options{
+		Stdin: strings.NewReader(`{"text":"kept",  "id":1, "extra":true}` + "\n"),
+	})
+	for r.Next() {
+		w.Write(r.Doc())
+	}
+	w.Write(&corpus.Document{ID: "page", Body: []byte("<p>\"hi\"</p>"), Format: corpus.FormatHTML, Meta: map[string]string{"k": "v"}})
+	w.Close()
+	// Output:
+	// {"text":"kept",  "id":1, "extra":true}
+	// {"id":"page","text":"<p>\"hi\"</p>","meta":{"k":"v"}}
+}
+
+// MirrorWriter writes the documents kept by a filter in their input's
+// format and compression, under an output directory.
+func ExampleMirrorWriter() {
+	in, _ := os.MkdirTemp("", "corpus-in")
+	out, _ := os.MkdirTemp("", "corpus-out")
+	defer os.RemoveAll(in)
+	defer os.RemoveAll(out)
+	os.WriteFile(filepath.Join(in, "docs.jsonl"), []byte(`{"id":"keep","text":"x"}`+"\n"+`{"id":"drop","text":"y"}`+"\n"), 0o644)
+	os.WriteFile(filepath.Join(in, "page.html"), []byte("<p>kept page</p>"), 0o644)
+
+	m, _ := corpus.NewMirrorWriter(out)
+	r, _ := corpus.Open([]string{in}, corpus.Options{})
+	for r.Next() {
+		if d := r.Doc(); d.ID != "drop" {
+			m.Write(d)
+		}
+	}
+	r.Close()
+	m.Close()
+	for _, name := range []string{"docs.jsonl", "page.html"} {
+		b, _ := os.ReadFile(filepath.Join(out, name))
+		fmt.Printf("%s: %s\n", name, strings.TrimSpace(string(b)))
+	}
+	// Output:
+	// docs.jsonl: {"id":"keep","text":"x"}
+	// page.html: <p>kept page</p>
+}
+
+// Clone keeps a document past the next call to Next.
+func ExampleDocument_Clone() {
+	r, _ := corpus.Open([]string{"-"}, corpus.Options{
+		Stdin: strings.NewReader(`{"id":"1","text":"one"}` + "\n" + `{"id":"2","text":"two"}` + "\n"),
+	})
+	var kept []*corpus.Document
+	for r.Next() {
+		kept = append(kept, r.Doc().Clone())
+	}
+	fmt.Println(kept[0].ID, string(kept[0].Body), kept[1].ID, string(kept[1].Body))
+	// Output:
+	// 1 one 2 two
+}
