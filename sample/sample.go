@@ -126,7 +126,7 @@ var versions = [...]uint8{
 	sketch.BottomK:         1,
 	sketch.Proportional:    1,
 	sketch.OPH:             1,
-	sketch.SuperMinHash:    1,
+	sketch.SuperMinHash:    2, // v2: one word per step, step 0 from the hash (v1: two stream words)
 }
 
 // Version returns the version New writes into the header of alg's sketches
