@@ -1,0 +1,98 @@
+package store_test
+
+import (
+	"flag"
+	"testing"
+
+	"github.com/neardup/neardup/internal/rng"
+	"github.com/neardup/neardup/store"
+)
+
+var benchPostings = flag.Int("store.postings", 1_000_000, "postings preloaded by the lookup benchmarks")
+
+// BenchmarkWrite measures blind posting writes in batches of 10,000 with a
+// synced Commit per batch (the durable path); one op is one posting.
+func BenchmarkWrite(b *testing.B) {
+	run := func(b *testing.B, s store.Store) {
+		defer s.Close()
+		batch := s.NewBatch()
+		defer batch.Close()
+		st := rng.New(1)
+		b.ReportAllocs()
+		b.SetBytes(16)
+		i := 0
+		for b.Loop() {
+			batch.AddPosting(st.Uint64(), uint64(i))
+			if i++; i%10000 == 0 {
+				if err := batch.Commit(); err != nil {
+					b.Fatal(err)
+				}
+			}
+		}
+		if err := batch.Commit(); err != nil {
+			b.Fatal(err)
+		}
+		b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "postings/s")
+	}
+	b.Run("memory", func(b *testing.B) { run(b, store.NewMemory()) })
+	b.Run("pebble", func(b *testing.B) {
+		s, err := store.OpenPebble(b.TempDir(), nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		run(b, s)
+	})
+}
+
+// BenchmarkLookup measures Postings on a store holding -store.postings
+// postings (default 1M: one id per key, as most near-duplicate keys are)
+// after a bulk build and Compact; half the lookups hit, half miss.
+func BenchmarkLookup(b *testing.B) {
+	n := *benchPostings
+	load := func(b *testing.B, s store.Store) {
+		batch := s.NewBatch()
+		defer batch.Close()
+		for i := range n {
+			batch.AddPosting(rng.Hash(3, uint64(i)), uint64(i))
+			if batch.Len() == 50000 {
+				if err := batch.Commit(); err != nil {
+					b.Fatal(err)
+				}
+			}
+		}
+		if err := batch.Commit(); err != nil {
+			b.Fatal(err)
+		}
+		if err := store.Compact(s); err != nil {
+			b.Fatal(err)
+		}
+	}
+	run := func(b *testing.B, s store.Store) {
+		defer s.Close()
+		load(b, s)
+		st := rng.New(9)
+		var ids []uint64
+		b.ReportAllocs()
+		b.ResetTimer()
+		for b.Loop() {
+			x := st.Uint64()
+			key := x // miss
+			if x&1 == 0 {
+				key = rng.Hash(3, x%uint64(n)) // hit
+			}
+			var err error
+			if ids, err = s.Postings(key, ids[:0]); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "lookups/s")
+	}
+	b.Run("memory", func(b *testing.B) { run(b, store.NewMemory()) })
+	b.Run("pebble", func(b *testing.B) {
+		s, err := store.OpenPebble(b.TempDir(), nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		run(b, s)
+	})
+}

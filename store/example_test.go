@@ -1,0 +1,64 @@
+package store_test
+
+import (
+	"fmt"
+	"os"
+
+	"github.com/neardup/neardup/store"
+)
+
+func ExampleNewMemory() {
+	s := store.NewMemory()
+	defer s.Close()
+	b := s.NewBatch()
+	b.AddPosting(0xabc, 2)
+	b.AddPosting(0xabc, 1)
+	b.PutDoc(1, []byte(`{"url":"a"}`))
+	if err := b.Commit(); err != nil {
+		panic(err)
+	}
+	ids, _ := s.Postings(0xabc, nil)
+	rec, ok, _ := s.Doc(1, nil)
+	fmt.Println(ids, string(rec), ok)
+	// Output: [1 2] {"url":"a"} true
+}
+
+func ExampleOpenPebble() {
+	dir, _ := os.MkdirTemp("", "neardup-store")
+	defer os.RemoveAll(dir)
+	s, err := store.OpenPebble(dir, nil) // 128 MiB cache, Bloom filters on every level
+	if err != nil {
+		panic(err)
+	}
+	b := s.NewBatch()
+	for id := uint64(1); id <= 3; id++ {
+		b.AddPosting(42, id)
+	}
+	if err := b.Commit(); err != nil { // durable when it returns
+		panic(err)
+	}
+	b.Close()
+	store.Compact(s) // after a bulk build
+	s.Close()
+
+	s, _ = store.OpenPebble(dir, nil)
+	defer s.Close()
+	ids, _ := s.Postings(42, nil)
+	fmt.Println(ids)
+	// Output: [1 2 3]
+}
+
+func ExampleStore_Docs() {
+	s := store.NewMemory()
+	b := s.NewBatch()
+	b.PutDoc(20, []byte("b"))
+	b.PutDoc(10, []byte("a"))
+	b.Commit()
+	s.Docs(func(id uint64, rec []byte) error {
+		fmt.Println(id, string(rec))
+		return nil
+	})
+	// Output:
+	// 10 a
+	// 20 b
+}

@@ -1,0 +1,181 @@
+package store
+
+import (
+	"maps"
+	"slices"
+	"sync"
+)
+
+// Memory is a Store held in maps: for tests, small jobs, and as the
+// reference the conformance suite checks others against. Nothing survives
+// Close. The zero value is not usable; make one with NewMemory. Safe for
+// concurrent use (a read–write mutex: commits are exclusive, reads shared).
+// Costs: Postings O(list length), AddPosting commit O(list length) worst
+// case (sorted insert), Docs O(n log n) to order ids.
+type Memory struct {
+	mu       sync.RWMutex
+	closed   bool
+	postings map[uint64][]uint64 // sorted, unique
+	docs     map[uint64][]byte
+	meta     map[string][]byte
+}
+
+var _ Store = (*Memory)(nil)
+
+// NewMemory returns an empty in-memory store.
+func NewMemory() *Memory {
+	return &Memory{postings: map[uint64][]uint64{}, docs: map[uint64][]byte{}, meta: map[string][]byte{}}
+}
+
+// Postings implements Store.
+func (s *Memory) Postings(key uint64, dst []uint64) ([]uint64, error) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if s.closed {
+		return dst, ErrClosed
+	}
+	return append(dst, s.postings[key]...), nil
+}
+
+// Doc implements Store.
+func (s *Memory) Doc(id uint64, dst []byte) ([]byte, bool, error) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if s.closed {
+		return dst, false, ErrClosed
+	}
+	rec, ok := s.docs[id]
+	return append(dst, rec...), ok, nil
+}
+
+// Docs implements Store. It snapshots the ids first and reads each record
+// as it goes, so fn may commit to the store.
+func (s *Memory) Docs(fn func(id uint64, rec []byte) error) error {
+	s.mu.RLock()
+	if s.closed {
+		s.mu.RUnlock()
+		return ErrClosed
+	}
+	ids := slices.Sorted(maps.Keys(s.docs))
+	s.mu.RUnlock()
+	var buf []byte
+	for _, id := range ids {
+		var ok bool
+		var err error
+		buf, ok, err = s.Doc(id, buf[:0])
+		if err != nil {
+			return err
+		}
+		if !ok {
+			continue // deleted since the snapshot
+		}
+		if err := fn(id, buf); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Meta implements Store.
+func (s *Memory) Meta(name string, dst []byte) ([]byte, bool, error) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if s.closed {
+		return dst, false, ErrClosed
+	}
+	v, ok := s.meta[name]
+	return append(dst, v...), ok, nil
+}
+
+// Close implements Store.
+func (s *Memory) Close() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return ErrClosed
+	}
+	s.closed = true
+	s.postings, s.docs, s.meta = nil, nil, nil
+	return nil
+}
+
+// NewBatch implements Store.
+func (s *Memory) NewBatch() Batch { return &memBatch{s: s} }
+
+type opKind uint8
+
+const (
+	opAdd opKind = iota
+	opRemove
+	opPutDoc
+	opDeleteDoc
+	opPutMeta
+)
+
+type memOp struct {
+	kind    opKind
+	key, id uint64
+	name    string
+	value   []byte
+}
+
+type memBatch struct {
+	s      *Memory
+	ops    []memOp
+	closed bool
+}
+
+func (b *memBatch) AddPosting(key, id uint64) {
+	b.ops = append(b.ops, memOp{kind: opAdd, key: key, id: id})
+}
+func (b *memBatch) RemovePosting(key, id uint64) {
+	b.ops = append(b.ops, memOp{kind: opRemove, key: key, id: id})
+}
+func (b *memBatch) PutDoc(id uint64, rec []byte) {
+	b.ops = append(b.ops, memOp{kind: opPutDoc, id: id, value: slices.Clone(rec)})
+}
+func (b *memBatch) DeleteDoc(id uint64) { b.ops = append(b.ops, memOp{kind: opDeleteDoc, id: id}) }
+func (b *memBatch) PutMeta(name string, value []byte) {
+	b.ops = append(b.ops, memOp{kind: opPutMeta, name: name, value: slices.Clone(value)})
+}
+func (b *memBatch) Len() int { return len(b.ops) }
+func (b *memBatch) Close()   { b.ops, b.closed = nil, true }
+
+func (b *memBatch) Commit() error {
+	if b.closed {
+		return ErrClosed
+	}
+	s := b.s
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return ErrClosed
+	}
+	for _, op := range b.ops {
+		switch op.kind {
+		case opAdd:
+			l := s.postings[op.key]
+			if i, found := slices.BinarySearch(l, op.id); !found {
+				s.postings[op.key] = slices.Insert(l, i, op.id)
+			}
+		case opRemove:
+			l := s.postings[op.key]
+			if i, found := slices.BinarySearch(l, op.id); found {
+				l = slices.Delete(l, i, i+1)
+				if len(l) == 0 {
+					delete(s.postings, op.key)
+				} else {
+					s.postings[op.key] = l
+				}
+			}
+		case opPutDoc:
+			s.docs[op.id] = op.value
+		case opDeleteDoc:
+			delete(s.docs, op.id)
+		case opPutMeta:
+			s.meta[op.name] = op.value
+		}
+	}
+	b.ops = b.ops[:0]
+	return nil
+}
