@@ -71,8 +71,8 @@ var (
 
 type quietLogger struct{}
 
-func (quietLogger) Infof(string, ...any)            {}
-func (quietLogger) Errorf(string, ...any)           {}
+func (quietLogger) Infof(string, ...any)           {}
+func (quietLogger) Errorf(string, ...any)          {}
 func (quietLogger) Fatalf(format string, a ...any) { panic(fmt.Sprintf(format, a...)) }
 
 // OpenPebble opens or creates the store in dir.
