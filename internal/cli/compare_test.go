@@ -1,0 +1,225 @@
+package cli
+
+import (
+	"bytes"
+	"compress/gzip"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+)
+
+type licensePair struct {
+	A, B    string
+	Jaccard float64
+}
+
+// licensePairs returns pairs of the ground truth (pairs.jsonl.gz) spread
+// over its Jaccard range: the lowest, quantiles, and an identical pair.
+func licensePairs(t *testing.T, n int) []licensePair {
+	t.Helper()
+	f, err := os.Open(filepath.Join("..", "..", "testdata", "licenses", "pairs.jsonl.gz"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	zr, err := gzip.NewReader(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var all []licensePair
+	dec := json.NewDecoder(zr)
+	for {
+		var p licensePair
+		if err := dec.Decode(&p); err == io.EOF {
+			break
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		all = append(all, p)
+	}
+	sort.SliceStable(all, func(i, j int) bool { return all[i].Jaccard < all[j].Jaccard })
+	var out []licensePair
+	for i := 0; i < n; i++ {
+		out = append(out, all[i*(len(all)-1)/(n-1)])
+	}
+	return out
+}
+
+func compareOpts(t *testing.T, a, b string, args ...string) compareOptions {
+	sf, ff, cf := skFlagsFor(t, "oph", 128, true, true, args...)
+	return compareOptions{A: a, B: b, Sampler: sf, Feature: ff, Fields: cf}
+}
+
+func runCompareJSON(t *testing.T, opts compareOptions) compareResult {
+	t.Helper()
+	env, out, errb := featTestEnv()
+	opts.JSON = true
+	if err := runCompare(context.Background(), env, opts); err != nil {
+		t.Fatalf("%v (stderr %s)", err, errb)
+	}
+	var r compareResult
+	if err := json.Unmarshal(out.Bytes(), &r); err != nil {
+		t.Fatalf("bad JSON %q: %v", out, err)
+	}
+	return r
+}
+
+// TestRunCompareLicensePairs checks compare against the ground truth of the
+// licences corpus: the exact Jaccard must equal pairs.jsonl.gz (rounded to 6
+// decimals there), and the estimate must lie within 4 standard errors of it.
+// Bound: the OPH and MinHash estimators are unbiased with standard deviation
+// at most sqrt(J(1−J)/k) (OPH samples without replacement, so a little
+// less; book ch. 3, sample package tests); |z| > 4 has probability 6e-5 per
+// pair. The fixed seeds make the test deterministic.
+func TestRunCompareLicensePairs(t *testing.T) {
+	for _, sampler := range []string{"oph", "minhash"} {
+		for _, p := range licensePairs(t, 6) {
+			r := runCompareJSON(t, func() compareOptions {
+				o := compareOpts(t, p.A, p.B, "--sampler", sampler, "--k", "256")
+				o.Corpus = licensesPath
+				return o
+			}())
+			if math.Abs(r.Exact-p.Jaccard) > 5e-7 {
+				t.Errorf("%s ~ %s: exact %v, ground truth %v", p.A, p.B, r.Exact, p.Jaccard)
+			}
+			sd := math.Sqrt(p.Jaccard * (1 - p.Jaccard) / 256)
+			if math.Abs(r.Estimate-r.Exact) > 4*sd+1e-12 {
+				t.Errorf("%s %s ~ %s: estimate %v, exact %v (4 sd = %.4f)", sampler, p.A, p.B, r.Estimate, r.Exact, 4*sd)
+			}
+			if r.StdErr < 0 || r.StdErr > 0.5/math.Sqrt(256)+1e-12 {
+				t.Errorf("stderr %v out of [0, 0.5/sqrt(k)]", r.StdErr)
+			}
+		}
+	}
+}
+
+// shingleCounts is an independent oracle for the default features of plain
+// ASCII text: lower-case words split on non-letters, 5-word shingles.
+func shingleCounts(text string) map[string]float64 {
+	words := strings.FieldsFunc(strings.ToLower(text), func(r rune) bool { return !('a' <= r && r <= 'z' || '0' <= r && r <= '9') })
+	m := map[string]float64{}
+	for i := 0; i+5 <= len(words); i++ {
+		m[strings.Join(words[i:i+5], " ")]++
+	}
+	return m
+}
+
+// oracleJaccard returns Σmin/Σmax of two count maps (weighted), or of their
+// key sets (unweighted).
+func oracleJaccard(a, b map[string]float64, weighted bool) float64 {
+	var num, den float64
+	for k, x := range a {
+		y := b[k]
+		if !weighted {
+			x, y = 1, math.Min(1, y)
+		}
+		num += math.Min(x, y)
+		den += math.Max(x, y)
+	}
+	for k, y := range b {
+		if _, ok := a[k]; !ok {
+			if !weighted {
+				y = 1
+			}
+			den += y
+		}
+	}
+	return num / den
+}
+
+func TestRunCompareFilesAndWeighted(t *testing.T) {
+	dir := t.TempDir()
+	// Repeated phrases make counts differ from sets.
+	textA := strings.Repeat(docA+" ", 3) + docC
+	textB := docB + " " + docA + " " + strings.Repeat(docC+" ", 2)
+	pa := featWrite(t, filepath.Join(dir, "a.txt"), textA)
+	pb := featWrite(t, filepath.Join(dir, "b.txt"), textB)
+	ca, cb := shingleCounts(textA), shingleCounts(textB)
+
+	r := runCompareJSON(t, compareOpts(t, pa, pb, "--sampler", "superminhash", "--k", "512"))
+	want := oracleJaccard(ca, cb, false)
+	if math.Abs(r.Exact-want) > 1e-12 {
+		t.Fatalf("exact %v, oracle %v", r.Exact, want)
+	}
+	// 4 standard deviations of an unbiased estimator with variance at
+	// most J(1−J)/k (SuperMinHash's is at most MinHash's, Ertl 2017).
+	if sd := math.Sqrt(want * (1 - want) / 512); math.Abs(r.Estimate-want) > 4*sd {
+		t.Fatalf("estimate %v, exact %v, 4 sd %v", r.Estimate, want, 4*sd)
+	}
+
+	// Weighted: exact is Σmin/Σmax of the shingle counts; ICWS collides
+	// with probability exactly that (book 5.2), variance J(1−J)/k.
+	for _, sampler := range []string{"icws", "cws"} {
+		r = runCompareJSON(t, compareOpts(t, pa, pb, "--sampler", sampler, "--k", "512"))
+		wantW := oracleJaccard(ca, cb, true)
+		if math.Abs(r.Exact-wantW) > 1e-12 || math.Abs(wantW-want) < 0.01 {
+			t.Fatalf("%s: weighted exact %v, oracle %v (unweighted %v)", sampler, r.Exact, wantW, want)
+		}
+		if sd := math.Sqrt(wantW * (1 - wantW) / 512); math.Abs(r.Estimate-wantW) > 4*sd {
+			t.Fatalf("%s: estimate %v, exact %v, 4 sd %v", sampler, r.Estimate, wantW, 4*sd)
+		}
+	}
+
+	// Text output, B from standard input.
+	env, out, _ := featTestEnv()
+	env.Stdin = strings.NewReader(textB)
+	if err := runCompare(context.Background(), env, compareOpts(t, pa, "-")); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), "estimated Jaccard") || !strings.Contains(out.String(), "(oph k=128 b=64)") ||
+		!strings.Contains(out.String(), "exact Jaccard") {
+		t.Fatalf("text output:\n%s", out)
+	}
+	// HMT: weighted, and its own estimator.
+	r = runCompareJSON(t, compareOpts(t, pa, pb, "--sampler", "hmt-dep", "--k", "256"))
+	if math.Abs(r.Exact-oracleJaccard(ca, cb, true)) > 1e-12 || r.Estimate < 0 || r.Estimate > 1 {
+		t.Fatalf("hmt: %+v", r)
+	}
+}
+
+func TestRunCompareUsage(t *testing.T) {
+	dir := t.TempDir()
+	pa := featWrite(t, filepath.Join(dir, "a.txt"), docA)
+	cases := []compareOptions{
+		compareOpts(t, "-", "-"),
+		compareOpts(t, pa, pa, "--weight", "count"), // oph ignores weights
+		compareOpts(t, pa, pa, "--sampler", "nope"),
+		func() compareOptions {
+			o := compareOpts(t, "no/such/id", "npm/npm/node_modules/agent-base/LICENSE")
+			o.Corpus = licensesPath
+			return o
+		}(),
+	}
+	for i, o := range cases {
+		env, _, _ := featTestEnv()
+		var ue *UsageError
+		if err := runCompare(context.Background(), env, o); !errors.As(err, &ue) {
+			t.Errorf("case %d: want a usage error, got %v", i, err)
+		}
+	}
+	env, _, _ := featTestEnv()
+	if err := runCompare(context.Background(), env, compareOpts(t, pa, filepath.Join(dir, "missing"))); err == nil {
+		t.Error("missing file accepted")
+	}
+	if code := Main(context.Background(), []string{"compare", pa}, env); code != ExitUsage {
+		t.Errorf("one argument: exit %d", code)
+	}
+}
+
+// Example_compare compares two near-duplicate licences of the sample corpus.
+func Example_compare() {
+	env := &Env{Stdin: strings.NewReader(""), Stdout: new(bytes.Buffer), Stderr: io.Discard}
+	Main(context.Background(), []string{"compare", "--corpus", licensesPath, "--sampler", "minhash", "--k", "256",
+		"debian-copyright/alsa-topology-conf", "debian-copyright/alsa-ucm-conf"}, env)
+	os.Stdout.Write(env.Stdout.(*bytes.Buffer).Bytes())
+	// Output:
+	// estimated Jaccard  0.8828 ± 0.0201  (minhash k=256 b=64)
+	// exact Jaccard      0.9073  (298 and 299 features, 284 shared)
+}
