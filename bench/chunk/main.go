@@ -164,12 +164,26 @@ func main() {
 	avg := flag.Int("avg", 8192, "average chunk size")
 	trees := flag.String("trees", "", "comma-separated trees for the dedup ratio (default: GOROOT/src and the module cache)")
 	maxTree := flag.Int64("tree-mib", 400, "stop reading a tree after this many MiB")
+	extra := flag.String("extra-avg", "", "comma-separated extra winnowing averages for the dedup tests (to match a peer's chunk count on real data)")
 	wmin := flag.Int("winnow-min", 0, "winnowing Min (default avg/2)")
 	versions := flag.Int("versions", 5, "tar snapshots for the versioned dedup test")
 	versionMiB := flag.Int("version-mib", 100, "MiB of the first tree put in each snapshot")
 	flag.Parse()
 
 	cs := cutters(*avg, *wmin)
+	for _, f := range strings.Split(*extra, ",") {
+		var a int
+		if _, err := fmt.Sscan(f, &a); err == nil && a > 0 {
+			c, _ := chunk.NewCutter(chunk.Options{Avg: a})
+			cs = append(cs, cutter{fmt.Sprintf("winnow@%d", a), func(data []byte, emit func(int)) {
+				prev := 0
+				for _, e := range c.Cuts(nil, data) {
+					emit(e - prev)
+					prev = e
+				}
+			}})
+		}
+	}
 	n := *size << 20
 	sets := []struct {
 		name string
@@ -192,6 +206,9 @@ func main() {
 	for r := 0; r < *rounds; r++ {
 		for si, s := range sets {
 			for ci, c := range cs {
+				if strings.HasPrefix(c.name, "winnow@") {
+					continue
+				}
 				if c.name == "winnow-plain" && r >= 2 {
 					continue // slow reference: two rounds are enough
 				}
@@ -209,6 +226,9 @@ func main() {
 	}
 	mbps := func(ci, si int) float64 { return float64(n) / 1e6 / best[ci][si].Seconds() }
 	for ci, c := range cs {
+		if strings.HasPrefix(c.name, "winnow@") {
+			continue
+		}
 		fmt.Printf("%-14s", c.name)
 		for si := range sets {
 			fmt.Printf(" %10.0f", mbps(ci, si))
@@ -225,6 +245,9 @@ func main() {
 	var means []float64
 	fmt.Printf("\nchunk sizes on random data (last chunk excluded)\n%-14s %8s %8s %8s %8s %8s\n", "chunker", "chunks", "mean", "sd", "min", "max")
 	for _, c := range cs {
+		if strings.HasPrefix(c.name, "winnow@") {
+			continue
+		}
 		var ls []int
 		c.run(sets[0].data, func(l int) { ls = append(ls, l) })
 		ls = ls[:len(ls)-1]
@@ -325,7 +348,7 @@ func dedupVersions(root string, cs []cutter, limit int64, versions int) {
 		data := tarBuf.Bytes()
 		all += int64(len(data))
 		for ci, c := range cs {
-			if c.name != "winnow-fast" && c.name != "fastcdc-go" && c.name != "restic" {
+			if !inDedup(c.name) {
 				continue
 			}
 			off := 0
@@ -438,7 +461,7 @@ func dedupTree(root string, cs []cutter, limit int64) {
 			wholeUnique += int64(len(data))
 		}
 		for ci, c := range cs {
-			if c.name != "winnow-fast" && c.name != "fastcdc-go" && c.name != "restic" {
+			if !inDedup(c.name) {
 				continue
 			}
 			off := 0
@@ -465,6 +488,10 @@ func dedupTree(root string, cs []cutter, limit int64) {
 		}
 		fmt.Printf("%-14s %8.4f  (%d chunks)\n", c.name, float64(ubytes[ci])/float64(total), chunks[ci])
 	}
+}
+
+func inDedup(name string) bool {
+	return name == "winnow-fast" || name == "fastcdc-go" || name == "restic" || strings.HasPrefix(name, "winnow@")
 }
 
 func sum(b []byte) key {
