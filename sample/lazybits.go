@@ -21,16 +21,17 @@ import (
 // bits, about 2 per input per sample (book 4.1). Not safe for concurrent use
 // (scratch); Clone for each goroutine.
 type lazy struct {
-	h   sketch.Header
-	key uint64
-	buf slotBuf
-	cnt Counter
+	h     sketch.Header
+	key   uint64
+	buf   slotBuf
+	needs []int32 // needs[r] = slots whose shortest acceptable run is r
+	cnt   Counter
 }
 
 const runKeyBase = 0xFFFFFFFE // key = runKeyBase − run: a longer run is a smaller key
 
 func newLazy(h sketch.Header, blen int) *lazy {
-	return &lazy{h: h, key: rng.Key(h.Seed, uint64(sketch.LazyBits)),
+	return &lazy{h: h, key: rng.Key(h.Seed, uint64(sketch.LazyBits)), needs: make([]int32, maxNeed+1),
 		buf: newSlotBuf(int(h.K), blen, rng.Key(h.Seed, uint64(sketch.LazyBits), 1), true)}
 }
 
@@ -54,14 +55,14 @@ func (s *lazy) Sketch(dst []uint64, fs []feature.Feature) []uint64 {
 	b.bits = 0
 	best := b.best[:k]
 	var used uint64
+	clear(s.needs)
+	s.needs[0] = int32(k)
+	minNeed := 0 // no slot takes a run shorter than this
 	for _, f := range fs {
-		r := bitReader{st: rng.New(f.ID ^ s.key)}
-		for i := range best {
-			if key := runKeyBase - uint32(r.run()); key <= best[i] {
-				b.offer(i, key, f.ID)
-			}
+		used += s.feature(f.ID, k, minNeed)
+		for s.needs[minNeed] == 0 {
+			minNeed++
 		}
-		used += r.used
 	}
 	dst, v := grow(dst, k)
 	for i := range v {
@@ -72,6 +73,104 @@ func (s *lazy) Sketch(dst []uint64, fs []feature.Feature) []uint64 {
 	s.cnt.Samples += uint64(len(fs)) * uint64(k)
 	s.cnt.Bits += used + b.bits
 	return dst
+}
+
+// need is the shortest run a slot whose best key is best accepts (offer
+// takes key ≤ best, and key = runKeyBase − run), clamped to maxNeed.
+func need(best uint32) int {
+	if best == noKey {
+		return 0
+	}
+	return min(int(runKeyBase-best), maxNeed)
+}
+
+// maxNeed clamps the needs histogram; runs that long (probability 2^−256)
+// only make the skip test conservative.
+const maxNeed = 256
+
+// feature offers feature id to the slots whose run from its stream is long
+// enough, and returns the stream bits the k runs span (the bit position of
+// the k-th one bit: the book's lazy cost).
+//
+// Slot i's run is the gap between the (i−1)-th and i-th one bits of the
+// stream (low bit first, as bitReader.run reads it). Rather than walking
+// every run, it works a 64-bit word at a time: popcount advances the slot
+// index, and only one bits preceded by at least minNeed−1 zeros (found with
+// shifted ANDs) can be runs that some slot accepts; those are checked
+// against their slot exactly. The result is the same as reading the runs
+// one by one (TestLazyFastPath).
+func (s *lazy) feature(id uint64, k, minNeed int) (used uint64) {
+	st := rng.New(id ^ s.key)
+	zeros := min(max(minNeed-1, 0), 64) // zeros a candidate one bit needs below it
+	base := 0                           // slot of the word's first one bit
+	carry := 0                          // zeros carried from earlier words
+	var consumed uint64                 // bits of earlier words
+	for {
+		w := st.Uint64()
+		if w == 0 {
+			carry += 64
+			consumed += 64
+			continue
+		}
+		ones := bits.OnesCount64(w)
+		last := base+ones >= k // the k-th one bit is in this word
+		// cand: one bits (other than the first) with ≥ zeros zeros below.
+		cand := w & (w - 1)
+		if zeros == 64 {
+			cand = 0
+		} else if zeros > 0 {
+			cand &= zeroRuns(^w, zeros) << uint(zeros)
+		}
+		if first := bits.TrailingZeros64(w); carry+first+1 >= minNeed {
+			s.try(base, carry+first+1, id)
+		}
+		for cand != 0 {
+			p := bits.TrailingZeros64(cand)
+			cand &= cand - 1
+			below := w & (1<<uint(p) - 1)
+			i := base + bits.OnesCount64(below)
+			if i >= k {
+				break
+			}
+			s.try(i, p-(63-bits.LeadingZeros64(below)), id)
+		}
+		if last {
+			x := w
+			for range k - base - 1 {
+				x &= x - 1
+			}
+			return consumed + uint64(bits.TrailingZeros64(x)+1)
+		}
+		base += ones
+		carry = bits.LeadingZeros64(w)
+		consumed += 64
+	}
+}
+
+// try offers id to slot i if its run qualifies, keeping the histogram of
+// the slots' needs.
+func (s *lazy) try(i, run int, id uint64) {
+	b := &s.buf
+	key, best := runKeyBase-uint32(run), b.best[i]
+	if key > best {
+		return
+	}
+	if key < best {
+		s.needs[need(best)]--
+		s.needs[min(run, maxNeed)]++
+	}
+	b.offer(i, key, id)
+}
+
+// zeroRuns returns the bits q of x such that bits q … q+n−1 are all set
+// (n ≥ 1), treating bits above 63 as clear.
+func zeroRuns(x uint64, n int) uint64 {
+	for have := 1; have < n; {
+		sh := min(have, n-have)
+		x &= x >> uint(sh)
+		have += sh
+	}
+	return x
 }
 
 // batched is the batched biased-bit sampler of book 4.2. Each slot's value

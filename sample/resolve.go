@@ -23,6 +23,10 @@ type slotBuf struct {
 const noKey = ^uint32(0)
 
 func newSlotBuf(k, blen int, tkey uint64, lcp bool) slotBuf {
+	// offer resolves a full buffer down to one candidate and then adds
+	// one: a buffer needs room for two (blen = 1 used to write the extra
+	// candidate into the next slot's buffer).
+	blen = max(blen, 2)
 	return slotBuf{best: make([]uint32, k), n: make([]uint16, k), ids: make([]uint64, k*blen),
 		blen: blen, tkey: tkey, lcp: lcp}
 }

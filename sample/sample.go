@@ -65,8 +65,9 @@ func WithModulus(m uint64) Option { return func(o *options) { o.modulus = m } }
 func WithBlock(m int) Option { return func(o *options) { o.block = m } }
 
 // WithBufLen sets the per-slot candidate buffer of Prefix and LazyBits
-// (book 3.2 BUFLEN). It affects speed only, never the output. The default
-// is 16.
+// (book 3.2 BUFLEN). It affects speed (and the tie bits counted) only,
+// never the output; a buffer holds at least two candidates, so 1 acts as 2.
+// The default is 16.
 func WithBufLen(n int) Option { return func(o *options) { o.bufLen = n } }
 
 // New returns the sampler for alg with k slots and the given seed. For
