@@ -5,10 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"mime"
 	"net/http"
 	"net/http/httputil"
-	"strconv"
 	"strings"
 
 	"github.com/klauspost/compress/gzip"
@@ -259,8 +257,14 @@ func (s *warcSource) trailer() trailerState {
 
 func parseWARCHeader(raw []byte) (warcHeader, error) {
 	h := warcHeader{length: -1}
-	lines := bytes.Split(raw, []byte("\n"))
-	for _, l := range lines[1:] {
+	first := true
+	for rest := raw; len(rest) > 0; {
+		var l []byte
+		l, rest, _ = bytes.Cut(rest, []byte("\n"))
+		if first {
+			first = false // the version line
+			continue
+		}
 		l = bytes.TrimRight(l, "\r")
 		if len(l) == 0 || l[0] == ' ' || l[0] == '\t' {
 			continue // end, or a folded continuation (not used for our fields)
@@ -269,23 +273,23 @@ func parseWARCHeader(raw []byte) (warcHeader, error) {
 		if !ok {
 			return h, fmt.Errorf("WARC header line %q has no colon", truncate(l))
 		}
-		value = bytes.TrimSpace(value)
-		switch strings.ToLower(string(bytes.TrimSpace(name))) {
-		case "content-length":
-			n, err := strconv.ParseInt(string(value), 10, 64)
-			if err != nil || n < 0 {
-				return h, fmt.Errorf("bad Content-Length %q", truncate(value))
+		name, value = bytes.TrimSpace(name), bytes.TrimSpace(value)
+		switch {
+		case equalFold(name, "content-length"):
+			n, err := parseLength(value)
+			if err != nil {
+				return h, err
 			}
 			h.length = n
-		case "warc-type":
+		case equalFold(name, "warc-type"):
 			h.typ = strings.ToLower(string(value))
-		case "warc-target-uri":
-			h.uri = strings.Trim(string(value), "<>")
-		case "warc-record-id":
+		case equalFold(name, "warc-target-uri"):
+			h.uri = string(bytes.Trim(value, "<>"))
+		case equalFold(name, "warc-record-id"):
 			h.id = string(value)
-		case "warc-date":
+		case equalFold(name, "warc-date"):
 			h.date = string(value)
-		case "content-type":
+		case equalFold(name, "content-type"):
 			h.contentType = string(value)
 		}
 	}
@@ -293,6 +297,37 @@ func parseWARCHeader(raw []byte) (warcHeader, error) {
 		return h, errors.New("no Content-Length")
 	}
 	return h, nil
+}
+
+func equalFold(b []byte, s string) bool {
+	if len(b) != len(s) {
+		return false
+	}
+	for i := range len(b) {
+		c := b[i]
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		if c != s[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// parseLength parses a decimal Content-Length without allocating.
+func parseLength(v []byte) (int64, error) {
+	if len(v) == 0 || len(v) > 18 {
+		return 0, fmt.Errorf("bad Content-Length %q", truncate(v))
+	}
+	var n int64
+	for _, c := range v {
+		if c < '0' || c > '9' {
+			return 0, fmt.Errorf("bad Content-Length %q", truncate(v))
+		}
+		n = n*10 + int64(c-'0')
+	}
+	return n, nil
 }
 
 func truncate(b []byte) string {
@@ -407,17 +442,41 @@ func readCapped(r io.Reader, dst []byte, max int64) ([]byte, error) {
 // (true) or plain text (false); ok is false for anything else. Without a
 // Content-Type the payload is sniffed.
 func textKind(contentType string, payload []byte) (html, ok bool) {
-	mt, _, err := mime.ParseMediaType(contentType)
-	if err != nil || mt == "" {
-		mt, _, _ = mime.ParseMediaType(http.DetectContentType(payload))
+	mt := mediaType(contentType)
+	if mt == "" {
+		mt = mediaType(http.DetectContentType(payload))
 	}
-	switch mt {
-	case "text/html", "application/xhtml+xml":
+	switch {
+	case strings.EqualFold(mt, "text/html"), strings.EqualFold(mt, "application/xhtml+xml"):
 		return true, true
-	case "text/plain":
+	case strings.EqualFold(mt, "text/plain"):
 		return false, true
 	}
 	return false, false
+}
+
+// mediaType returns the media type of a Content-Type value, without
+// parameters.
+func mediaType(ct string) string {
+	if i := strings.IndexByte(ct, ';'); i >= 0 {
+		ct = ct[:i]
+	}
+	return strings.TrimSpace(ct)
+}
+
+// statusString returns common status codes without allocating.
+func statusString(code []byte) string {
+	switch string(code) {
+	case "200":
+		return "200"
+	case "301":
+		return "301"
+	case "302":
+		return "302"
+	case "404":
+		return "404"
+	}
+	return string(code)
 }
 
 type httpResponse struct {
@@ -438,27 +497,30 @@ func parseHTTP(block []byte) (httpResponse, error) {
 	}
 	head := block[:end]
 	r.payload = block[end+sep:]
-	lines := bytes.Split(head, []byte("\n"))
-	status := bytes.TrimRight(lines[0], "\r")
+	status, rest, _ := bytes.Cut(head, []byte("\n"))
+	status = bytes.TrimRight(status, "\r")
 	if !bytes.HasPrefix(status, []byte("HTTP/")) {
 		return r, fmt.Errorf("bad HTTP status line %q", truncate(status))
 	}
-	if f := bytes.Fields(status); len(f) >= 2 {
-		r.status = string(f[1])
+	if _, code, ok := bytes.Cut(status, []byte(" ")); ok {
+		code, _, _ = bytes.Cut(bytes.TrimLeft(code, " "), []byte(" "))
+		r.status = statusString(code)
 	}
-	for _, l := range lines[1:] {
+	for len(rest) > 0 {
+		var l []byte
+		l, rest, _ = bytes.Cut(rest, []byte("\n"))
 		name, value, ok := bytes.Cut(bytes.TrimRight(l, "\r"), []byte(":"))
 		if !ok {
 			continue
 		}
-		value = bytes.TrimSpace(value)
-		switch strings.ToLower(string(bytes.TrimSpace(name))) {
-		case "content-type":
+		name, value = bytes.TrimSpace(name), bytes.TrimSpace(value)
+		switch {
+		case equalFold(name, "content-type"):
 			r.contentType = string(value)
-		case "content-encoding":
+		case equalFold(name, "content-encoding"):
 			r.encoding = strings.ToLower(string(value))
-		case "transfer-encoding":
-			r.chunked = strings.Contains(strings.ToLower(string(value)), "chunked")
+		case equalFold(name, "transfer-encoding"):
+			r.chunked = bytes.Contains(bytes.ToLower(value), []byte("chunked"))
 		}
 	}
 	return r, nil
