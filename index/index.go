@@ -126,10 +126,7 @@ func Open(st store.Store, cfg Config) (*Index, error) {
 	if !cfg.Header.Algorithm.IsSet() && int(cfg.Header.K) < cfg.LSH.K() {
 		return nil, fmt.Errorf("index: sketch has k = %d samples but the LSH scheme %v needs %d", cfg.Header.K, cfg.LSH, cfg.LSH.K())
 	}
-	want, err := json.Marshal(struct {
-		Header sketch.Header `json:"header"`
-		LSH    lsh.Params    `json:"lsh"`
-	}{cfg.Header, cfg.LSH})
+	want, err := json.Marshal(storedConfig{cfg.Header, cfg.LSH})
 	if err != nil {
 		return nil, err
 	}
@@ -149,6 +146,27 @@ func Open(st store.Store, cfg Config) (*Index, error) {
 		}
 	}
 	return &Index{st: st, cfg: cfg, scheme: scheme}, nil
+}
+
+// storedConfig is what Open records in the store.
+type storedConfig struct {
+	Header sketch.Header `json:"header"`
+	LSH    lsh.Params    `json:"lsh"`
+}
+
+// Stored returns the sketch header and LSH parameters an index in st was
+// built with, and false if st holds no index. Callers use it to adopt an
+// existing index's configuration instead of repeating it.
+func Stored(st store.Store) (sketch.Header, lsh.Params, bool, error) {
+	b, ok, err := st.Meta(configMeta, nil)
+	if err != nil || !ok {
+		return sketch.Header{}, lsh.Params{}, false, err
+	}
+	var c storedConfig
+	if err := json.Unmarshal(b, &c); err != nil {
+		return sketch.Header{}, lsh.Params{}, false, fmt.Errorf("%w: config: %v", ErrCorrupt, err)
+	}
+	return c.Header, c.LSH, true, nil
 }
 
 // Config returns the index configuration (with defaults filled in).

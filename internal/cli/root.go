@@ -69,6 +69,10 @@ files, with consistent-sampling sketches whose error is known.`,
 		newSketchCmd(env),
 		newCompareCmd(env),
 		newCountCmd(env),
+		newExplainCmd(env),
+		newDedupCmd(env),
+		newIndexCmd(env),
+		newParamsCmd(env),
 	)
 	return root
 }

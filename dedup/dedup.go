@@ -1,0 +1,777 @@
+// Package dedup provides the near-duplicate detection pipeline: it reads a
+// corpus, drops exact duplicates, extracts features and sketches with all
+// cores, indexes the sketches, verifies candidate pairs, clusters them, and
+// accounts for every record read as kept, duplicate or rejected.
+//
+// The stages follow DESIGN.md's data flow and the book's duplicate
+// suppression (ch. 3.2, 6.1): an exact fingerprint first (identical bodies
+// never reach the sampler), then features (package feature) and a
+// consistent-sampling sketch (package sample), lookup keys from
+// supershingles (package lsh) posted in a store (package index over package
+// store), candidates verified by the full-sketch estimate and, when the
+// feature sets fit in memory, by exact Jaccard, and finally union-find
+// clustering with a guard against chaining (package cluster). Each stage is
+// a library package; this one only wires them and keeps the books.
+//
+// The pipeline is deterministic: the same input and options give the same
+// pairs, clusters and kept set whatever the number of workers, because
+// documents are numbered in input order and every decision is made from
+// that order, never from scheduling.
+package dedup
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"runtime"
+	"slices"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/neardup/neardup/corpus"
+	"github.com/neardup/neardup/feature"
+	"github.com/neardup/neardup/index"
+	"github.com/neardup/neardup/internal/progress"
+	"github.com/neardup/neardup/lsh"
+	"github.com/neardup/neardup/rabin"
+	"github.com/neardup/neardup/sample"
+	"github.com/neardup/neardup/sketch"
+	"github.com/neardup/neardup/store"
+)
+
+// Rejection reasons added by the pipeline to the corpus reader's.
+const (
+	// ReasonDuplicateID: a record whose id was already used by an earlier
+	// record of the same run.
+	ReasonDuplicateID = "duplicate-id"
+)
+
+// ExactMode says when candidate pairs are verified by exact Jaccard.
+type ExactMode uint8
+
+// Exact verification modes.
+const (
+	// ExactAuto keeps feature sets in memory and verifies exactly when the
+	// corpus's features fit in Options.ExactBudget; otherwise the sketch
+	// estimate decides.
+	ExactAuto ExactMode = iota
+	// ExactAlways always keeps feature sets and verifies exactly.
+	ExactAlways
+	// ExactNever verifies by the sketch estimate only.
+	ExactNever
+)
+
+// Options configure Run. The zero value (with Inputs set) deduplicates at
+// threshold 0.8 with OPH sketches of 128 samples, the default feature
+// configuration (5-word shingles), an in-memory store, and all cores.
+type Options struct {
+	// Inputs are the files and directories to read ("-" for stdin).
+	Inputs []string
+	// Corpus configures the readers.
+	Corpus corpus.Options
+	// Features configures feature extraction. The default is
+	// feature.Options{} (5-word shingles of lower-cased words, as a set).
+	Features feature.Options
+	// Algorithm is the sampler. The default is sketch.OPH.
+	Algorithm sketch.Algorithm
+	// K is the number of samples. The default is 128.
+	K int
+	// Seed selects the random functions. The default is 0.
+	Seed uint64
+	// Threshold is the similarity at or above which two documents are
+	// near-duplicates. The default is 0.8.
+	Threshold float64
+	// LSH are the supershingle parameters. The default, nil, lets
+	// lsh.Choose pick them for Threshold with false negatives weighted 49
+	// times more than false positives (missed duplicates cannot be
+	// recovered; extra candidates only cost a verification): P(Threshold)
+	// is then about 0.98 at every threshold.
+	LSH *lsh.Params
+	// Store holds the index. The default, nil, is a fresh in-memory store.
+	// Documents already in a persistent store (an earlier run) are matched
+	// too: a document near one of them is a duplicate of it.
+	Store store.Store
+	// Exact selects exact verification. The default is ExactAuto.
+	Exact ExactMode
+	// ExactBudget bounds the feature ids kept in memory for ExactAuto. The
+	// default is 64M ids (512 MiB).
+	ExactBudget int64
+	// Workers is the number of extraction and query goroutines. The
+	// default is runtime.GOMAXPROCS(0).
+	Workers int
+	// Cluster configures clustering.
+	Cluster ClusterOptions
+	// Progress receives progress bars or log lines. The default, zero,
+	// reports nothing.
+	Progress progress.Options
+	// OnReject, if not nil, is called for every rejected record (by the
+	// reader or the pipeline).
+	OnReject func(*corpus.RecordError)
+}
+
+func (o *Options) ensureDefaults() {
+	if o.Algorithm == sketch.Invalid {
+		o.Algorithm = sketch.OPH
+	}
+	if o.K == 0 {
+		o.K = 128
+	}
+	if o.Threshold == 0 {
+		o.Threshold = 0.8
+	}
+	if o.ExactBudget == 0 {
+		o.ExactBudget = 64 << 20
+	}
+	if o.Workers <= 0 {
+		o.Workers = runtime.GOMAXPROCS(0)
+	}
+	o.Cluster.ensureDefaults()
+}
+
+// Validate reports every problem of o at once.
+func (o *Options) Validate() error {
+	var errs []error
+	if len(o.Inputs) == 0 {
+		errs = append(errs, errors.New("no inputs"))
+	}
+	if !(o.Threshold > 0 && o.Threshold <= 1) {
+		errs = append(errs, fmt.Errorf("threshold %v outside (0, 1]", o.Threshold))
+	}
+	if o.Algorithm.IsWeighted() {
+		errs = append(errs, fmt.Errorf("sampler %v is weighted; use an unweighted one", o.Algorithm))
+	}
+	if o.Algorithm.IsSet() {
+		errs = append(errs, fmt.Errorf("sampler %v gives set sketches, which cannot be cut into supershingles; use a slot-wise sampler (oph, minhash, superminhash, prefix, lazybits)", o.Algorithm))
+	}
+	if err := o.Features.Validate(); err != nil {
+		errs = append(errs, err)
+	}
+	if err := o.Cluster.validate(); err != nil {
+		errs = append(errs, err)
+	}
+	if len(errs) > 0 {
+		return fmt.Errorf("dedup: %w", errors.Join(errs...))
+	}
+	return nil
+}
+
+// Doc is what the pipeline keeps of a document.
+type Doc struct {
+	// Seq is the document's position among the records the reader yielded.
+	Seq int
+	// Name is the document's id.
+	Name string
+	// Bytes is the length of its body.
+	Bytes int
+	// Key is the value of the cluster policy's metadata field ("" if none).
+	Key string
+	// Fingerprint is the Rabin fingerprint of the body.
+	Fingerprint uint64
+	// ExactOf is the Seq of the earlier document with an identical body,
+	// or -1.
+	ExactOf int
+	// Shingles is the number of distinct features.
+	Shingles int
+
+	sketch   []uint64
+	features []uint64 // sorted, when verifying exactly
+}
+
+// Pair is a verified near-duplicate pair. A is the earlier document (or, for
+// a match against a stored document from an earlier run, the stored one).
+type Pair struct {
+	A, B string
+	// SeqA and SeqB are the documents' positions in this run; SeqA is -1
+	// for a stored document from an earlier run.
+	SeqA, SeqB int
+	// Similarity is the exact Jaccard when Exact is true, else the
+	// estimate.
+	Similarity float64
+	// Estimate and StdErr are the sketch estimate and its standard error
+	// (for exact duplicates: 1 and 0).
+	Estimate, StdErr float64
+	// Exact says whether Similarity is an exact Jaccard.
+	Exact bool
+	// Identical marks exact duplicates (identical bodies).
+	Identical bool
+	// Keys is the number of LSH keys the two share.
+	Keys int
+}
+
+// Summary accounts for every record: Read = Kept + Duplicates + Rejected.
+type Summary struct {
+	Read       int64            `json:"read"`
+	Kept       int64            `json:"kept"`
+	Duplicates int64            `json:"duplicates"`
+	Exact      int64            `json:"exact_duplicates"`
+	Near       int64            `json:"near_duplicates"`
+	Rejected   int64            `json:"rejected"`
+	RejectedBy map[string]int64 `json:"rejected_by,omitempty"`
+	Warnings   int64            `json:"warnings"`
+	Skipped    int64            `json:"skipped"`
+	Bytes      int64            `json:"bytes"`
+	Pairs      int              `json:"pairs"`
+	Candidates int64            `json:"candidates"`
+	Clusters   int              `json:"clusters"`
+	Largest    int              `json:"largest_cluster"`
+	ExactCheck bool             `json:"exact_verification"`
+	Config     Config           `json:"config"`
+	Stages     []Stage          `json:"stages"`
+	Seconds    float64          `json:"seconds"`
+}
+
+// Stage is the time one stage took.
+type Stage struct {
+	Name    string  `json:"name"`
+	Seconds float64 `json:"seconds"`
+	Items   int64   `json:"items"`
+}
+
+// Config records the parameters a run used.
+type Config struct {
+	Sampler   string     `json:"sampler"`
+	K         int        `json:"k"`
+	Seed      uint64     `json:"seed"`
+	Threshold float64    `json:"threshold"`
+	LSH       lsh.Params `json:"lsh"`
+	Features  string     `json:"features"`
+}
+
+// Result is the outcome of Run.
+type Result struct {
+	Summary Summary
+	// Docs are the documents yielded by the reader, in input order,
+	// except those rejected by the pipeline (Docs[i].Seq is not always i).
+	Docs []Doc
+	// Pairs are the verified pairs, exact duplicates included, sorted by
+	// (SeqB, SeqA).
+	Pairs []Pair
+	// Clusters are the clusters of two or more documents.
+	Clusters []Cluster
+	// Duplicate[seq] reports whether the document at Seq seq is dropped.
+	Duplicate map[int]bool
+	// Scheme is the LSH scheme used (for S-curves in reports).
+	Scheme lsh.Params
+}
+
+// Run deduplicates the inputs. Bad records are counted and reported to
+// OnReject; only a failure of the run itself (an unreadable store, a
+// cancelled context) is an error.
+func Run(ctx context.Context, o Options) (*Result, error) {
+	o.ensureDefaults()
+	if err := o.Validate(); err != nil {
+		return nil, err
+	}
+	start := time.Now()
+	featOpts := o.Features
+	smp, err := sample.New(o.Algorithm, o.K, o.Seed, sample.WithFeatures(featOpts.ConfigHash()))
+	if err != nil {
+		return nil, fmt.Errorf("dedup: %w", err)
+	}
+	params, err := chooseLSH(o)
+	if err != nil {
+		return nil, err
+	}
+	st := o.Store
+	if st == nil {
+		st = store.NewMemory()
+		defer st.Close()
+	}
+	x, err := index.Open(st, index.Config{Header: smp.Header(), LSH: params, Threshold: o.Threshold})
+	if err != nil {
+		return nil, fmt.Errorf("dedup: %w", err)
+	}
+	res := &Result{Duplicate: map[int]bool{}, Scheme: params}
+	sum := &res.Summary
+	sum.Config = Config{Sampler: o.Algorithm.String(), K: o.K, Seed: o.Seed, Threshold: o.Threshold, LSH: params, Features: featOpts.String()}
+
+	// Stage 1: read, fingerprint, extract, sketch.
+	t0 := time.Now()
+	docs, rstats, err := readAndSketch(ctx, o, smp)
+	if err != nil {
+		return nil, err
+	}
+	sum.Read = rstats.Read
+	sum.Rejected = rstats.Rejected
+	sum.RejectedBy = rstats.RejectedBy
+	sum.Warnings = rstats.Warnings
+	sum.Skipped = rstats.Skipped
+	sum.Bytes = rstats.Bytes
+	sum.Stages = append(sum.Stages, Stage{"sketch", time.Since(t0).Seconds(), int64(len(docs.docs))})
+
+	// Exact duplicates and duplicate ids.
+	res.Docs = docs.docs
+	var unique []int // indexes into res.Docs of documents to index
+	byFP := make(map[uint64]int, len(docs.docs))
+	for i := range res.Docs {
+		d := &res.Docs[i]
+		if j, ok := byFP[d.Fingerprint]; ok {
+			d.ExactOf = res.Docs[j].Seq
+			res.Pairs = append(res.Pairs, Pair{A: res.Docs[j].Name, B: d.Name, SeqA: res.Docs[j].Seq, SeqB: d.Seq,
+				Similarity: 1, Estimate: 1, Exact: true, Identical: true})
+			continue
+		}
+		byFP[d.Fingerprint] = i
+		unique = append(unique, i)
+	}
+	sum.ExactCheck = docs.exact
+
+	// Stage 2: index the unique documents.
+	t0 = time.Now()
+	bar := progress.New(o.Progress, "index", int64(len(unique)), "docs")
+	const batchSize = 2048
+	batch := make([]*index.Doc, 0, batchSize)
+	for lo := 0; lo < len(unique); lo += batchSize {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		batch = batch[:0]
+		for _, i := range unique[lo:min(lo+batchSize, len(unique))] {
+			d := &res.Docs[i]
+			batch = append(batch, &index.Doc{Name: d.Name, Sketch: sketch.Sketch{Header: smp.Header(), Values: d.sketch, Size: float64(d.Shingles)}, Features: d.features})
+		}
+		if err := x.Add(batch...); err != nil {
+			return nil, fmt.Errorf("dedup: %w", err)
+		}
+		bar.Add(int64(len(batch)))
+	}
+	if err := store.Compact(st); err != nil {
+		return nil, fmt.Errorf("dedup: %w", err)
+	}
+	sum.Stages = append(sum.Stages, Stage{"index", bar.Finish().Seconds(), int64(len(unique))})
+	if bar == nil {
+		sum.Stages[len(sum.Stages)-1].Seconds = time.Since(t0).Seconds()
+	}
+
+	// Stage 3: query and verify.
+	t0 = time.Now()
+	near, cands, err := queryAll(ctx, o, x, smp.Header(), res.Docs, unique)
+	if err != nil {
+		return nil, err
+	}
+	res.Pairs = append(res.Pairs, near...)
+	sum.Candidates = cands
+	sum.Stages = append(sum.Stages, Stage{"verify", time.Since(t0).Seconds(), int64(len(unique))})
+	sort.Slice(res.Pairs, func(i, j int) bool {
+		a, b := res.Pairs[i], res.Pairs[j]
+		if a.SeqB != b.SeqB {
+			return a.SeqB < b.SeqB
+		}
+		if a.SeqA != b.SeqA {
+			return a.SeqA < b.SeqA
+		}
+		return a.A < b.A
+	})
+	sum.Pairs = len(res.Pairs)
+
+	// Stage 4: clusters.
+	t0 = time.Now()
+	res.Clusters = buildClusters(o.Cluster, res.Docs, res.Pairs, res.Duplicate)
+	sum.Stages = append(sum.Stages, Stage{"cluster", time.Since(t0).Seconds(), int64(len(res.Pairs))})
+	sum.Clusters = len(res.Clusters)
+	for _, c := range res.Clusters {
+		sum.Largest = max(sum.Largest, len(c.Members))
+	}
+	for i := range res.Docs {
+		d := &res.Docs[i]
+		switch {
+		case res.Duplicate[d.Seq] && d.ExactOf >= 0:
+			sum.Exact++
+		case res.Duplicate[d.Seq]:
+			sum.Near++
+		}
+	}
+	sum.Duplicates = sum.Exact + sum.Near
+	sum.Kept = int64(len(res.Docs)) - sum.Duplicates
+	// The pipeline's own rejections (duplicate ids) were counted in
+	// readAndSketch; the identity must hold.
+	if sum.Read != sum.Kept+sum.Duplicates+sum.Rejected {
+		return nil, fmt.Errorf("dedup: accounting error: read %d != kept %d + duplicates %d + rejected %d", sum.Read, sum.Kept, sum.Duplicates, sum.Rejected)
+	}
+	sum.Seconds = time.Since(start).Seconds()
+	return res, nil
+}
+
+// chooseLSH returns o.LSH or the parameters lsh.Choose picks.
+func chooseLSH(o Options) (lsh.Params, error) {
+	if o.LSH != nil {
+		p := *o.LSH
+		if p.K() > o.K {
+			return p, fmt.Errorf("dedup: LSH scheme %v needs %d samples, sketches have k = %d", p, p.K(), o.K)
+		}
+		return p, nil
+	}
+	c, err := lsh.Choose(lsh.ChooseOptions{Threshold: math.Min(o.Threshold, 0.99), FPWeight: 0.02, FNWeight: 0.98, MaxSamples: o.K, Seed: o.Seed})
+	if err != nil {
+		return lsh.Params{}, fmt.Errorf("dedup: %w", err)
+	}
+	return c.Params, nil
+}
+
+type sketched struct {
+	docs  []Doc
+	exact bool
+}
+
+// rawDoc is a document handed to the workers.
+type rawDoc struct {
+	seq  int
+	name string
+	body []byte
+	key  string
+	html bool // the reader knows the body is HTML (HTML files, WARC responses)
+}
+
+type job struct {
+	n    int // batch number
+	docs []rawDoc
+	out  []Doc
+}
+
+// readAndSketch reads every input and sketches the documents with
+// o.Workers goroutines, returning them in input order.
+func readAndSketch(ctx context.Context, o Options, smp sample.Sampler) (*sketched, corpus.Stats, error) {
+	copts := o.Corpus
+	var pipelineRejects []*corpus.RecordError
+	userReject := copts.OnReject
+	copts.OnReject = func(e *corpus.RecordError) {
+		if userReject != nil {
+			userReject(e)
+		}
+		if o.OnReject != nil {
+			o.OnReject(e)
+		}
+	}
+	r, err := corpus.Open(o.Inputs, copts)
+	if err != nil {
+		return nil, corpus.Stats{}, fmt.Errorf("dedup: %w", err)
+	}
+	defer r.Close()
+	bar := progress.New(o.Progress, "sketch", r.TotalBytes(), "bytes")
+
+	exactOn := o.Exact != ExactNever // guarded by mu
+	var kept int64                   // feature ids kept for exact verification; guarded by mu
+	var mu sync.Mutex
+
+	jobs := make(chan *job, 2*o.Workers)
+	done := make(chan *job, 2*o.Workers)
+	var wg sync.WaitGroup
+	werr := make([]error, o.Workers)
+	for w := 0; w < o.Workers; w++ {
+		wg.Add(1)
+		go func(w int) {
+			defer wg.Done()
+			ex, err := feature.New(o.Features)
+			exHTML := ex
+			if err == nil && o.Features.Format == feature.FormatAuto {
+				ho := o.Features
+				ho.Format = feature.FormatHTML
+				exHTML, err = feature.New(ho)
+			}
+			if err != nil {
+				werr[w] = err
+				for j := range jobs {
+					done <- j
+				}
+				return
+			}
+			s := smp
+			if c, ok := smp.(sample.Cloner); ok {
+				s = c.Clone()
+			}
+			fp := rabin.New(rabin.DefaultPoly)
+			var fs []feature.Feature
+			for j := range jobs {
+				j.out = make([]Doc, len(j.docs))
+				for i, rd := range j.docs {
+					if rd.html {
+						fs = exHTML.Extract(fs[:0], rd.body)
+					} else {
+						fs = ex.Extract(fs[:0], rd.body)
+					}
+					d := &j.out[i]
+					*d = Doc{Seq: rd.seq, Name: rd.name, Bytes: len(rd.body), Key: rd.key, Fingerprint: fp.Hash(rd.body), ExactOf: -1, Shingles: len(fs)}
+					d.sketch = s.Sketch(make([]uint64, 0, o.K), fs)
+					if o.Exact != ExactNever {
+						mu.Lock()
+						keep := exactOn && (o.Exact == ExactAlways || kept+int64(len(fs)) <= o.ExactBudget)
+						if keep {
+							kept += int64(len(fs))
+						} else {
+							exactOn = false
+						}
+						mu.Unlock()
+						if keep {
+							ids := make([]uint64, len(fs))
+							for k, f := range fs {
+								ids[k] = f.ID
+							}
+							slices.Sort(ids)
+							d.features = ids
+						}
+					}
+				}
+				j.docs = nil
+				done <- j
+			}
+		}(w)
+	}
+
+	// Reader: batches of documents, numbered.
+	readErr := make(chan error, 1)
+	go func() {
+		defer close(jobs)
+		names := make(map[string]struct{})
+		seq, n := 0, 0
+		const size = 64
+		cur := &job{n: n}
+		for r.Next() {
+			if ctx.Err() != nil {
+				readErr <- ctx.Err()
+				return
+			}
+			d := r.Doc()
+			if _, dup := names[d.ID]; dup {
+				e := &corpus.RecordError{Path: d.Source, Line: d.Line, Offset: d.Offset, Reason: ReasonDuplicateID, Err: fmt.Errorf("id %q already used by an earlier record", d.ID)}
+				mu.Lock()
+				pipelineRejects = append(pipelineRejects, e)
+				mu.Unlock()
+				copts.OnReject(e)
+				seq++
+				continue
+			}
+			names[d.ID] = struct{}{}
+			rd := rawDoc{seq: seq, name: d.ID, body: slices.Clone(d.Body), html: d.HTML}
+			if f := o.Cluster.KeyField; f != "" {
+				rd.key = d.Meta[f]
+			}
+			seq++
+			cur.docs = append(cur.docs, rd)
+			if len(cur.docs) == size {
+				jobs <- cur
+				n++
+				cur = &job{n: n}
+			}
+			bar.Set(r.BytesRead())
+		}
+		if len(cur.docs) > 0 {
+			jobs <- cur
+		}
+		readErr <- r.Err()
+	}()
+	go func() { wg.Wait(); close(done) }()
+
+	// Collect in order.
+	var out []Doc
+	pending := map[int]*job{}
+	next := 0
+	for j := range done {
+		pending[j.n] = j
+		for {
+			p, ok := pending[next]
+			if !ok {
+				break
+			}
+			out = append(out, p.out...)
+			delete(pending, next)
+			next++
+		}
+	}
+	bar.Finish()
+	if err := <-readErr; err != nil {
+		return nil, corpus.Stats{}, fmt.Errorf("dedup: %w", err)
+	}
+	for _, err := range werr {
+		if err != nil {
+			return nil, corpus.Stats{}, fmt.Errorf("dedup: %w", err)
+		}
+	}
+	stats := r.Stats()
+	if len(pipelineRejects) > 0 {
+		if stats.RejectedBy == nil {
+			stats.RejectedBy = map[string]int64{}
+		}
+		stats.Rejected += int64(len(pipelineRejects))
+		stats.RejectedBy[ReasonDuplicateID] += int64(len(pipelineRejects))
+	}
+	// The identity the reader guarantees, extended by our rejections.
+	if stats.Read != int64(len(out))+stats.Rejected {
+		return nil, stats, fmt.Errorf("dedup: accounting error: read %d != sketched %d + rejected %d", stats.Read, len(out), stats.Rejected)
+	}
+	if !exactOn {
+		for i := range out {
+			out[i].features = nil
+		}
+	}
+	return &sketched{docs: out, exact: exactOn}, stats, nil
+}
+
+// queryAll queries every unique document against the index and keeps the
+// verified pairs whose other side is earlier in this run or from an earlier
+// run. It returns them and the number of candidates examined.
+func queryAll(ctx context.Context, o Options, x *index.Index, hdr sketch.Header, docs []Doc, unique []int) ([]Pair, int64, error) {
+	local := make(map[uint64]int, len(unique)) // index id -> position in docs
+	for _, i := range unique {
+		local[index.ID(docs[i].Name)] = i
+	}
+	bar := progress.New(o.Progress, "verify", int64(len(unique)), "docs")
+	defer bar.Finish()
+	type part struct {
+		pairs []Pair
+		cands int64
+		err   error
+	}
+	parts := make([]part, o.Workers)
+	var wg sync.WaitGroup
+	var next sync.Mutex
+	pos := 0
+	const chunk = 256
+	for w := 0; w < o.Workers; w++ {
+		wg.Add(1)
+		go func(w int) {
+			defer wg.Done()
+			p := &parts[w]
+			var cands []index.Candidate
+			var rec []byte
+			for {
+				next.Lock()
+				lo := pos
+				pos += chunk
+				next.Unlock()
+				if lo >= len(unique) || ctx.Err() != nil {
+					return
+				}
+				for _, i := range unique[lo:min(lo+chunk, len(unique))] {
+					d := &docs[i]
+					q := sketch.Sketch{Header: hdr, Values: d.sketch}
+					var err error
+					cands, err = x.Candidates(cands[:0], &q)
+					if err != nil {
+						p.err = err
+						return
+					}
+					for _, c := range cands {
+						j, ok := local[c.ID]
+						if ok && j >= i {
+							continue // found from the later side, or itself
+						}
+						p.cands++
+						var pr Pair
+						if ok {
+							pr = verifyLocal(&docs[j], d, hdr)
+						} else {
+							// A document stored by an earlier run.
+							rec, ok, err = o.Store.Doc(c.ID, rec[:0])
+							if err != nil {
+								p.err = err
+								return
+							}
+							if !ok {
+								continue
+							}
+							sd, err := index.DecodeDoc(rec)
+							if err != nil {
+								p.err = err
+								return
+							}
+							pr, err = verifyStored(sd, d, &q)
+							if err != nil {
+								p.err = err
+								return
+							}
+						}
+						pr.Keys = c.Keys
+						if pr.Similarity >= o.Threshold {
+							p.pairs = append(p.pairs, pr)
+						}
+					}
+				}
+				bar.Add(int64(min(lo+chunk, len(unique)) - lo))
+			}
+		}(w)
+	}
+	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		return nil, 0, err
+	}
+	var pairs []Pair
+	var cands int64
+	for _, p := range parts {
+		if p.err != nil {
+			return nil, 0, fmt.Errorf("dedup: %w", p.err)
+		}
+		pairs = append(pairs, p.pairs...)
+		cands += p.cands
+	}
+	return pairs, cands, nil
+}
+
+// verifyLocal compares an earlier document a with b, both of this run.
+func verifyLocal(a, b *Doc, hdr sketch.Header) Pair {
+	sa := sketch.Sketch{Header: hdr, Values: a.sketch}
+	sb := sketch.Sketch{Header: hdr, Values: b.sketch}
+	est, _ := sketch.Jaccard(&sa, &sb) // same header by construction
+	p := Pair{A: a.Name, B: b.Name, SeqA: a.Seq, SeqB: b.Seq, Similarity: est.J, Estimate: est.J, StdErr: est.StdErr}
+	if a.features != nil && b.features != nil {
+		p.Similarity = index.ExactJaccard(a.features, b.features)
+		p.Exact = true
+	}
+	return p
+}
+
+// verifyStored compares a stored document s from an earlier run with d.
+func verifyStored(s *index.Doc, d *Doc, q *sketch.Sketch) (Pair, error) {
+	est, err := sketch.Jaccard(&s.Sketch, q)
+	if err != nil {
+		return Pair{}, err
+	}
+	p := Pair{A: s.Name, B: d.Name, SeqA: -1, SeqB: d.Seq, Similarity: est.J, Estimate: est.J, StdErr: est.StdErr}
+	if s.Features != nil && d.features != nil {
+		p.Similarity = index.ExactJaccard(s.Features, d.features)
+		p.Exact = true
+	}
+	return p, nil
+}
+
+// WriteKept re-reads the inputs and writes every kept document to w, in
+// input order. The reader is deterministic, so the records it yields are the
+// ones Run numbered.
+func WriteKept(ctx context.Context, o Options, res *Result, w corpus.Writer) (int64, error) {
+	copts := o.Corpus
+	copts.OnReject, copts.OnWarning = nil, nil
+	r, err := corpus.Open(o.Inputs, copts)
+	if err != nil {
+		return 0, fmt.Errorf("dedup: %w", err)
+	}
+	defer r.Close()
+	dropped := map[int]bool{}
+	for k, v := range res.Duplicate {
+		dropped[k] = v
+	}
+	present := make(map[int]bool, len(res.Docs))
+	for _, d := range res.Docs {
+		present[d.Seq] = true
+	}
+	seq := 0
+	var n int64
+	for r.Next() {
+		if err := ctx.Err(); err != nil {
+			return n, err
+		}
+		s := seq
+		seq++
+		if !present[s] || dropped[s] {
+			continue // rejected by the pipeline, or a duplicate
+		}
+		if err := w.Write(r.Doc()); err != nil {
+			return n, fmt.Errorf("dedup: writing %q: %w", r.Doc().ID, err)
+		}
+		n++
+	}
+	if err := r.Err(); err != nil {
+		return n, fmt.Errorf("dedup: %w", err)
+	}
+	return n, nil
+}

@@ -1,0 +1,114 @@
+package dedup
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+)
+
+// pairJSON is one line of pairs.jsonl.
+type pairJSON struct {
+	A          string  `json:"a"`
+	B          string  `json:"b"`
+	Similarity float64 `json:"similarity"`
+	Estimate   float64 `json:"estimate"`
+	StdErr     float64 `json:"stderr"`
+	Exact      bool    `json:"exact"`
+	Identical  bool    `json:"identical,omitempty"`
+	Keys       int     `json:"keys,omitempty"`
+	Stored     bool    `json:"stored,omitempty"`
+	SeqA       *int    `json:"seq_a,omitempty"`
+	SeqB       int     `json:"seq_b"`
+	Kind       string  `json:"kind"`
+}
+
+func round(x float64) float64 { return math.Round(x*1e6) / 1e6 }
+
+// WritePairs writes one JSON object per pair: {"a", "b", "similarity",
+// "estimate", "stderr", "exact", "identical", "keys", "kind"}, where kind is
+// "identical" for exact duplicates and "near" otherwise.
+func WritePairs(w io.Writer, pairs []Pair) error {
+	bw := bufio.NewWriter(w)
+	enc := json.NewEncoder(bw)
+	for _, p := range pairs {
+		j := pairJSON{A: p.A, B: p.B, Similarity: round(p.Similarity), Estimate: round(p.Estimate), StdErr: round(p.StdErr),
+			Exact: p.Exact, Identical: p.Identical, Keys: p.Keys, SeqB: p.SeqB, Kind: "near"}
+		if p.Identical {
+			j.Kind = "identical"
+		}
+		if p.SeqA >= 0 {
+			a := p.SeqA
+			j.SeqA = &a
+		} else {
+			j.Stored = true
+		}
+		if err := enc.Encode(j); err != nil {
+			return err
+		}
+	}
+	return bw.Flush()
+}
+
+type memberJSON struct {
+	ID         string  `json:"id"`
+	Similarity float64 `json:"similarity"`
+	Exact      bool    `json:"exact"`
+	Identical  bool    `json:"identical,omitempty"`
+	Stored     bool    `json:"stored,omitempty"`
+}
+
+type edgeJSON struct {
+	A          string  `json:"a"`
+	B          string  `json:"b"`
+	Similarity float64 `json:"similarity"`
+}
+
+type clusterJSON struct {
+	Cluster  int          `json:"cluster"`
+	Kept     string       `json:"kept"`
+	Size     int          `json:"size"`
+	Members  []string     `json:"members"`
+	Details  []memberJSON `json:"details"`
+	MinSim   float64      `json:"min_similarity"`
+	Oversize bool         `json:"oversize,omitempty"`
+	Edges    []edgeJSON   `json:"edges"`
+}
+
+// WriteClusters writes one JSON object per cluster of two or more
+// documents: {"cluster", "kept", "size", "members", "details", "edges",
+// ...}. Members lists every document of the cluster, kept first; details
+// gives each member's similarity to the kept document (exact when known);
+// edges are the verified pairs that joined the cluster.
+func WriteClusters(w io.Writer, cs []Cluster) error {
+	bw := bufio.NewWriter(w)
+	enc := json.NewEncoder(bw)
+	for _, c := range cs {
+		j := clusterJSON{Cluster: c.ID, Kept: c.Kept, Size: len(c.Members), Oversize: c.Oversize, MinSim: 1}
+		for _, m := range c.Members {
+			j.Members = append(j.Members, m.Name)
+			j.Details = append(j.Details, memberJSON{ID: m.Name, Similarity: round(m.Similarity), Exact: m.Exact, Identical: m.Identical, Stored: m.Seq < 0})
+			if m.Name != c.Kept {
+				j.MinSim = math.Min(j.MinSim, round(m.Similarity))
+			}
+		}
+		for _, e := range c.Edges {
+			j.Edges = append(j.Edges, edgeJSON{A: e.A, B: e.B, Similarity: round(e.Similarity)})
+		}
+		if err := enc.Encode(j); err != nil {
+			return err
+		}
+	}
+	return bw.Flush()
+}
+
+// WriteSummary writes the summary as indented JSON.
+func WriteSummary(w io.Writer, s *Summary) error {
+	b, err := json.MarshalIndent(s, "", "  ")
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Fprintf(w, "%s\n", b)
+	return err
+}

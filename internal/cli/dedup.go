@@ -1,0 +1,277 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/neardup/neardup/corpus"
+	"github.com/neardup/neardup/dedup"
+	"github.com/neardup/neardup/internal/progress"
+	"github.com/neardup/neardup/lsh"
+	"github.com/neardup/neardup/sketch"
+	"github.com/neardup/neardup/store"
+)
+
+type dedupOptions struct {
+	Inputs    []string
+	Out       string
+	Store     string
+	Threshold float64
+	Sampler   string
+	K         int
+	Seed      uint64
+	LSH       string
+	Exact     string
+	Keep      string
+	KeyField  string
+	Star      bool
+	MaxSize   int
+	Report    string
+	Workers   int
+	Quiet     bool
+	Feature   featFlags
+	Corpus    featCorpusFlags
+}
+
+func newDedupCmd(env *Env) *cobra.Command {
+	var opts dedupOptions
+	cmd := &cobra.Command{
+		Use:   "dedup INPUT...",
+		Short: "Find and drop near-duplicate documents in a corpus",
+		Long: `dedup reads the inputs (files, directories, JSONL, WARC, Parquet, HTML; gzip
+or zstd compressed), drops exact duplicates, sketches every document with
+all cores, finds candidate pairs through supershingle keys in an index,
+verifies them, clusters them, and writes to --out:
+
+  clusters.jsonl  one line per cluster of two or more documents
+  pairs.jsonl     every verified pair, exact duplicates included
+  kept/           the deduplicated corpus, in the inputs' format
+  summary.json    read = kept + duplicates + rejected, time per stage
+
+The index lives in a Pebble store (--store DIR, by default OUT/index, made
+afresh); give --store an existing index to deduplicate against earlier runs,
+or "memory" to keep it in RAM.`,
+		Example: `  neardup dedup testdata/licenses/docs.jsonl.gz --out out
+  neardup dedup crawl/ --threshold 0.9 --store index/ --out run2 --report report.html
+  neardup dedup docs.jsonl --keep longest --star --exact always`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.Inputs = args
+			return runDedup(cmd.Context(), env, opts)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVarP(&opts.Out, "out", "o", "neardup-out", "output directory")
+	fl.StringVar(&opts.Store, "store", "", `index store: a Pebble directory (kept between runs), or "memory"; default OUT/index, made afresh`)
+	fl.Float64VarP(&opts.Threshold, "threshold", "t", 0.8, "Jaccard similarity at or above which documents are near-duplicates")
+	fl.StringVar(&opts.Sampler, "sampler", "oph", "sampler: oph, minhash, superminhash, prefix, lazybits, lazybits-batched")
+	fl.IntVar(&opts.K, "k", 128, "samples per sketch")
+	fl.Uint64Var(&opts.Seed, "sketch-seed", 0, "seed of the sampler and the LSH keys")
+	fl.StringVar(&opts.LSH, "lsh", "auto", `supershingle scheme: auto (chosen for the threshold), altavista, bing, or R,B[,M] (R samples per supershingle, B supershingles, at least M must match)`)
+	fl.StringVar(&opts.Exact, "exact", "auto", "verify pairs by exact Jaccard: auto (when the features fit in memory), always or never")
+	fl.StringVar(&opts.Keep, "keep", "first", "which member of a cluster to keep: first, longest or key (smallest --key-field value)")
+	fl.StringVar(&opts.KeyField, "key-field", "", "JSONL field (dotted path) for --keep key")
+	fl.BoolVar(&opts.Star, "star", false, "admit a document to a cluster only if it is similar to the kept document itself (guards against chaining)")
+	fl.IntVar(&opts.MaxSize, "max-cluster", 1000, "flag clusters larger than this (reported with the edges that joined them)")
+	fl.StringVar(&opts.Report, "report", "", "also write a self-contained HTML report to this file")
+	fl.IntVar(&opts.Workers, "workers", 0, "worker goroutines (default: all cores)")
+	fl.BoolVarP(&opts.Quiet, "quiet", "q", false, "no progress output")
+	opts.Feature.bind(cmd, false)
+	opts.Corpus.bind(cmd)
+	return cmd
+}
+
+// parseLSH parses the --lsh flag; nil means choose automatically.
+func parseLSH(s string, seed uint64) (*lsh.Params, error) {
+	var p lsh.Params
+	switch strings.ToLower(s) {
+	case "", "auto":
+		return nil, nil
+	case "altavista":
+		p = lsh.AltaVista()
+	case "bing":
+		p = lsh.Bing()
+	default:
+		parts := strings.Split(s, ",")
+		if len(parts) < 2 || len(parts) > 3 {
+			return nil, usagef("--lsh %q: want auto, altavista, bing or R,B[,M]", s)
+		}
+		var v [3]int
+		v[2] = 1
+		for i, part := range parts {
+			n, err := strconv.Atoi(strings.TrimSpace(part))
+			if err != nil || n <= 0 {
+				return nil, usagef("--lsh %q: %q is not a positive integer", s, part)
+			}
+			v[i] = n
+		}
+		p = lsh.Params{R: v[0], B: v[1], M: v[2]}
+	}
+	p.Seed = seed
+	if err := p.Validate(); err != nil {
+		return nil, usagef("--lsh %q: %v", s, err)
+	}
+	return &p, nil
+}
+
+func runDedup(ctx context.Context, env *Env, opts dedupOptions) error {
+	fo, err := opts.Feature.options()
+	if err != nil {
+		return err
+	}
+	if err := checkFeatOptions(fo); err != nil {
+		return err
+	}
+	alg, err := sketch.ParseAlgorithm(opts.Sampler)
+	if err != nil {
+		return usagef("--sampler: %v", err)
+	}
+	params, err := parseLSH(opts.LSH, opts.Seed)
+	if err != nil {
+		return err
+	}
+	var exact dedup.ExactMode
+	switch opts.Exact {
+	case "auto":
+		exact = dedup.ExactAuto
+	case "always":
+		exact = dedup.ExactAlways
+	case "never":
+		exact = dedup.ExactNever
+	default:
+		return usagef("--exact %q: want auto, always or never", opts.Exact)
+	}
+	keep, err := dedup.ParseKeepPolicy(opts.Keep)
+	if err != nil {
+		return usagef("--keep: %v", err)
+	}
+	if opts.Out == "" {
+		return usagef("--out must name a directory")
+	}
+	for _, in := range opts.Inputs {
+		if in == "-" {
+			return usagef("dedup reads its inputs twice (to write the kept documents); standard input is not supported: save it to a file first")
+		}
+		if abs1, err1 := filepath.Abs(in); err1 == nil {
+			if abs2, err2 := filepath.Abs(opts.Out); err2 == nil && (abs1 == abs2 || strings.HasPrefix(abs1, abs2+string(filepath.Separator))) {
+				return usagef("--out %s contains the input %s: nothing is written over an input", opts.Out, in)
+			}
+		}
+	}
+	if err := os.MkdirAll(opts.Out, 0o755); err != nil {
+		return err
+	}
+	// The store.
+	var st store.Store
+	switch opts.Store {
+	case "memory":
+		st = store.NewMemory()
+	case "":
+		dir := filepath.Join(opts.Out, "index")
+		if err := os.RemoveAll(dir); err != nil {
+			return err
+		}
+		if st, err = store.OpenPebble(dir, nil); err != nil {
+			return err
+		}
+	default:
+		if st, err = store.OpenPebble(opts.Store, nil); err != nil {
+			return err
+		}
+	}
+	defer st.Close()
+
+	logf := func(format string, args ...any) {
+		if !opts.Quiet {
+			fmt.Fprintf(env.Stderr, format, args...)
+		}
+	}
+	do := dedup.Options{
+		Inputs:    opts.Inputs,
+		Features:  fo,
+		Algorithm: alg,
+		K:         opts.K,
+		Seed:      opts.Seed,
+		Threshold: opts.Threshold,
+		LSH:       params,
+		Store:     st,
+		Exact:     exact,
+		Workers:   opts.Workers,
+		Cluster:   dedup.ClusterOptions{Keep: keep, KeyField: opts.KeyField, Star: opts.Star, MaxSize: opts.MaxSize},
+		Corpus: corpus.Options{
+			IDField:   opts.Corpus.IDField,
+			TextField: opts.Corpus.TextField,
+			OnWarning: func(e *corpus.RecordError) { logf("neardup dedup: warning: %v\n", e) },
+		},
+		OnReject: func(e *corpus.RecordError) { logf("neardup dedup: rejected: %v\n", e) },
+	}
+	if opts.KeyField != "" {
+		do.Corpus.MetaFields = []string{opts.KeyField}
+	}
+	if !opts.Quiet {
+		do.Progress = progress.Options{W: env.Stderr, Interactive: env.Interactive}
+	}
+	res, err := dedup.Run(ctx, do)
+	if err != nil {
+		return err
+	}
+	// Outputs.
+	write := func(name string, fn func(f *os.File) error) error {
+		f, err := os.Create(filepath.Join(opts.Out, name))
+		if err != nil {
+			return err
+		}
+		if err := fn(f); err != nil {
+			f.Close()
+			return fmt.Errorf("%s: %w", name, err)
+		}
+		return f.Close()
+	}
+	if err := write("pairs.jsonl", func(f *os.File) error { return dedup.WritePairs(f, res.Pairs) }); err != nil {
+		return err
+	}
+	if err := write("clusters.jsonl", func(f *os.File) error { return dedup.WriteClusters(f, res.Clusters) }); err != nil {
+		return err
+	}
+	keptDir := filepath.Join(opts.Out, "kept")
+	if err := os.RemoveAll(keptDir); err != nil {
+		return err
+	}
+	mw, err := corpus.NewMirrorWriter(keptDir)
+	if err != nil {
+		return err
+	}
+	bar := progress.New(do.Progress, "write", res.Summary.Kept, "docs")
+	n, err := dedup.WriteKept(ctx, do, res, mw)
+	bar.Set(n)
+	bar.Finish()
+	if cerr := mw.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return err
+	}
+	if n != res.Summary.Kept {
+		return fmt.Errorf("wrote %d kept documents, expected %d (did an input change during the run?)", n, res.Summary.Kept)
+	}
+	if opts.Report != "" {
+		if err := writeDedupReport(opts.Report, res); err != nil {
+			return err
+		}
+	}
+	if err := write("summary.json", func(f *os.File) error { return dedup.WriteSummary(f, &res.Summary) }); err != nil {
+		return err
+	}
+	s := res.Summary
+	fmt.Fprintf(env.Stdout, "read %d: kept %d, duplicates %d (%d identical, %d near), rejected %d\n", s.Read, s.Kept, s.Duplicates, s.Exact, s.Near, s.Rejected)
+	fmt.Fprintf(env.Stdout, "%d verified pairs in %d clusters (largest %d); %d candidates checked; %s J >= %g, lsh %v\n",
+		s.Pairs, s.Clusters, s.Largest, s.Candidates, s.Config.Sampler+" k="+strconv.Itoa(s.Config.K), s.Config.Threshold, s.Config.LSH)
+	fmt.Fprintf(env.Stdout, "wrote %s/{clusters.jsonl,pairs.jsonl,summary.json,kept/} in %.2fs\n", opts.Out, s.Seconds)
+	return nil
+}
