@@ -198,6 +198,11 @@ func (e *Extractor) emit(dst []Feature) []Feature {
 	wt, win := e.winT, e.win
 	fp := uint64(wt.Poly()) // Hash of the empty string
 	base := e.base
+	first := e.first
+	// The deduplication table, in locals so the loop keeps them in
+	// registers (accum.put, inlined by hand).
+	slots, gen, shift := e.acc.slots, e.acc.gen, e.acc.shift
+	mask := uint64(len(slots) - 1)
 	for j, idx, out := 0, 0, 0; j < total; j++ {
 		in := units[idx]
 		if j < k {
@@ -222,23 +227,36 @@ func (e *Extractor) emit(dst []Feature) []Feature {
 		if j < k-1 {
 			continue
 		}
-		// Inlined add: one occurrence of fp starting at extended index j-k+1.
-		e.occ++
-		i, found := e.acc.put(fp, int32(len(dst)-base))
-		if !found {
-			e.first = append(e.first, int32(j-k+1))
-			w := 1.0
-			if weighted {
-				w = e.boostOf(lastTitle, lastHeading, j-k+1)
+		// One occurrence of fp, starting at extended index j-k+1.
+		h := (fp * 0x9e3779b97f4a7c15) >> shift
+		for {
+			sl := &slots[h]
+			if sl.gen != gen {
+				*sl = slot{id: fp, gen: gen, idx: int32(len(dst) - base)}
+				first = append(first, int32(j-k+1))
+				w := 1.0
+				if weighted {
+					w = e.boostOf(lastTitle, lastHeading, j-k+1)
+				}
+				dst = append(dst, Feature{ID: fp, Weight: w})
+				break
 			}
-			dst = append(dst, Feature{ID: fp, Weight: w})
-		} else if !set {
-			w := 1.0
-			if weighted {
-				w = e.boostOf(lastTitle, lastHeading, j-k+1)
+			if sl.id == fp {
+				if !set {
+					w := 1.0
+					if weighted {
+						w = e.boostOf(lastTitle, lastHeading, j-k+1)
+					}
+					dst[base+int(sl.idx)].Weight += w
+				}
+				break
 			}
-			dst[base+int(i)].Weight += w
+			h = (h + 1) & mask
 		}
+	}
+	e.first = first
+	if total >= k {
+		e.occ = total - k + 1
 	}
 	if n < k && !e.o.Wrap {
 		// A document shorter than one shingle is one shingle of all its
@@ -247,8 +265,7 @@ func (e *Extractor) emit(dst []Feature) []Feature {
 		if weighted {
 			w = e.boostOf(lastTitle, lastHeading, 0)
 		}
-		e.occ++
-		e.acc.put(fp, 0)
+		e.occ = 1
 		e.first = append(e.first, -1)
 		dst = append(dst, Feature{ID: fp, Weight: w})
 	}
@@ -328,7 +345,10 @@ func (e *Extractor) AppendText(dst []byte, i int) []byte {
 
 // accum deduplicates the ids of one document: an open-addressing table
 // (linear probing, Fibonacci hashing) whose slots are invalidated by a
-// generation counter instead of clearing, so reset is O(1).
+// generation counter instead of clearing, so reset is O(1). emit probes it
+// inline: a slot whose gen is not the current one is empty; otherwise it
+// holds id and the index (relative to the call's first feature) of its
+// Feature.
 type accum struct {
 	slots []slot
 	shift uint
@@ -357,23 +377,5 @@ func (a *accum) reset(n int) {
 	if a.gen == 0 {
 		clear(a.slots)
 		a.gen = 1
-	}
-}
-
-// put returns the index stored for id and true, or stores idx for id and
-// returns idx and false.
-func (a *accum) put(id uint64, idx int32) (int32, bool) {
-	mask := uint64(len(a.slots) - 1)
-	h := (id * 0x9e3779b97f4a7c15) >> a.shift
-	for {
-		s := &a.slots[h]
-		if s.gen != a.gen {
-			*s = slot{id: id, gen: a.gen, idx: idx}
-			return idx, false
-		}
-		if s.id == id {
-			return s.idx, true
-		}
-		h = (h + 1) & mask
 	}
 }
