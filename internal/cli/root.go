@@ -51,7 +51,7 @@ func NewRootCmd(env *Env) *cobra.Command {
 		Short: "Find near-duplicate documents, web pages and files",
 		Long: `neardup finds what is close enough: near-duplicate documents, web pages and
 files, with consistent-sampling sketches whose error is known.`,
-		Example:       "  neardup features testdata/licenses/docs.jsonl.gz | head",
+		Example:       "  neardup dedup testdata/licenses/docs.jsonl.gz --out out\n  neardup explain --corpus testdata/licenses/docs.jsonl.gz debian-copyright/alsa-topology-conf debian-copyright/alsa-ucm-conf",
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
