@@ -27,9 +27,10 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
-	"testing"
+	"syscall"
 	"time"
 
 	"github.com/neardup/neardup/feature"
@@ -47,6 +48,7 @@ func main() {
 	n := flag.Int("n", 200, "features per document in the accuracy runs")
 	ks := flag.String("k", "128,256", "comma-separated sample counts for the accuracy runs")
 	skipTiming := flag.Bool("skip-timing", false, "skip the timing tables")
+	skipAcc := flag.Bool("skip-accuracy", false, "skip the accuracy tables and figures")
 	flag.Parse()
 	if err := os.MkdirAll(*out, 0o755); err != nil {
 		log.Fatal(err)
@@ -58,6 +60,9 @@ func main() {
 		}
 		timing(io.MultiWriter(os.Stdout, f))
 		f.Close()
+	}
+	if *skipAcc {
+		return
 	}
 	f, err := os.Create(filepath.Join(*out, "figures.tsv"))
 	if err != nil {
@@ -97,19 +102,36 @@ func doc(n int, total float64) []feature.Feature {
 	return fs
 }
 
+// perDoc returns the CPU time of this thread per sketch (Linux
+// RUSAGE_THREAD), so that other processes on a shared machine do not
+// inflate it, and the allocations per sketch.
 func perDoc(s valuer, fs []feature.Feature) (time.Duration, float64) {
-	r := testing.Benchmark(func(b *testing.B) {
-		dst := s.Sketch(nil, fs)
-		b.ReportAllocs()
-		for b.Loop() {
-			dst = s.Sketch(dst[:0], fs)
-		}
-	})
-	return time.Duration(r.NsPerOp()), float64(r.AllocsPerOp())
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	dst := s.Sketch(nil, fs)
+	var m0, m1 runtime.MemStats
+	runtime.ReadMemStats(&m0)
+	n := 0
+	start := threadCPU()
+	for threadCPU()-start < 300*time.Millisecond || n < 3 {
+		dst = s.Sketch(dst[:0], fs)
+		n++
+	}
+	el := threadCPU() - start
+	runtime.ReadMemStats(&m1)
+	return el / time.Duration(n), float64(m1.Mallocs-m0.Mallocs) / float64(n)
+}
+
+func threadCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(1 /* RUSAGE_THREAD */, &ru); err != nil {
+		log.Fatal(err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 func timing(w io.Writer) {
-	fmt.Fprintln(w, "# µs per document (one core; testing.Benchmark), weights exponential, Σw = 1")
+	fmt.Fprintln(w, "# µs of thread CPU time per document, weights exponential, Σw = 1")
 	fmt.Fprintln(w, "n\tk\tcws\ticws\thmt\ticws/cws\ticws/hmt")
 	for _, n := range []int{100, 1000, 10000} {
 		fs := doc(n, 1)
