@@ -1,0 +1,144 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/neardup/neardup/lsh"
+	"github.com/neardup/neardup/lsh/lshplot"
+)
+
+type paramsOptions struct {
+	threshold   float64
+	fpWeight    float64
+	fnWeight    float64
+	budgetBytes int
+	maxSamples  int
+	maxKeys     int
+	keyBits     int
+	sampleBits  int
+	preset      string
+	plot        string
+	logScale    bool
+}
+
+func newParamsCmd(env *Env) *cobra.Command {
+	var opts paramsOptions
+	cmd := &cobra.Command{
+		Use:   "params",
+		Short: "Choose supershingle parameters (k, r, b, m) for a similarity threshold and show the S-curve",
+		Long: `params picks the supershingle scheme (k samples in b groups of r, a candidate
+when at least m of b agree) that minimizes the weighted false-positive and
+false-negative areas under the exact detection curve P(J) around the
+threshold, prints it with P at a few similarities, and can draw the curve.
+With --preset it describes the AltaVista or Bing scheme instead.`,
+		Example: `  neardup params --threshold 0.8 --plot curve.png
+  neardup params --threshold 0.9 --fn-weight 0.8 --fp-weight 0.2 --budget-bytes 12 --key-bits 16
+  neardup params --preset bing --plot bing.svg`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return runParams(cmd.Context(), env, opts)
+		},
+	}
+	f := cmd.Flags()
+	f.Float64Var(&opts.threshold, "threshold", 0.8, "Jaccard similarity above which pairs should be found")
+	f.Float64Var(&opts.fpWeight, "fp-weight", 0.5, "weight of the false-positive area")
+	f.Float64Var(&opts.fnWeight, "fn-weight", 0.5, "weight of the false-negative area")
+	f.IntVar(&opts.budgetBytes, "budget-bytes", 0, "bound on supershingle bytes per document (0: none)")
+	f.IntVar(&opts.maxSamples, "max-samples", 256, "bound on k, the samples per sketch")
+	f.IntVar(&opts.maxKeys, "max-keys", 64, "bound on C(b, m), the lookup keys per document")
+	f.IntVar(&opts.keyBits, "key-bits", 64, "bits per stored supershingle value (1..64)")
+	f.IntVar(&opts.sampleBits, "sample-bits", 64, "bits per sample for b-bit sketches (1..64)")
+	f.StringVar(&opts.preset, "preset", "", "describe a preset instead of choosing: altavista or bing")
+	f.StringVar(&opts.plot, "plot", "", "draw the S-curve to this file (.png, .svg, .pdf or .eps)")
+	f.BoolVar(&opts.logScale, "log", false, "plot P(J) on a logarithmic axis")
+	return cmd
+}
+
+func runParams(_ context.Context, env *Env, opts paramsOptions) error {
+	if !(opts.threshold > 0 && opts.threshold < 1) {
+		return usagef("--threshold %v: want a similarity strictly between 0 and 1", opts.threshold)
+	}
+	if opts.fpWeight < 0 || opts.fnWeight < 0 || opts.fpWeight+opts.fnWeight == 0 {
+		return usagef("--fp-weight and --fn-weight must be non-negative and not both 0")
+	}
+	if opts.keyBits < 1 || opts.keyBits > 64 || opts.sampleBits < 1 || opts.sampleBits > 64 {
+		return usagef("--key-bits and --sample-bits must be in 1..64")
+	}
+	if opts.budgetBytes < 0 || opts.maxSamples < 1 || opts.maxKeys < 1 {
+		return usagef("--budget-bytes must be >= 0, --max-samples and --max-keys >= 1")
+	}
+	format := ""
+	if opts.plot != "" {
+		format = strings.TrimPrefix(strings.ToLower(filepath.Ext(opts.plot)), ".")
+		switch format {
+		case "png", "svg", "pdf", "eps":
+		default:
+			return usagef("--plot %s: want a .png, .svg, .pdf or .eps file", opts.plot)
+		}
+	}
+	var choice lsh.Choice
+	switch strings.ToLower(opts.preset) {
+	case "":
+		c, err := lsh.Choose(lsh.ChooseOptions{
+			Threshold:   opts.threshold,
+			FPWeight:    opts.fpWeight,
+			FNWeight:    opts.fnWeight,
+			BudgetBytes: opts.budgetBytes,
+			MaxSamples:  opts.maxSamples,
+			MaxKeys:     opts.maxKeys,
+			KeyBits:     opts.keyBits,
+			SampleBits:  opts.sampleBits,
+		})
+		if err != nil {
+			return fmt.Errorf("params: %w", err)
+		}
+		choice = c
+	case "altavista", "bing":
+		p := lsh.AltaVista()
+		if strings.EqualFold(opts.preset, "bing") {
+			p = lsh.Bing()
+		}
+		fp, fn := p.Areas(opts.threshold)
+		choice = lsh.Choice{Params: p, FP: fp, FN: fn, Loss: opts.fpWeight*fp + opts.fnWeight*fn}
+	default:
+		return usagef("--preset %q: want altavista or bing", opts.preset)
+	}
+	p := choice.Params
+	keyBits := p.KeyBits
+	if keyBits == 0 {
+		keyBits = 64
+	}
+	w := env.Stdout
+	fmt.Fprintf(w, "threshold %.3g: k=%d samples, r=%d per supershingle, b=%d supershingles, at least m=%d must agree\n",
+		opts.threshold, p.K(), p.R, p.B, p.M)
+	fmt.Fprintf(w, "keys per document: %d (C(%d,%d)); supershingle bytes per document: %d (%d-bit values)\n",
+		p.NumKeys(), p.B, p.M, p.Bytes(), keyBits)
+	fmt.Fprintf(w, "false-positive area %.5f, false-negative area %.5f (weights %.2g/%.2g, loss %.5f)\n",
+		choice.FP, choice.FN, opts.fpWeight, opts.fnWeight, choice.Loss)
+	fmt.Fprintln(w, "     J   P(candidate)")
+	for _, j := range []float64{0.5, 0.6, 0.7, 0.75, 0.8, 0.85, 0.9, 0.95, 0.99} {
+		fmt.Fprintf(w, "  %.2f   %.6f\n", j, p.Prob(j))
+	}
+	if opts.plot != "" {
+		f, err := os.Create(opts.plot)
+		if err != nil {
+			return fmt.Errorf("params: %w", err)
+		}
+		err = lshplot.SCurve(f, lshplot.Options{Threshold: opts.threshold, Format: format, Log: opts.logScale},
+			lshplot.Curve{Params: p})
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			return fmt.Errorf("params: plot: %w", err)
+		}
+		fmt.Fprintf(w, "S-curve written to %s\n", opts.plot)
+	}
+	return nil
+}
