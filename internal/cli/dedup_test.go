@@ -1,0 +1,181 @@
+package cli
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/neardup/neardup/corpus"
+)
+
+const sampleCorpus = "../../testdata/licenses/docs.jsonl.gz"
+
+func testEnv() (*Env, *bytes.Buffer, *bytes.Buffer) {
+	var out, errb bytes.Buffer
+	return &Env{Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errb}, &out, &errb
+}
+
+func dedupDefaults(inputs []string, out string) dedupOptions {
+	o := dedupOptions{Inputs: inputs, Out: out, Threshold: 0.8, Sampler: "oph", K: 128, LSH: "auto",
+		Exact: "auto", Keep: "first", MaxSize: 1000, Quiet: true}
+	o.Feature.K = 5
+	o.Feature.Format, o.Feature.Case, o.Feature.Digits = "auto", "lower", "keep"
+	o.Corpus.IDField, o.Corpus.TextField = "id", "text"
+	return o
+}
+
+func readLines(t *testing.T, path string) []map[string]any {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var out []map[string]any
+	sc := bufio.NewScanner(f)
+	sc.Buffer(nil, 1<<24)
+	for sc.Scan() {
+		var m map[string]any
+		if err := json.Unmarshal(sc.Bytes(), &m); err != nil {
+			t.Fatalf("%s: %v", path, err)
+		}
+		out = append(out, m)
+	}
+	return out
+}
+
+func TestDedupSampleCorpus(t *testing.T) {
+	dir := t.TempDir()
+	env, stdout, _ := testEnv()
+	if err := runDedup(context.Background(), env, dedupDefaults([]string{sampleCorpus}, dir)); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(stdout.String(), "read 474:") {
+		t.Fatalf("stdout: %s", stdout)
+	}
+	var sum struct{ Read, Kept, Duplicates, Rejected, Pairs, Clusters int64 }
+	b, err := os.ReadFile(filepath.Join(dir, "summary.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, &sum); err != nil {
+		t.Fatal(err)
+	}
+	if sum.Read != 474 || sum.Read != sum.Kept+sum.Duplicates+sum.Rejected || sum.Duplicates == 0 {
+		t.Fatalf("summary: %+v", sum)
+	}
+	pairs := readLines(t, filepath.Join(dir, "pairs.jsonl"))
+	clusters := readLines(t, filepath.Join(dir, "clusters.jsonl"))
+	if int64(len(pairs)) != sum.Pairs || int64(len(clusters)) != sum.Clusters {
+		t.Fatalf("%d pairs, %d clusters; summary says %d, %d", len(pairs), len(clusters), sum.Pairs, sum.Clusters)
+	}
+	members := 0
+	for _, c := range clusters {
+		ms := c["members"].([]any)
+		if ms[0] != c["kept"] || len(ms) < 2 {
+			t.Fatalf("cluster %v: kept must come first", c)
+		}
+		members += len(ms) - 1
+	}
+	if int64(members) != sum.Duplicates {
+		t.Fatalf("clusters drop %d documents, summary says %d", members, sum.Duplicates)
+	}
+	// The kept corpus reads back with exactly the kept documents.
+	r, err := corpus.Open([]string{filepath.Join(dir, "kept")}, corpus.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := int64(0)
+	for r.Next() {
+		n++
+	}
+	r.Close()
+	if n != sum.Kept {
+		t.Fatalf("kept/ holds %d documents, want %d", n, sum.Kept)
+	}
+}
+
+func TestDedupRefusesToWriteOverInput(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "docs.jsonl")
+	if err := os.WriteFile(in, []byte(`{"id":"a","text":"x"}`+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	env, _, _ := testEnv()
+	err := runDedup(context.Background(), env, dedupDefaults([]string{in}, dir))
+	if err == nil || !strings.Contains(err.Error(), "nothing is written over an input") {
+		t.Fatalf("err = %v", err)
+	}
+}
+
+func TestDedupRejectsAndDuplicateIDs(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "in", "docs.jsonl")
+	os.MkdirAll(filepath.Dir(in), 0o755)
+	text := strings.Repeat("the quick brown fox jumps over the lazy dog again and again ", 20)
+	lines := []string{
+		`{"id":"a","text":"` + text + `"}`,
+		`{"id":"b","text":"` + text + `"}`, // identical body: exact duplicate
+		`{"id":"a","text":"another text entirely"}`, // duplicate id: rejected
+		`{"id":"c"`,                                  // bad JSON: rejected
+		`{"id":"d","text":"` + text + ` plus a tail"}`,
+	}
+	if err := os.WriteFile(in, []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	env, stdout, _ := testEnv()
+	if err := runDedup(context.Background(), env, dedupDefaults([]string{in}, filepath.Join(dir, "out"))); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(stdout.String(), "read 5: kept 1, duplicates 2 (1 identical, 1 near), rejected 2") {
+		t.Fatalf("stdout: %s", stdout)
+	}
+}
+
+func TestIndexAddQueryRemove(t *testing.T) {
+	dir := t.TempDir()
+	idx := filepath.Join(dir, "idx")
+	docs := filepath.Join(dir, "docs.jsonl")
+	text := strings.Repeat("permission is hereby granted free of charge to any person obtaining a copy ", 10)
+	os.WriteFile(docs, []byte(`{"id":"x","text":"`+text+`"}`+"\n"+`{"id":"y","text":"nothing alike at all here"}`+"\n"), 0o644)
+	q := filepath.Join(dir, "q.jsonl")
+	os.WriteFile(q, []byte(`{"id":"q","text":"`+text+` and more"}`+"\n"), 0o644)
+	o := indexOptions{Store: idx, Sampler: "oph", K: 128, LSH: "auto", Threshold: 0.8, Features: true, Quiet: true}
+	o.Feature.K = 5
+	o.Feature.Format, o.Feature.Case, o.Feature.Digits = "auto", "lower", "keep"
+	o.Corpus.IDField, o.Corpus.TextField = "id", "text"
+	env, stdout, _ := testEnv()
+	o.Args = []string{docs}
+	if err := runIndexAdd(context.Background(), env, o); err != nil {
+		t.Fatal(err)
+	}
+	o.Args = []string{q}
+	stdout.Reset()
+	if err := runIndexQuery(context.Background(), env, o); err != nil {
+		t.Fatal(err)
+	}
+	var res queryJSON
+	if err := json.Unmarshal(stdout.Bytes(), &res); err != nil {
+		t.Fatalf("%v: %s", err, stdout)
+	}
+	if len(res.Matches) != 1 || res.Matches[0].ID != "x" || !res.Matches[0].Exact {
+		t.Fatalf("query: %+v", res)
+	}
+	o.Args = []string{"x"}
+	if err := runIndexRemove(context.Background(), env, o); err != nil {
+		t.Fatal(err)
+	}
+	o.Args = []string{q}
+	stdout.Reset()
+	if err := runIndexQuery(context.Background(), env, o); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(stdout.String(), `"matches":[]`) {
+		t.Fatalf("after remove: %s", stdout)
+	}
+}
