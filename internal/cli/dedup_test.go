@@ -120,9 +120,9 @@ func TestDedupRejectsAndDuplicateIDs(t *testing.T) {
 	text := strings.Repeat("the quick brown fox jumps over the lazy dog again and again ", 20)
 	lines := []string{
 		`{"id":"a","text":"` + text + `"}`,
-		`{"id":"b","text":"` + text + `"}`, // identical body: exact duplicate
+		`{"id":"b","text":"` + text + `"}`,          // identical body: exact duplicate
 		`{"id":"a","text":"another text entirely"}`, // duplicate id: rejected
-		`{"id":"c"`,                                  // bad JSON: rejected
+		`{"id":"c"`, // bad JSON: rejected
 		`{"id":"d","text":"` + text + ` plus a tail"}`,
 	}
 	if err := os.WriteFile(in, []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
