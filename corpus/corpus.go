@@ -5,17 +5,22 @@
 // Meta}, holding at most one record in memory at a time, so a multi-gigabyte
 // JSONL.zst or a Common Crawl WARC.gz reads in constant memory.
 //
-// Bad input never stops a run and is never silent (DESIGN.md, decision 5
-// "Nothing lost"; the book's pipeline, manasse ch. 2, starts from exactly
-// such a stream of documents): a bad JSON line, a truncated compressed
-// stream, a WARC record whose Content-Length is wrong, a record over the
-// size cap, an unreadable file — each becomes a *RecordError naming the file
-// and the line or byte offset, is passed to Options.OnReject, skipped and
-// counted, and the reader goes on. Stats always satisfies
-// Read == Yielded + Rejected, with Rejected broken down by reason. Writers
-// (JSONLWriter, MirrorWriter) write kept documents back out, in the input's
-// own format where that is possible, from the raw record bytes that every
-// Document carries.
+// This is the first stage of the book's pipeline (manasse, ch. 2: "corpora
+// typically contain billions of pages and petabytes of content", hence
+// streaming; section 2.1 builds features from the page's HTML, hence Body
+// keeps the markup and Document.HTML says so). Bad input never stops a run
+// and is never silent (DESIGN.md, decision 5 "Nothing lost"): a bad JSON
+// line, a truncated compressed stream, a WARC record whose Content-Length
+// is wrong, a record over the size cap, an unreadable file — each becomes a
+// *RecordError naming the file and the line or byte offset, is passed to
+// Options.OnReject, skipped and counted, and the reader goes on. Stats
+// always satisfies Read == Yielded + Rejected, with Rejected broken down by
+// reason. Writers (JSONLWriter, MirrorWriter) write kept documents back
+// out, in the input's own format where that is possible, from the raw
+// record bytes (Document.Raw) that every document carries: we keep the
+// bytes rather than an offset to re-read because inputs may be compressed
+// or standard input, where re-reading is impossible or costly, and the
+// bytes are in memory anyway while the record is current.
 //
 // The package is not a normalizer and not a parser of document contents:
 // Body is the text field of a JSONL record, the HTML of a WARC response

@@ -158,3 +158,43 @@ func TestInvariantRandomMix(t *testing.T) {
 		}
 	}
 }
+
+// TestBytesReadConcurrent polls BytesRead from another goroutine while the
+// Reader runs, as a progress bar does (run with -race).
+func TestBytesReadConcurrent(t *testing.T) {
+	dir := t.TempDir()
+	s := rng.New(rng.Key(5))
+	var data []byte
+	for i := 0; i < 3000; i++ {
+		data = genLine(data, &s, i)
+	}
+	p := writeFile(t, dir, "a.jsonl.gz", gzipBytes(t, data))
+	r, err := Open([]string{p}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	var last int64
+	go func() {
+		defer close(done)
+		for {
+			n := r.BytesRead()
+			if n < last || n > r.TotalBytes() {
+				t.Errorf("BytesRead %d after %d, total %d", n, last, r.TotalBytes())
+				return
+			}
+			last = n
+			if n == r.TotalBytes() {
+				return
+			}
+			runtime.Gosched()
+		}
+	}()
+	for r.Next() {
+	}
+	r.Close()
+	<-done
+	if r.BytesRead() != r.TotalBytes() {
+		t.Errorf("BytesRead %d, TotalBytes %d", r.BytesRead(), r.TotalBytes())
+	}
+}
