@@ -90,12 +90,11 @@ func accumulate(acc *[64]float64, seed uint64, features []feature.Feature) {
 			continue
 		}
 		x := rng.Hash(seed, f.ID)
+		// branch-free: the bits are random, so a branch would mispredict
+		// half the time
+		pm := [2]float64{-w, w}
 		for j := range acc {
-			if x&1 != 0 {
-				acc[j] += w
-			} else {
-				acc[j] -= w
-			}
+			acc[j] += pm[x&1]
 			x >>= 1
 		}
 	}
