@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 
+	"gonum.org/v1/plot/vg"
+
 	"github.com/neardup/neardup/internal/rng"
 	"github.com/neardup/neardup/lsh"
 )
@@ -212,14 +214,14 @@ func Dedup(w io.Writer, data *DedupData) error {
 	}
 	if len(d.ClusterSizes) > 0 {
 		var b bytes.Buffer
-		if err := SizeDistribution(&b, SVG, Chart{XLabel: "cluster size (documents)", YLabel: "clusters"}, d.ClusterSizes); err != nil {
+		if err := SizeDistribution(&b, SVG, reportChart("cluster size (documents)", "clusters"), d.ClusterSizes); err != nil {
 			return err
 		}
 		v.SizePlot = inlineSVG(b.Bytes())
 	}
 	if d.Scheme != nil {
 		var b bytes.Buffer
-		if err := SCurve(&b, SVG, Chart{}, []lsh.Params{*d.Scheme}, d.Threshold); err != nil {
+		if err := SCurve(&b, SVG, reportChart("", ""), []lsh.Params{*d.Scheme}, d.Threshold); err != nil {
 			return err
 		}
 		v.CurvePlot = inlineSVG(b.Bytes())
@@ -255,7 +257,7 @@ func (d *DedupData) similarityPlot() (template.HTML, error) {
 		}
 		lo = math.Min(lo, p.Similarity)
 	}
-	lo = math.Max(0, math.Floor(lo*20-1e-9)/20)
+	lo = math.Max(0, math.Floor(lo*20)/20)
 	if lo >= 1 {
 		lo = 0.95
 	}
@@ -271,10 +273,15 @@ func (d *DedupData) similarityPlot() (template.HTML, error) {
 		ss = append(ss, Series{fmt.Sprintf("identical bodies (%d)", len(ident)), ident})
 	}
 	var b bytes.Buffer
-	if err := StackedHistogram(&b, SVG, Chart{XLabel: "similarity", YLabel: "pairs"}, lo, 1, bins, ss...); err != nil {
+	if err := StackedHistogram(&b, SVG, reportChart("similarity", "pairs"), lo, 1, bins, ss...); err != nil {
 		return "", err
 	}
 	return inlineSVG(b.Bytes()), nil
+}
+
+// reportChart is the size of the report's plots: wide, as the page is.
+func reportChart(x, y string) Chart {
+	return Chart{XLabel: x, YLabel: y, Width: 8 * vg.Inch, Height: 3.4 * vg.Inch}
 }
 
 // inlineSVG makes an SVG document embeddable in HTML: it drops the XML
@@ -357,9 +364,9 @@ func (d *DedupData) exampleView(df *differ, in *interner, ex Example) exampleVie
 		dv := diffView{Member: m, Open: i == 0, WordsA: len(ka), TotA: ta}
 		switch {
 		case !ex.Kept.HasText:
-			dv.Note = "the kept document's text is not available (stored by an earlier run)"
+			dv.Note = "the kept document's text is not available (stored by an earlier run, or not read for the report)"
 		case !m.HasText:
-			dv.Note = "this document's text is not available (stored by an earlier run)"
+			dv.Note = "this document's text is not available (stored by an earlier run, or not read for the report)"
 		default:
 			kb, tb := words(m.Text, d.MaxWords)
 			dv.WordsB, dv.TotB = len(kb), tb
@@ -498,4 +505,5 @@ var pageTemplate = template.Must(template.New("page").Funcs(template.FuncMap{
 	"sim":   simString,
 	"rate":  rate,
 	"prob":  func(x float64) string { return fmt.Sprintf("%.4f", x) },
+	"inc":   func(n int) int { return n + 1 },
 }).Parse(pageHTML))

@@ -24,10 +24,11 @@ td.n { text-align: right; font-variant-numeric: tabular-nums; }
 tr.indent td:first-child { padding-left: 18px; color: #4a5262; }
 .bad { color: #b00020; font-weight: 600; }
 code, .mono { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; font-size: 13px; }
-svg { max-width: 100%; height: auto; display: block; }
+svg { width: 100%; max-width: 980px; height: auto; display: block; margin: 0 auto; }
 .plot { background: #fff; border: 1px solid #dde1e7; border-radius: 6px; padding: 8px; margin: 8px 0; }
 .note { color: #5a6372; font-size: 14px; }
 .members td { padding-right: 18px; }
+table.members { margin: 0 12px 8px; }
 details { background: #fff; border: 1px solid #dde1e7; border-radius: 6px; margin: 8px 0; }
 summary { cursor: pointer; padding: 8px 12px; font-weight: 600; }
 summary .note { font-weight: 400; }
@@ -102,11 +103,14 @@ tr.skip td { text-align: center; color: #7a8291; background: #fafbfc; font-size:
 {{if not .Examples}}<p class="note">No clusters to show.</p>{{end}}
 {{range $ex := .Examples}}
 <h3>Cluster {{.Cluster}} <span class="tag">{{.Why}}</span><span class="tag">{{num .Size}} documents</span>{{if .Oversize}}<span class="tag warn">oversize</span>{{end}}</h3>
+<details class="members"{{if le (len .Members) 10}} open{{end}}>
+<summary>{{num (len .Members | inc)}} documents listed</summary>
 <table class="members">
 <tr><th>document</th><th>similarity to kept</th></tr>
 <tr><td><code>{{.Kept.Name}}</code> <span class="tag">kept</span></td><td></td></tr>
 {{range .Members}}<tr><td><code>{{.Name}}</code></td><td>{{sim .Similarity .Exact .Identical}}</td></tr>
 {{end}}</table>
+</details>
 {{if .Unlisted}}<p class="note">{{num .Unlisted}} more members are listed in clusters.jsonl.</p>{{end}}
 {{range .Diffs}}
 <details{{if .Open}} open{{end}}>

@@ -226,7 +226,7 @@ func StackedHistogram(w io.Writer, format string, c Chart, lo, hi float64, bins 
 	p.Add(b)
 	p.X.Min, p.X.Max = lo, hi
 	p.Y.Min = 0
-	p.Y.Max = math.Max(1, slices.Max(base)) * 1.1
+	p.Y.Max = math.Max(1, slices.Max(base)) * 1.2 // room for the legend
 	p.Add(plotter.NewGrid())
 	return render(w, format, c, p)
 }
