@@ -89,9 +89,13 @@ type Options struct {
 	// recovered; extra candidates only cost a verification): P(Threshold)
 	// is then about 0.98 at every threshold.
 	LSH *lsh.Params
-	// Store holds the index. The default, nil, is a fresh in-memory store.
-	// Documents already in a persistent store (an earlier run) are matched
-	// too: a document near one of them is a duplicate of it.
+	// Store holds the index. The default, nil, indexes in memory by a
+	// sort-join: for each lookup key in turn, every document's key is
+	// computed and sorted, and documents in runs of equal keys become
+	// candidates (16 bytes per document per pass, nothing kept between
+	// passes). With a store, documents are added to an index.Index and
+	// queried; documents already in a persistent store (an earlier run)
+	// are matched too: a document near one of them is a duplicate of it.
 	Store store.Store
 	// Exact selects exact verification. The default is ExactAuto.
 	Exact ExactMode
@@ -274,12 +278,15 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	st := o.Store
-	if st == nil {
-		st = store.NewMemory()
-		defer st.Close()
+	hdr := smp.Header()
+	var x *index.Index
+	if o.Store != nil {
+		x, err = index.Open(o.Store, index.Config{Header: hdr, LSH: params, Threshold: o.Threshold})
+		if err != nil {
+			return nil, fmt.Errorf("dedup: %w", err)
+		}
 	}
-	x, err := index.Open(st, index.Config{Header: smp.Header(), LSH: params, Threshold: o.Threshold})
+	scheme, err := lsh.New(params)
 	if err != nil {
 		return nil, fmt.Errorf("dedup: %w", err)
 	}
@@ -318,42 +325,37 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	}
 	sum.ExactCheck = docs.exact
 
-	// Stage 2: index the unique documents.
-	t0 = time.Now()
-	bar := progress.New(o.Progress, "index", int64(len(unique)), "docs")
-	const batchSize = 2048
-	batch := make([]*index.Doc, 0, batchSize)
-	for lo := 0; lo < len(unique); lo += batchSize {
-		if err := ctx.Err(); err != nil {
+	// Stages 2 and 3: index and verify.
+	var near []Pair
+	if x == nil {
+		t0 = time.Now()
+		cand, shared, err := batchCandidates(ctx, o, scheme, res.Docs, unique)
+		if err != nil {
 			return nil, err
 		}
-		batch = batch[:0]
-		for _, i := range unique[lo:min(lo+batchSize, len(unique))] {
-			d := &res.Docs[i]
-			batch = append(batch, &index.Doc{Name: d.Name, Sketch: sketch.Sketch{Header: smp.Header(), Values: d.sketch, Size: float64(d.Shingles)}, Features: d.features})
+		sum.Candidates = int64(len(cand))
+		sum.Stages = append(sum.Stages, Stage{"index", time.Since(t0).Seconds(), int64(len(unique))})
+		t0 = time.Now()
+		if near, err = batchVerify(ctx, o, hdr, res.Docs, unique, cand, shared); err != nil {
+			return nil, err
 		}
-		if err := x.Add(batch...); err != nil {
-			return nil, fmt.Errorf("dedup: %w", err)
+		sum.Stages = append(sum.Stages, Stage{"verify", time.Since(t0).Seconds(), int64(len(cand))})
+	} else {
+		t0 = time.Now()
+		if err := addAll(ctx, o, x, hdr, res.Docs, unique); err != nil {
+			return nil, err
 		}
-		bar.Add(int64(len(batch)))
-	}
-	if err := store.Compact(st); err != nil {
-		return nil, fmt.Errorf("dedup: %w", err)
-	}
-	sum.Stages = append(sum.Stages, Stage{"index", bar.Finish().Seconds(), int64(len(unique))})
-	if bar == nil {
-		sum.Stages[len(sum.Stages)-1].Seconds = time.Since(t0).Seconds()
-	}
-
-	// Stage 3: query and verify.
-	t0 = time.Now()
-	near, cands, err := queryAll(ctx, o, x, smp.Header(), res.Docs, unique)
-	if err != nil {
-		return nil, err
+		sum.Stages = append(sum.Stages, Stage{"index", time.Since(t0).Seconds(), int64(len(unique))})
+		t0 = time.Now()
+		var cands int64
+		near, cands, err = queryAll(ctx, o, x, hdr, res.Docs, unique)
+		if err != nil {
+			return nil, err
+		}
+		sum.Candidates = cands
+		sum.Stages = append(sum.Stages, Stage{"verify", time.Since(t0).Seconds(), int64(len(unique))})
 	}
 	res.Pairs = append(res.Pairs, near...)
-	sum.Candidates = cands
-	sum.Stages = append(sum.Stages, Stage{"verify", time.Since(t0).Seconds(), int64(len(unique))})
 	sort.Slice(res.Pairs, func(i, j int) bool {
 		a, b := res.Pairs[i], res.Pairs[j]
 		if a.SeqB != b.SeqB {
@@ -606,6 +608,33 @@ func readAndSketch(ctx context.Context, o Options, smp sample.Sampler) (*sketche
 		}
 	}
 	return &sketched{docs: out, exact: exactOn}, stats, nil
+}
+
+// addAll adds the unique documents to the index in batches and compacts
+// the store.
+func addAll(ctx context.Context, o Options, x *index.Index, hdr sketch.Header, docs []Doc, unique []int) error {
+	bar := progress.New(o.Progress, "index", int64(len(unique)), "docs")
+	defer bar.Finish()
+	const batchSize = 2048
+	batch := make([]*index.Doc, 0, batchSize)
+	for lo := 0; lo < len(unique); lo += batchSize {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		batch = batch[:0]
+		for _, i := range unique[lo:min(lo+batchSize, len(unique))] {
+			d := &docs[i]
+			batch = append(batch, &index.Doc{Name: d.Name, Sketch: sketch.Sketch{Header: hdr, Values: d.sketch, Size: float64(d.Shingles)}, Features: d.features})
+		}
+		if err := x.Add(batch...); err != nil {
+			return fmt.Errorf("dedup: %w", err)
+		}
+		bar.Add(int64(len(batch)))
+	}
+	if err := store.Compact(o.Store); err != nil {
+		return fmt.Errorf("dedup: %w", err)
+	}
+	return nil
 }
 
 // queryAll queries every unique document against the index and keeps the
