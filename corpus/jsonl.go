@@ -115,7 +115,7 @@ func trimEOL(b []byte) []byte {
 }
 
 func (s *jsonlSource) parse(d *Document, line []byte, off int64) error {
-	if !json.Valid(line) {
+	if !validJSON(line) {
 		return s.o.errAt(s.line, off, ReasonBadJSON, jsonSyntaxError(line))
 	}
 	obj := trimWS(line)
