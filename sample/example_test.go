@@ -80,3 +80,11 @@ func ExampleCounter_PerInputPerSample() {
 	fmt.Println(c.PerInputPerSample())
 	// Output: 2
 }
+
+func ExampleVersion() {
+	// A sampler's version is written into every sketch header; sketches of
+	// different versions never compare (sketch.ErrMismatch).
+	s, _ := sample.New(sketch.MinHash, 64, 1)
+	fmt.Println(s.Header().Version == sample.Version(sketch.MinHash), sample.Version(sketch.MinHash))
+	// Output: true 2
+}
