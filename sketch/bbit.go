@@ -20,8 +20,9 @@ func remix(seed uint64, i int, v uint64) uint64 {
 // value i becomes the low b bits of a per-slot remix of s.Values[i], for b in
 // {1, 2, 4, 8, 16, 32}. Two compressed slots agree with probability
 // Q = J + (1−J)/2^b, which Jaccard inverts (book 2.4); use about twice as
-// many samples at b = 1 for the accuracy of full values. Set sketches and
-// already-compressed sketches give ErrUnsupported. Cost: one hash per value;
+// many samples at b = 1 for the accuracy of full values. Set sketches, HMT
+// sketches (see Algorithm.SlotWise) and already-compressed sketches give
+// ErrUnsupported; CWS and ICWS sketches compress like any slot-wise one. Cost: one hash per value;
 // the result is newly allocated.
 func Compress(s *Sketch, b int) (*Sketch, error) {
 	if err := checkCompress(s, b); err != nil {
@@ -89,8 +90,10 @@ func checkCompress(s *Sketch, b int) error {
 	if err := s.Validate(); err != nil {
 		return err
 	}
-	if s.Header.Algorithm.IsSet() {
-		return fmt.Errorf("%w: b-bit compression of %v set sketches", ErrUnsupported, s.Header.Algorithm)
+	if !s.Header.Algorithm.SlotWise() {
+		// Set sketches are sorted hashes; HMT sketches carry their scale and
+		// weight in Values[0:2], which b bits cannot hold.
+		return fmt.Errorf("%w: b-bit compression of %v sketches", ErrUnsupported, s.Header.Algorithm)
 	}
 	if s.Header.Bits != 64 {
 		return fmt.Errorf("%w: already %d-bit", ErrUnsupported, s.Header.Bits)

@@ -20,19 +20,30 @@ import (
 //     Poisson(n/k) uniforms, so the censored-exponential maximum likelihood
 //     gives n ≈ k·(c−1)/Σ min(u_j, 1) over all k slots, c of them uncensored.
 //
-// b-bit, XOR-pair and weighted sketches give ErrUnsupported. An empty sketch
-// has cardinality 0. Cost: O(len(Values)), no allocation.
+// For weighted sketches it is the total weight Σw instead:
+//
+//   - HMT, HMTDep: 2^Values[1], the total weight the sketch records (exact up
+//     to rounding of its logarithm); ErrUnsupported when it is outside
+//     float64's range (weights given as logarithms can exceed it).
+//   - CWS, ICWS: ErrUnsupported — a value is a hash of a sample (x, y) and
+//     keeps nothing of the weight; set Sketch.Size instead (weighted.Make).
+//
+// b-bit and XOR-pair sketches give ErrUnsupported. An empty sketch has
+// cardinality 0. Cost: O(len(Values)), no allocation.
 func Cardinality(s *Sketch) (float64, error) {
 	h := s.Header
 	if err := s.Validate(); err != nil {
 		return 0, err
 	}
-	if h.Bits != 64 || h.Params&ParamXORPair != 0 || h.Algorithm.IsWeighted() {
+	if h.Bits != 64 || h.Params&ParamXORPair != 0 || h.Algorithm == CWS || h.Algorithm == ICWS {
 		return 0, fmt.Errorf("%w: cardinality of %v b=%d sketches", ErrUnsupported, h.Algorithm, h.Bits)
 	}
 	v := s.Values
 	if len(v) == 0 {
 		return 0, nil
+	}
+	if h.Algorithm == HMT || h.Algorithm == HMTDep {
+		return hmtTotalWeight(v)
 	}
 	switch h.Algorithm {
 	case BottomK:

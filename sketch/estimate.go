@@ -7,8 +7,27 @@ import (
 
 // Estimate is an estimated similarity with its standard error: the true value
 // lies within J ± 2·StdErr about 95% of the time (normal approximation).
+//
+// HMT and HMTDep sketches may instead answer "similarity below α" (HMT
+// Algorithm 3.4): then Below is true, J is not an estimate but an upper
+// bound on the similarity that is itself below Alpha (the ratio of the
+// smaller to the larger total weight; 0 when one set is empty), and StdErr
+// is 0. Callers that threshold J at θ ≥ Alpha therefore reject such pairs
+// without looking at Below; to print the answer, test Below first.
+//
+// The zero value is the estimate 0 ± 0. Estimate is a small value; copy it
+// freely.
 type Estimate struct {
 	J, StdErr float64
+	// Below reports HMT's "similarity below Alpha" (see above); always false
+	// for other algorithms.
+	Below bool
+	// Alpha is the HMT sketch's interestingness threshold α, set on every
+	// HMT estimate; 0 for other algorithms.
+	Alpha float64
+	// Scales is the number of HMT scales averaged into J (0 when Below);
+	// 0 for other algorithms.
+	Scales int
 }
 
 // Jaccard estimates the Jaccard similarity |A∩B|/|A∪B| of the sets sketched
@@ -29,6 +48,21 @@ type Estimate struct {
 //   - Proportional: J = |kept(A) ∩ kept(B)| / |kept(A) ∪ kept(B)| with
 //     StdErr = sqrt(J(1−J)/u), u the size of the kept union. When neither
 //     sketch kept anything there is no information: J = 0.5, StdErr = 0.5.
+//   - CWS, ICWS (weighted): slot-wise as above — value i hashes sample i's
+//     (x, y), so slots agree exactly when the samples do, with probability
+//     the weighted Jaccard Σmin/Σmax; b-bit compression is corrected alike.
+//   - HMT, HMTDep (weighted): Algorithm 3.4 of Haeupler–Manasse–Talwar.
+//     Values[0] is the first scale s and Values[1] log₂ of the total weight,
+//     then t blocks of B one-permutation bins for scales s … s+t−1. When the
+//     total weights differ by more than a factor 1/α the answer is Below
+//     (see Estimate). Otherwise the blocks of every scale number both
+//     sketches hold are compared — by scale, not by position, since the
+//     first scales may differ — each giving q = matches/(B − bins empty in
+//     both), and J is the mean of q over those scales with
+//     StdErr = sqrt(Σ q(1−q)/m)/n; Scales is their number n (at least t − τ
+//     when not Below). If no shared scale holds any element there is no
+//     information: J = 0.5, StdErr = 0.5. Two empty sketches have J = 1;
+//     one empty one is Below with J = 0.
 //
 // Cost: O(len(Values)), no allocation.
 func Jaccard(a, b *Sketch) (Estimate, error) {
@@ -46,6 +80,9 @@ func Jaccard(a, b *Sketch) (Estimate, error) {
 		return bottomK(a.Values, b.Values, int(a.Header.K)), nil
 	case Proportional:
 		return proportional(a.Values, b.Values), nil
+	case HMT, HMTDep:
+		p, bins, _ := a.Header.HMT() // valid: checked by Validate
+		return hmtJaccard(a.Values, b.Values, p, bins), nil
 	}
 	na, nb := len(a.Values), len(b.Values)
 	if na == 0 || nb == 0 {
@@ -89,12 +126,13 @@ func fromMatches(eq, k int, bits uint8) Estimate {
 
 // BBitUnclamped returns the raw, unclamped b-bit corrected estimate
 // (2^b Q − 1)/(2^b − 1) of two slot-wise sketches; it can be negative, and is
-// the unbiased form to average over many pairs.
+// the unbiased form to average over many pairs. Set sketches and HMT
+// sketches (not slot-wise) give ErrUnsupported.
 func BBitUnclamped(a, b *Sketch) (float64, error) {
 	if err := a.Header.Check(b.Header); err != nil {
 		return 0, err
 	}
-	if a.Header.Algorithm.IsSet() || len(a.Values) != len(b.Values) || len(a.Values) == 0 {
+	if !a.Header.Algorithm.SlotWise() || len(a.Values) != len(b.Values) || len(a.Values) == 0 {
 		return 0, fmt.Errorf("%w: b-bit estimate needs two non-empty slot-wise sketches", ErrUnsupported)
 	}
 	eq := 0
@@ -162,6 +200,13 @@ func proportional(a, b []uint64) Estimate {
 // sizes: |A∩B| = J(|A|+|B|)/(1+J). Sizes come from the Size fields, or from
 // Cardinality when a Size is 0. StdErr propagates only the error of J (sizes
 // taken as exact). The result is clamped to [0, 1].
+//
+// For weighted sketches it is the weighted containment Σmin/|A|₁ (the same
+// identity holds with Σmin + Σmax = |A|₁ + |B|₁), with sizes the total
+// weights: CWS and ICWS sketches need their Size set (see weighted.Make),
+// HMT sketches carry their total weight. When the Jaccard estimate is
+// Below, so is the result, and its J is the containment implied by the
+// Jaccard bound — again an upper bound — with StdErr 0.
 func Containment(a, b *Sketch) (Estimate, error) {
 	e, err := Jaccard(a, b)
 	if err != nil {
@@ -178,12 +223,14 @@ func Containment(a, b *Sketch) (Estimate, error) {
 			return Estimate{}, err
 		}
 	}
-	if sa == 0 {
-		return Estimate{J: 1}, nil // the empty set is contained in anything
+	if sa == 0 { // the empty set is contained in anything
+		e.J, e.StdErr, e.Below = 1, 0, false
+		return e, nil
 	}
 	r := (sa + sb) / sa
 	c := e.J * r / (1 + e.J)
 	// d/dJ [J r/(1+J)] = r/(1+J)^2
 	se := e.StdErr * r / ((1 + e.J) * (1 + e.J))
-	return Estimate{J: math.Min(1, c), StdErr: se}, nil
+	e.J, e.StdErr = math.Min(1, c), se
+	return e, nil
 }

@@ -82,6 +82,14 @@ func (a Algorithm) IsSet() bool { return a == BottomK || a == Proportional }
 // IsWeighted reports whether a is a weighted sampler (package weighted).
 func (a Algorithm) IsWeighted() bool { return a >= CWS && a <= HMTDep }
 
+// SlotWise reports whether sketches of a are k slot-wise samples compared
+// position by position (and so can be b-bit compressed): every known
+// algorithm but the set sketches (BottomK, Proportional) and HMT, HMTDep,
+// whose values are blocks of bins aligned by scale.
+func (a Algorithm) SlotWise() bool {
+	return a.Valid() && !a.IsSet() && a != HMT && a != HMTDep
+}
+
 // Params flags. The low 62 bits of Header.Params are algorithm-specific:
 //
 //	Proportional:    the modulus m (a hash is kept when hash % m == 0)
@@ -90,6 +98,9 @@ func (a Algorithm) IsWeighted() bool { return a >= CWS && a <= HMTDep }
 //
 // The top bit marks an XOR-pair compressed sketch (CompressPairs): value i is
 // the b-bit remix of v_2i XOR v_2i+1, so slots match with probability J².
+//
+// HMT and HMTDep sketches pack their HMTParams (α, τ, t, L) into Params; see
+// HMTParams.Pack and Header.HMT.
 const (
 	ParamXORPair uint64 = 1 << 63
 	paramMask    uint64 = 1<<62 - 1
@@ -141,10 +152,16 @@ func (h Header) Check(o Header) error {
 	return nil
 }
 
-// Validate reports whether h is well formed: a known algorithm and a valid b.
+// Validate reports whether h is well formed: a known algorithm and a valid
+// b; for HMT and HMTDep also full 64-bit values, valid packed HMTParams and
+// K = 2 + t·B (see Header.HMT).
 func (h Header) Validate() error {
 	if !h.Algorithm.Valid() {
 		return fmt.Errorf("%w: unknown algorithm %d", ErrInvalid, h.Algorithm)
+	}
+	if h.Algorithm == HMT || h.Algorithm == HMTDep {
+		_, _, err := h.HMT()
+		return err
 	}
 	if !validBits(h.Bits) {
 		return fmt.Errorf("%w: bits %d not in {1,2,4,8,16,32,64}", ErrInvalid, h.Bits)

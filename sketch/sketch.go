@@ -12,7 +12,10 @@ import (
 // exactly K entries (or none for an empty set); for BottomK it holds at most
 // K distinct hashes in increasing order; for Proportional all kept hashes in
 // increasing order. For b-bit sketches (Header.Bits < 64) each value holds
-// only its low b bits.
+// only its low b bits. HMT and HMTDep sketches hold K = 2 + t·B values (or
+// none): the first scale s as an int64, math.Float64bits of log₂ of the
+// total weight, then t blocks of B one-permutation bins, block r for scale
+// s + r (HMTEmpty for an empty bin).
 //
 // The zero Sketch is invalid (no algorithm). A Sketch is a plain value: it is
 // safe for concurrent reads, and its methods never retain the slices they are
@@ -59,6 +62,11 @@ func (s *Sketch) Validate() error {
 			if v>>h.Bits != 0 {
 				return fmt.Errorf("%w: value %d wider than %d bits", ErrInvalid, i, h.Bits)
 			}
+		}
+	}
+	if h.Algorithm == HMT || h.Algorithm == HMTDep {
+		if err := validateHMT(s.Values); err != nil {
+			return err
 		}
 	}
 	if math.IsNaN(s.Size) || s.Size < 0 {

@@ -24,9 +24,10 @@
 // a slow, exact reference for tests.
 //
 // This package is not an index and not a general unweighted sampler: it only
-// turns weighted features (feature.Feature) into sketch values and estimates
-// weighted Jaccard similarity from them. CWS, ICWS and Replicated estimate by
-// the plain fraction of equal positions (sketch.Jaccard); HMT sketches must be
-// compared with EstimateJaccard. The samplers are frozen: golden vectors in
-// testdata pin their outputs.
+// turns weighted features (feature.Feature) into sketch values (Make wraps
+// them in a sketch.Sketch). The estimators live in package sketch:
+// sketch.Jaccard compares CWS and ICWS sketches slot by slot and
+// HMT sketches by Algorithm 3.4, scale by scale; EstimateJaccard is the same
+// estimate with the number of scales. The samplers are frozen: golden
+// vectors in testdata pin their outputs.
 package weighted

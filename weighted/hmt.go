@@ -7,6 +7,7 @@ import (
 
 	"github.com/neardup/neardup/feature"
 	"github.com/neardup/neardup/internal/rng"
+	"github.com/neardup/neardup/sketch"
 )
 
 // HMT is the Haeupler–Manasse–Talwar sketch ("Consistent Weighted Sampling
@@ -18,8 +19,9 @@ import (
 // ReduceToUnwtd with Options.Independent) and sketches it by one-permutation
 // hashing into K/(t−τ) bins, keeping the least element hash of each bin.
 // Two sets whose total weights are within a factor 1/α share at least t−τ
-// scales, hence K comparable bins; EstimateJaccard (Algorithm 3.4) averages
-// the per-scale estimates.
+// scales, hence K comparable bins; sketch.Jaccard (Algorithm 3.4, also
+// reached through EstimateJaccard and Estimate) averages the per-scale
+// estimates.
 //
 // Sketch layout (len = 2 + t·B, B = ⌈K/(t−τ)⌉, and Header.K = len):
 //
@@ -49,6 +51,7 @@ type HMT struct {
 	features      uint64
 	rDep          uint64
 	rInd, rOPH    uint64
+	hdr           sketch.Header
 }
 
 // Quantization of the parameters recorded in Header.Params.
@@ -70,6 +73,9 @@ func NewHMT(o Options) (*HMT, error) {
 	}
 	alpha := math.Round(o.Alpha*alphaQ) / alphaQ
 	l := math.Round(o.L*lQ) / lQ
+	if err := (sketch.HMTParams{Alpha: alpha, Tau: o.Tau, Scales: o.Scales, L: l}).Validate(); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrOptions, err) // e.g. Alpha rounds to 0 or 1
+	}
 	h := &HMT{k: o.K, t: o.Scales, tau: o.Tau, alpha: alpha, l: l, indep: o.Independent,
 		logw: o.LogWeights, seed: o.Seed, features: o.Features}
 	h.kb = (o.K + h.t - h.tau - 1) / (h.t - h.tau)
@@ -82,6 +88,7 @@ func NewHMT(o Options) (*HMT, error) {
 	h.rDep = rng.Key(o.Seed, tagHMT, 1)
 	h.rInd = rng.Key(o.Seed, tagHMT, 2)
 	h.rOPH = rng.Key(o.Seed, tagHMT, 3)
+	h.hdr = h.header()
 	return h, nil
 }
 

@@ -7,6 +7,7 @@ import (
 
 	"github.com/neardup/neardup/feature"
 	"github.com/neardup/neardup/internal/rng"
+	"github.com/neardup/neardup/sketch"
 )
 
 // Errors reported by the constructors and estimators.
@@ -18,8 +19,8 @@ var (
 
 // Empty is the value a sketch holds in a position no feature reached: every
 // position of the sketch of an empty (or all-zero) weighted set, and an
-// empty one-permutation bin of an HMT sketch.
-const Empty = ^uint64(0)
+// empty one-permutation bin of an HMT sketch (sketch.HMTEmpty).
+const Empty = sketch.HMTEmpty
 
 // Options configure every sampler of the package; fields a sampler does not
 // use are ignored. The zero value is valid and selects the defaults.
@@ -46,7 +47,8 @@ type Options struct {
 	// Tau is HMT's τ ∈ [1, Scales): scales are powers of β = α^(1/τ). The
 	// default is 1.
 	Tau int
-	// Scales is HMT's number t of scales per sketch. The default is 3.
+	// Scales is HMT's number t of scales per sketch, at most 63. The default
+	// is 3.
 	Scales int
 	// L is HMT's redundancy: each scale's unweighted set has at least
 	// L·K/(Scales−Tau) elements. The default is 4.
@@ -106,8 +108,8 @@ func (o Options) validate(hmt bool) error {
 		if !(o.Alpha > 0 && o.Alpha < 1) {
 			errs = append(errs, fmt.Errorf("%w: Alpha = %v, want 0 < Alpha < 1", ErrOptions, o.Alpha))
 		}
-		if o.Scales < 2 || o.Scales > 64 {
-			errs = append(errs, fmt.Errorf("%w: Scales = %d, want 2 ≤ Scales ≤ 64", ErrOptions, o.Scales))
+		if o.Scales < 2 || o.Scales > 63 { // t is packed in 6 bits of the header
+			errs = append(errs, fmt.Errorf("%w: Scales = %d, want 2 ≤ Scales ≤ 63", ErrOptions, o.Scales))
 		}
 		if o.Tau < 1 || o.Tau >= o.Scales {
 			errs = append(errs, fmt.Errorf("%w: Tau = %d, want 1 ≤ Tau < Scales = %d", ErrOptions, o.Tau, o.Scales))
