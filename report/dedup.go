@@ -506,4 +506,10 @@ var pageTemplate = template.Must(template.New("page").Funcs(template.FuncMap{
 	"rate":  rate,
 	"prob":  func(x float64) string { return fmt.Sprintf("%.4f", x) },
 	"inc":   func(n int) int { return n + 1 },
+	"words": func(n int) string {
+		if n == 1 {
+			return "1 word"
+		}
+		return group(int64(n)) + " words"
+	},
 }).Parse(pageHTML))

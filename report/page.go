@@ -114,7 +114,7 @@ tr.skip td { text-align: center; color: #7a8291; background: #fafbfc; font-size:
 {{if .Unlisted}}<p class="note">{{num .Unlisted}} more members are listed in clusters.jsonl.</p>{{end}}
 {{range .Diffs}}
 <details{{if .Open}} open{{end}}>
-<summary><code>{{.Member.Name}}</code> vs kept <span class="note">— {{sim .Member.Similarity .Member.Exact .Member.Identical}}{{if not .Note}}; {{num .Del}} words deleted, {{num .Ins}} inserted{{end}}</span></summary>
+<summary><code>{{.Member.Name}}</code> vs kept <span class="note">— {{sim .Member.Similarity .Member.Exact .Member.Identical}}{{if not .Note}}; {{words .Del}} deleted, {{num .Ins}} inserted{{end}}</span></summary>
 {{if .Note}}<p class="note" style="padding: 0 12px">{{.Note}}</p>
 {{else}}{{if or (lt .WordsA .TotA) (lt .WordsB .TotB)}}<p class="note" style="padding: 0 12px">Diff of the first {{num .WordsA}} of {{num .TotA}} words (kept) and {{num .WordsB}} of {{num .TotB}} words (member).</p>
 {{end}}{{if .NoDifference}}<p class="note" style="padding: 0 12px">No word-level difference: the texts differ at most in case, punctuation or spacing.</p>

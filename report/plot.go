@@ -376,6 +376,9 @@ func Curves(w io.Writer, format string, c Chart, curves []Curve, threshold float
 		p.Legend.Add(name, l)
 	}
 	p.X.Min, p.X.Max = 0, 1
-	p.Y.Min, p.Y.Max = 0, 1.02
+	// Headroom above P = 1 for the legend, which would otherwise cover
+	// curves that rise early; ticks stop at 1.
+	p.Y.Min, p.Y.Max = 0, 1+0.07*float64(len(curves)+1)
+	p.Y.Tick.Marker = plot.ConstantTicks{{Value: 0, Label: "0"}, {Value: 0.25, Label: "0.25"}, {Value: 0.5, Label: "0.5"}, {Value: 0.75, Label: "0.75"}, {Value: 1, Label: "1"}}
 	return render(w, format, c, p)
 }
