@@ -61,6 +61,11 @@ type Doc struct {
 	// Attrs are metadata fields for KeepField (for example a crawl date or
 	// a quality score). Values that parse as numbers compare numerically.
 	Attrs map[string]string
+	// Pinned documents are preferred for keeping over any unpinned one,
+	// whatever the policy (which then orders pinned documents among
+	// themselves): for example documents an earlier run already kept in a
+	// persistent index, which a new run cannot drop.
+	Pinned bool
 }
 
 // Keep selects the document kept in each cluster (and, with Star, the
@@ -400,6 +405,20 @@ func (b *Builder) cluster(edges []Edge) *Result {
 // keepCompare returns the order in which documents are preferred for
 // keeping (negative: x is kept before y). It is a total order (ties by ID).
 func (b *Builder) keepCompare() func(x, y Doc) int {
+	policy := b.policyCompare()
+	return func(x, y Doc) int {
+		if x.Pinned != y.Pinned {
+			if x.Pinned {
+				return -1
+			}
+			return 1
+		}
+		return policy(x, y)
+	}
+}
+
+// policyCompare is the keep policy's order, ignoring Pinned.
+func (b *Builder) policyCompare() func(x, y Doc) int {
 	o := b.opts
 	first := func(x, y Doc) int {
 		if c := cmp.Compare(x.Seq, y.Seq); c != 0 {

@@ -219,6 +219,21 @@ func TestKeepPolicies(t *testing.T) {
 			t.Errorf("%+v: kept %d, want %d", c.o, r.Clusters[0].Kept, c.kept)
 		}
 	}
+	// A pinned document is kept whatever the policy.
+	for _, o := range []Options{{}, {Keep: KeepLongest}, {Keep: KeepField, Field: "date"}, {Star: true}} {
+		b, _ := NewBuilder(o)
+		b.AddEdges(es)
+		for _, d := range docs {
+			if d.ID == 30 {
+				d.Pinned = true
+			}
+			b.AddDoc(d)
+		}
+		r := b.Result()
+		if r.Clusters[0].Kept != 30 {
+			t.Errorf("%+v: kept %d, want the pinned 30", o, r.Clusters[0].Kept)
+		}
+	}
 	if _, err := NewBuilder(Options{Keep: KeepField}); err == nil {
 		t.Error("KeepField without Field accepted")
 	}

@@ -3,54 +3,44 @@ package dedup
 import (
 	"errors"
 	"fmt"
+	"math"
 	"slices"
-	"strings"
+
+	"github.com/neardup/neardup/cluster"
 )
 
-// KeepPolicy chooses which member of a cluster is kept.
-type KeepPolicy uint8
-
-// Keep policies.
-const (
-	// KeepFirst keeps the member seen first (earliest in the input, or a
-	// stored document from an earlier run).
-	KeepFirst KeepPolicy = iota
-	// KeepLongest keeps the member with the longest body (ties: first).
-	KeepLongest
-	// KeepKey keeps the member with the smallest value of the metadata
-	// field ClusterOptions.KeyField (ties: first); members without it come
-	// last.
-	KeepKey
-)
-
-// ParseKeepPolicy parses "first", "longest" or "key".
-func ParseKeepPolicy(s string) (KeepPolicy, error) {
+// ParseKeepPolicy parses "first", "longest" or "key" (the smallest value of
+// ClusterOptions.KeyField; "key-desc" for the largest).
+func ParseKeepPolicy(s string) (keep cluster.Keep, descending bool, err error) {
 	switch s {
 	case "first", "":
-		return KeepFirst, nil
+		return cluster.KeepFirst, false, nil
 	case "longest":
-		return KeepLongest, nil
-	case "key", "meta":
-		return KeepKey, nil
+		return cluster.KeepLongest, false, nil
+	case "key":
+		return cluster.KeepField, false, nil
+	case "key-desc":
+		return cluster.KeepField, true, nil
 	}
-	return 0, fmt.Errorf("dedup: unknown keep policy %q (first, longest or key)", s)
+	return 0, false, fmt.Errorf("dedup: unknown keep policy %q (first, longest, key or key-desc)", s)
 }
 
-// ClusterOptions configure clustering.
+// ClusterOptions configure clustering (package cluster).
 type ClusterOptions struct {
-	// Keep is the keep policy. The default is KeepFirst.
-	Keep KeepPolicy
-	// KeyField is the metadata field KeepKey orders by (a JSONL dotted path
-	// that must also be read: it is added to the reader's MetaFields).
-	KeyField string
+	// Keep is the keep policy. The default is cluster.KeepFirst.
+	Keep cluster.Keep
+	// KeyField is the metadata field cluster.KeepField orders by (a JSONL
+	// dotted path, which Run adds to the reader's MetaFields); Descending
+	// keeps the largest value instead of the smallest.
+	KeyField   string
+	Descending bool
 	// Star admits a document to a cluster only when it is verified similar
 	// (at the threshold) to the cluster's kept document, not merely
 	// connected to it through other members: the guard against chaining.
-	// Documents that fail the test form clusters of their own. The default
-	// is off (connected components of verified pairs).
+	// The default is off (connected components of verified pairs).
 	Star bool
-	// MaxSize flags clusters with more members than this as oversize; they
-	// are reported with the edges that joined them. The default is 1000.
+	// MaxSize flags clusters with more members than this as oversize. The
+	// default is 1000.
 	MaxSize int
 }
 
@@ -61,7 +51,7 @@ func (c *ClusterOptions) ensureDefaults() {
 }
 
 func (c *ClusterOptions) validate() error {
-	if c.Keep == KeepKey && c.KeyField == "" {
+	if c.Keep == cluster.KeepField && c.KeyField == "" {
 		return errors.New("keep policy key needs a key field")
 	}
 	if c.MaxSize < 0 {
@@ -86,350 +76,171 @@ type Member struct {
 
 // Cluster is a group of two or more near-duplicate documents.
 type Cluster struct {
-	// ID numbers clusters 1, 2, … in order of their kept document.
+	// ID numbers clusters 1, 2, … in order of their first member.
 	ID int
 	// Kept is the name of the member that is kept.
 	Kept string
-	// Members lists every member, kept first, then in input order.
+	// Members lists every member, kept first, then in input order (stored
+	// documents from earlier runs before this run's).
 	Members []Member
-	// Edges are the verified pairs that joined the cluster.
+	// Edges are the verified pairs that joined the cluster: a maximum
+	// spanning tree of its pairs, or under Star the pairs to the kept
+	// document.
 	Edges []Pair
 	// Oversize reports more than ClusterOptions.MaxSize members.
 	Oversize bool
 }
 
-// buildClusters groups the documents joined by verified pairs into clusters,
-// picks the kept member of each by the policy, and marks the others in dup
-// (by Seq). Exact duplicates are aliases of their original: they join its
-// cluster, may be chosen as its kept member, and connect nothing
-// themselves. Deterministic: it depends only on the sorted pairs and the
-// documents' order.
-func buildClusters(o ClusterOptions, docs []Doc, pairs []Pair, dup map[int]bool) []Cluster {
-	g := newGraph(docs, pairs)
-	// Components of the originals, by union-find over the verified edges.
-	uf := newUnionFind(g.n)
-	for _, e := range g.edges {
-		uf.union(e.a, e.b)
+// buildClusters clusters the documents joined by verified pairs with
+// package cluster and marks the dropped members in dup (by Seq).
+//
+// Node ids are positions: stored documents from earlier runs first (in
+// order of name), then this run's documents in input order, so KeepFirst
+// is input order and cluster ids follow it. Stored documents are pinned:
+// an earlier run kept them, this one cannot drop them. An exact duplicate
+// inherits every verified edge of its original (it has the same text, so
+// the same similarities), plus an edge of similarity 1 to it; so the star
+// policy treats copies exactly as their original.
+func buildClusters(o ClusterOptions, threshold float64, docs []Doc, pairs []Pair, dup map[int]bool) ([]Cluster, error) {
+	var storedNames []string
+	for _, p := range pairs {
+		if p.SeqA < 0 {
+			storedNames = append(storedNames, p.A)
+		}
 	}
-	comps := map[int][]int{}
-	var order []int
-	for v := 0; v < g.n; v++ {
-		if g.isAlias(v) || (len(g.adj[v]) == 0 && len(g.aliases[v]) == 0) {
-			continue
-		}
-		r := uf.find(v)
-		if _, ok := comps[r]; !ok {
-			order = append(order, r)
-		}
-		comps[r] = append(comps[r], v)
+	slices.Sort(storedNames)
+	storedNames = slices.Compact(storedNames)
+	ns := len(storedNames)
+	bySeq := make(map[int]int, len(docs))
+	for i := range docs {
+		bySeq[docs[i].Seq] = i
 	}
-	queue := make([][]int, 0, len(order))
-	for _, r := range order {
-		queue = append(queue, comps[r])
+	id := func(seq int, name string) uint64 {
+		if seq < 0 {
+			i, _ := slices.BinarySearch(storedNames, name)
+			return uint64(i)
+		}
+		return uint64(ns + bySeq[seq])
 	}
-	var out []Cluster
-	for len(queue) > 0 {
-		orig := queue[0]
-		queue = queue[1:]
-		// Every member, aliases included, may be the kept one.
-		var all []int
-		for _, v := range orig {
-			all = append(all, v)
-			all = append(all, g.aliases[v]...)
+	name := func(v uint64) string {
+		if v < uint64(ns) {
+			return storedNames[v]
 		}
-		kept := all[0]
-		for _, v := range all[1:] {
-			if g.better(o, v, kept) {
-				kept = v
+		return docs[v-uint64(ns)].Name
+	}
+	seq := func(v uint64) int {
+		if v < uint64(ns) {
+			return -1
+		}
+		return docs[v-uint64(ns)].Seq
+	}
+
+	b, err := cluster.NewBuilder(cluster.Options{Threshold: math.Min(threshold, 1), Star: o.Star, Keep: o.Keep, Field: "key", Descending: o.Descending, MaxSize: o.MaxSize})
+	if err != nil {
+		return nil, err
+	}
+	type key struct{ a, b uint64 }
+	byPair := map[key]*Pair{}
+	put := func(a, b uint64, p *Pair) {
+		if a > b {
+			a, b = b, a
+		}
+		byPair[key{a, b}] = p
+	}
+	get := func(a, b uint64) (*Pair, bool) {
+		if a > b {
+			a, b = b, a
+		}
+		p, ok := byPair[key{a, b}]
+		return p, ok
+	}
+	aliases := map[uint64][]uint64{}
+	var edges []cluster.Edge
+	for i := range pairs {
+		p := &pairs[i]
+		a, c := id(p.SeqA, p.A), id(p.SeqB, p.B)
+		put(a, c, p)
+		edges = append(edges, cluster.Edge{A: a, B: c, Similarity: p.Similarity})
+		if p.Identical {
+			aliases[a] = append(aliases[a], c)
+		}
+	}
+	// Copies inherit their original's edges (and copies of the other end's).
+	n := len(edges)
+	for _, e := range edges[:n] {
+		for _, ca := range aliases[e.A] {
+			if ca != e.B {
+				edges = append(edges, cluster.Edge{A: ca, B: e.B, Similarity: e.Similarity})
 			}
 		}
-		center := g.orig(kept)
-		if o.Star {
-			// Only the kept document's verified neighbours join it; the
-			// rest are clustered again among themselves.
-			in := map[int]bool{center: true}
-			for _, e := range g.adj[center] {
-				in[e.other(center)] = true
-			}
-			var star, rest []int
-			for _, v := range orig {
-				if in[v] {
-					star = append(star, v)
-				} else {
-					rest = append(rest, v)
-				}
-			}
-			queue = append(queue, g.components(rest)...)
-			orig = star
-			all = all[:0]
-			for _, v := range orig {
-				all = append(all, v)
-				all = append(all, g.aliases[v]...)
+		for _, cb := range aliases[e.B] {
+			if cb != e.A {
+				edges = append(edges, cluster.Edge{A: e.A, B: cb, Similarity: e.Similarity})
 			}
 		}
-		if len(all) < 2 {
-			continue
+	}
+	for _, cs := range aliases {
+		for i, x := range cs {
+			for _, y := range cs[i+1:] {
+				edges = append(edges, cluster.Edge{A: x, B: y, Similarity: 1})
+			}
 		}
-		slices.SortFunc(all, func(u, v int) int { return g.cmpOrder(u, v) })
-		c := Cluster{Kept: g.name(kept)}
-		c.Members = append(c.Members, Member{Name: g.name(kept), Seq: g.seq(kept), Similarity: 1, Exact: true})
-		for _, v := range all {
-			if v == kept {
+	}
+	b.AddEdges(edges)
+	for v := uint64(0); v < uint64(ns); v++ {
+		b.AddDoc(cluster.Doc{ID: v, Seq: v, Pinned: true})
+	}
+	for i := range docs {
+		d := &docs[i]
+		cd := cluster.Doc{ID: uint64(ns + i), Seq: uint64(ns + i), Length: int64(d.Bytes)}
+		if d.Key != "" {
+			cd.Attrs = map[string]string{"key": d.Key}
+		}
+		b.AddDoc(cd)
+	}
+	res := b.Result()
+
+	// The similarity of u to v: a verified pair, or through copies.
+	orig := map[uint64]uint64{}
+	for a, cs := range aliases {
+		for _, c := range cs {
+			orig[c] = a
+		}
+	}
+	root := func(v uint64) uint64 {
+		if a, ok := orig[v]; ok {
+			return a
+		}
+		return v
+	}
+	out := make([]Cluster, 0, len(res.Clusters))
+	for _, rc := range res.Clusters {
+		c := Cluster{ID: len(out) + 1, Kept: name(rc.Kept), Oversize: rc.Oversize}
+		c.Members = append(c.Members, Member{Name: c.Kept, Seq: seq(rc.Kept), Similarity: 1, Exact: true})
+		for _, v := range rc.Members { // increasing id: input order
+			if v == rc.Kept {
 				continue
 			}
-			m := Member{Name: g.name(v), Seq: g.seq(v), Similarity: -1}
-			if g.orig(v) == center {
+			m := Member{Name: name(v), Seq: seq(v), Similarity: -1}
+			if root(v) == root(rc.Kept) {
 				m.Similarity, m.Exact, m.Identical = 1, true, true
-			} else if e, ok := g.edge(g.orig(v), center); ok {
-				m.Similarity, m.Exact = e.p.Similarity, e.p.Exact
+			} else if p, ok := get(root(v), root(rc.Kept)); ok {
+				m.Similarity, m.Exact = p.Similarity, p.Exact
 			}
 			c.Members = append(c.Members, m)
 			if m.Seq >= 0 {
 				dup[m.Seq] = true
 			}
 		}
-		in := map[int]bool{}
-		for _, v := range orig {
-			in[v] = true
+		for _, e := range rc.Edges {
+			if p, ok := get(e.A, e.B); ok {
+				c.Edges = append(c.Edges, *p)
+				continue
+			}
+			// An edge inherited by a copy.
+			c.Edges = append(c.Edges, Pair{A: name(e.A), B: name(e.B), SeqA: seq(e.A), SeqB: seq(e.B), Similarity: e.Similarity, Estimate: e.Similarity})
 		}
-		for _, v := range orig {
-			for _, e := range g.adj[v] {
-				if e.a == v && in[e.b] { // each edge once, from its first end
-					c.Edges = append(c.Edges, *e.p)
-				}
-			}
-			for _, a := range g.aliases[v] {
-				c.Edges = append(c.Edges, *g.aliasPair[a])
-			}
-		}
-		slices.SortFunc(c.Edges, func(x, y Pair) int {
-			if x.SeqB != y.SeqB {
-				return x.SeqB - y.SeqB
-			}
-			if x.SeqA != y.SeqA {
-				return x.SeqA - y.SeqA
-			}
-			return strings.Compare(x.A, y.A)
-		})
-		c.Oversize = o.MaxSize > 0 && len(c.Members) > o.MaxSize
 		out = append(out, c)
 	}
-	// Number clusters in the order of their kept documents.
-	slices.SortFunc(out, func(x, y Cluster) int {
-		return g.cmpOrder(g.node(x.Members[0].Seq, x.Kept), g.node(y.Members[0].Seq, y.Kept))
-	})
-	for i := range out {
-		out[i].ID = i + 1
-	}
-	return out
-}
-
-// graph is the verified-pair graph of a run.
-type graph struct {
-	docs        []Doc
-	bySeq       map[int]int
-	stored      map[string]int
-	storedNames []string
-	n           int
-	edges       []gedge
-	adj         [][]gedge
-	aliasOf     map[int]int   // exact duplicate -> its original
-	aliases     map[int][]int // original -> its exact duplicates
-	aliasPair   map[int]*Pair
-}
-
-type gedge struct {
-	a, b int
-	p    *Pair
-}
-
-func (e gedge) other(v int) int {
-	if e.a == v {
-		return e.b
-	}
-	return e.a
-}
-
-func newGraph(docs []Doc, pairs []Pair) *graph {
-	g := &graph{docs: docs, bySeq: make(map[int]int, len(docs)), stored: map[string]int{},
-		aliasOf: map[int]int{}, aliases: map[int][]int{}, aliasPair: map[int]*Pair{}}
-	for i := range docs {
-		g.bySeq[docs[i].Seq] = i
-	}
-	for i := range pairs {
-		p := &pairs[i]
-		a, b := g.node(p.SeqA, p.A), g.node(p.SeqB, p.B)
-		if p.Identical {
-			g.aliasOf[b] = a
-			g.aliases[a] = append(g.aliases[a], b)
-			g.aliasPair[b] = p
-			continue
-		}
-		g.edges = append(g.edges, gedge{a, b, p})
-	}
-	g.n = len(docs) + len(g.storedNames)
-	g.adj = make([][]gedge, g.n)
-	for _, e := range g.edges {
-		g.adj[e.a] = append(g.adj[e.a], e)
-		g.adj[e.b] = append(g.adj[e.b], e)
-	}
-	return g
-}
-
-// node returns the node of a document of this run (seq >= 0) or of a stored
-// one (seq < 0, by name), adding stored ones as they come.
-func (g *graph) node(seq int, name string) int {
-	if seq >= 0 {
-		return g.bySeq[seq]
-	}
-	v, ok := g.stored[name]
-	if !ok {
-		v = len(g.docs) + len(g.storedNames)
-		g.stored[name] = v
-		g.storedNames = append(g.storedNames, name)
-	}
-	return v
-}
-
-func (g *graph) isStored(v int) bool { return v >= len(g.docs) }
-func (g *graph) isAlias(v int) bool  { _, ok := g.aliasOf[v]; return ok }
-
-func (g *graph) orig(v int) int {
-	if a, ok := g.aliasOf[v]; ok {
-		return a
-	}
-	return v
-}
-
-func (g *graph) name(v int) string {
-	if g.isStored(v) {
-		return g.storedNames[v-len(g.docs)]
-	}
-	return g.docs[v].Name
-}
-
-func (g *graph) seq(v int) int {
-	if g.isStored(v) {
-		return -1
-	}
-	return g.docs[v].Seq
-}
-
-// cmpOrder orders nodes as the input did: stored documents first (by name),
-// then by Seq.
-func (g *graph) cmpOrder(u, v int) int {
-	su, sv := g.isStored(u), g.isStored(v)
-	switch {
-	case su && sv:
-		return strings.Compare(g.name(u), g.name(v))
-	case su:
-		return -1
-	case sv:
-		return 1
-	}
-	return g.docs[u].Seq - g.docs[v].Seq
-}
-
-// better reports whether u should be kept rather than v.
-func (g *graph) better(o ClusterOptions, u, v int) bool {
-	su, sv := g.isStored(u), g.isStored(v)
-	if su || sv {
-		// A stored document is already kept by an earlier run.
-		return g.cmpOrder(u, v) < 0
-	}
-	du, dv := &g.docs[u], &g.docs[v]
-	switch o.Keep {
-	case KeepLongest:
-		if du.Bytes != dv.Bytes {
-			return du.Bytes > dv.Bytes
-		}
-	case KeepKey:
-		if (du.Key == "") != (dv.Key == "") {
-			return dv.Key == ""
-		}
-		if du.Key != dv.Key {
-			return du.Key < dv.Key
-		}
-	}
-	return du.Seq < dv.Seq
-}
-
-// edge returns the verified edge between u and v, if any.
-func (g *graph) edge(u, v int) (gedge, bool) {
-	for _, e := range g.adj[u] {
-		if e.other(u) == v {
-			return e, true
-		}
-	}
-	return gedge{}, false
-}
-
-// components splits nodes into the connected components of the edges
-// among them, each in increasing order, ordered by their first node.
-func (g *graph) components(nodes []int) [][]int {
-	if len(nodes) == 0 {
-		return nil
-	}
-	local := make(map[int]int, len(nodes)) // node -> index in nodes
-	for i, v := range nodes {
-		local[v] = i
-	}
-	uf := newUnionFind(len(nodes))
-	for i, v := range nodes {
-		for _, e := range g.adj[v] {
-			if j, ok := local[e.other(v)]; ok {
-				uf.union(i, j)
-			}
-		}
-	}
-	groups := map[int][]int{}
-	var order []int
-	for i, v := range nodes {
-		r := uf.find(i)
-		if _, ok := groups[r]; !ok {
-			order = append(order, r)
-		}
-		groups[r] = append(groups[r], v)
-	}
-	out := make([][]int, 0, len(order))
-	for _, r := range order {
-		out = append(out, groups[r])
-	}
-	return out
-}
-
-// unionFind is a disjoint-set forest with path halving and union by size:
-// near-constant amortized time per operation.
-type unionFind struct {
-	parent, size []int32
-}
-
-func newUnionFind(n int) *unionFind {
-	u := &unionFind{parent: make([]int32, n), size: make([]int32, n)}
-	for i := range u.parent {
-		u.parent[i] = int32(i)
-		u.size[i] = 1
-	}
-	return u
-}
-
-func (u *unionFind) find(x int) int {
-	p := u.parent
-	for int(p[x]) != x {
-		p[x] = p[p[x]]
-		x = int(p[x])
-	}
-	return x
-}
-
-func (u *unionFind) union(a, b int) {
-	ra, rb := u.find(a), u.find(b)
-	if ra == rb {
-		return
-	}
-	if u.size[ra] < u.size[rb] {
-		ra, rb = rb, ra
-	}
-	u.parent[rb] = int32(ra)
-	u.size[ra] += u.size[rb]
+	return out, nil
 }

@@ -370,7 +370,9 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 
 	// Stage 4: clusters.
 	t0 = time.Now()
-	res.Clusters = buildClusters(o.Cluster, res.Docs, res.Pairs, res.Duplicate)
+	if res.Clusters, err = buildClusters(o.Cluster, o.Threshold, res.Docs, res.Pairs, res.Duplicate); err != nil {
+		return nil, fmt.Errorf("dedup: %w", err)
+	}
 	sum.Stages = append(sum.Stages, Stage{"cluster", time.Since(t0).Seconds(), int64(len(res.Pairs))})
 	sum.Clusters = len(res.Clusters)
 	for _, c := range res.Clusters {

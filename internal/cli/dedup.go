@@ -75,7 +75,7 @@ or "memory" to keep it in RAM.`,
 	fl.Uint64Var(&opts.Seed, "sketch-seed", 0, "seed of the sampler and the LSH keys")
 	fl.StringVar(&opts.LSH, "lsh", "auto", `supershingle scheme: auto (chosen for the threshold), altavista, bing, or R,B[,M] (R samples per supershingle, B supershingles, at least M must match)`)
 	fl.StringVar(&opts.Exact, "exact", "auto", "verify pairs by exact Jaccard: auto (when the features fit in memory), always or never")
-	fl.StringVar(&opts.Keep, "keep", "first", "which member of a cluster to keep: first, longest or key (smallest --key-field value)")
+	fl.StringVar(&opts.Keep, "keep", "first", "which member of a cluster to keep: first, longest, key (smallest --key-field value) or key-desc (largest)")
 	fl.StringVar(&opts.KeyField, "key-field", "", "JSONL field (dotted path) for --keep key")
 	fl.BoolVar(&opts.Star, "star", false, "admit a document to a cluster only if it is similar to the kept document itself (guards against chaining)")
 	fl.IntVar(&opts.MaxSize, "max-cluster", 1000, "flag clusters larger than this (reported with the edges that joined them)")
@@ -147,7 +147,7 @@ func runDedup(ctx context.Context, env *Env, opts dedupOptions) error {
 	default:
 		return usagef("--exact %q: want auto, always or never", opts.Exact)
 	}
-	keep, err := dedup.ParseKeepPolicy(opts.Keep)
+	keep, desc, err := dedup.ParseKeepPolicy(opts.Keep)
 	if err != nil {
 		return usagef("--keep: %v", err)
 	}
@@ -203,7 +203,7 @@ func runDedup(ctx context.Context, env *Env, opts dedupOptions) error {
 		Store:     st,
 		Exact:     exact,
 		Workers:   opts.Workers,
-		Cluster:   dedup.ClusterOptions{Keep: keep, KeyField: opts.KeyField, Star: opts.Star, MaxSize: opts.MaxSize},
+		Cluster:   dedup.ClusterOptions{Keep: keep, Descending: desc, KeyField: opts.KeyField, Star: opts.Star, MaxSize: opts.MaxSize},
 		Corpus: corpus.Options{
 			IDField:   opts.Corpus.IDField,
 			TextField: opts.Corpus.TextField,

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -117,13 +118,18 @@ func TestDedupRejectsAndDuplicateIDs(t *testing.T) {
 	dir := t.TempDir()
 	in := filepath.Join(dir, "in", "docs.jsonl")
 	os.MkdirAll(filepath.Dir(in), 0o755)
-	text := strings.Repeat("the quick brown fox jumps over the lazy dog again and again ", 20)
+	// 60 distinct words: d adds one word at the end, J = 56/57.
+	var words []string
+	for i := 0; i < 60; i++ {
+		words = append(words, fmt.Sprintf("w%d", i))
+	}
+	text := strings.Join(words, " ")
 	lines := []string{
 		`{"id":"a","text":"` + text + `"}`,
 		`{"id":"b","text":"` + text + `"}`,          // identical body: exact duplicate
 		`{"id":"a","text":"another text entirely"}`, // duplicate id: rejected
 		`{"id":"c"`, // bad JSON: rejected
-		`{"id":"d","text":"` + text + ` plus a tail"}`,
+		`{"id":"d","text":"` + text + ` tail"}`,
 	}
 	if err := os.WriteFile(in, []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
 		t.Fatal(err)
