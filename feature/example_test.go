@@ -89,8 +89,8 @@ func ExampleOptions_ConfigHash() {
 	fmt.Printf("%016x\n", feature.Options{}.ConfigHash())
 	fmt.Printf("%016x\n", feature.Options{}.IDHash())
 	// Output:
-	// 197ac0408c0362dd
-	// 7953a324b946a5d0
+	// 60df4eda0ebc6487
+	// 603d831a95485e26
 }
 
 func ExampleParseWeighting() {

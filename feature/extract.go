@@ -20,9 +20,8 @@ const (
 // units (k-word shingles, words or character n-grams), fingerprints each
 // unit into a 64-bit id and weighs the distinct ids.
 //
-// Feature ids are Rabin fingerprints (book 2.2, 3.3). Each token's bytes
-// (zero-padded to a multiple of 8; see tokHasher) are fingerprinted with one
-// random primitive polynomial, and a k-unit window
+// Feature ids are Rabin fingerprints (book 2.2, 3.3). Each token's bytes are
+// fingerprinted with one random primitive polynomial, and a k-unit window
 // slides over those word fingerprints with a second, independent polynomial,
 // so each shingle costs O(1) whatever k is. Two polynomials, because the
 // book (2.2, warning 1) cautions against fingerprinting fingerprints with

@@ -364,9 +364,8 @@ func (n *normalizer) tokenize(text []byte) {
 			}
 			// The ASCII word run, copied lowered without per-byte append
 			// checks: it needs at most len(text)-i bytes.
-			// (8 more keep a token's fingerprint load inside the buffer.)
-			if cap(out)-len(out) < len(text)-i+8 {
-				out = append(out, make([]byte, len(text)-i+8)...)[:len(out)]
+			if cap(out)-len(out) < len(text)-i {
+				out = append(out, make([]byte, len(text)-i)...)[:len(out)]
 			}
 			o := len(out)
 			buf := out[:cap(out)]

@@ -254,7 +254,7 @@ func (o Options) Validate() error {
 // configVersion changes whenever the meaning of a configuration (the ids or
 // weights it produces) changes, so hashes of old configurations never match
 // new outputs.
-const configVersion = 2 // 2: token fingerprints of zero-padded tokens
+const configVersion = 1
 
 // IDHash returns a stable 64-bit summary of everything that determines
 // feature ids from a token sequence (case, normalization, digits,

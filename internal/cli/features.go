@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"time"
@@ -22,7 +23,8 @@ import (
 type featFlags struct {
 	K            int
 	Wrap         bool
-	Words        bool
+	Unit         string
+	Words        bool // --words, short for --unit word
 	CharNGrams   int
 	Weight       string
 	IDF          string
@@ -30,11 +32,11 @@ type featFlags struct {
 	RawIDF       bool
 	TitleBoost   float64
 	HeadingBoost float64
-	Format       string
+	Format       string // --markup
 	Case         string
-	NFKC         bool
+	Norm         string
 	Digits       string
-	KeepPunct    bool
+	Punct        string
 	Seed         uint64
 }
 
@@ -43,9 +45,10 @@ func (f *featFlags) bind(cmd *cobra.Command, withWeights bool) {
 	fl := cmd.Flags()
 	fl.IntVarP(&f.K, "shingle", "k", feature.DefaultK, "words per shingle")
 	fl.BoolVar(&f.Wrap, "wrap", false, "wrap shingles around the end of the document (AltaVista: as many shingles as words)")
-	fl.BoolVar(&f.Words, "words", false, "single words as features instead of shingles")
-	fl.IntVar(&f.CharNGrams, "char-ngrams", 0, "character n-grams of this many runes as features instead of shingles")
-	fl.Uint64Var(&f.Seed, "seed", 0, "seed of the Rabin polynomials that make feature ids")
+	fl.StringVar(&f.Unit, "unit", "shingle", "feature unit: shingle, word or char")
+	fl.BoolVar(&f.Words, "words", false, "single words as features (short for --unit word)")
+	fl.IntVar(&f.CharNGrams, "char-ngrams", 0, "character n-grams of this many runes as features (short for --unit char --shingle N)")
+	fl.Uint64Var(&f.Seed, "feature-seed", 0, "seed of the Rabin polynomials that make feature ids")
 	f.bindNorm(cmd)
 	if withWeights {
 		fl.StringVar(&f.Weight, "weight", "set", "weighting: set, count or tfidf")
@@ -61,11 +64,11 @@ func (f *featFlags) bind(cmd *cobra.Command, withWeights bool) {
 // digits, punctuation).
 func (f *featFlags) bindNorm(cmd *cobra.Command) {
 	fl := cmd.Flags()
-	fl.StringVar(&f.Format, "format", "auto", "document format: auto (HTML documents of the corpus, or sniffed), text or html")
+	fl.StringVar(&f.Format, "markup", "auto", "document markup: auto (HTML documents of the corpus, or sniffed), text or html")
 	fl.StringVar(&f.Case, "case", "lower", "case normalization: lower, fold (full Unicode case folding) or keep")
-	fl.BoolVar(&f.NFKC, "nfkc", false, "apply Unicode NFKC normalization")
+	fl.StringVar(&f.Norm, "norm", "none", "Unicode normalization: none or nfkc")
 	fl.StringVar(&f.Digits, "digits", "keep", "numbers: keep, drop or fold (every digit becomes 0)")
-	fl.BoolVar(&f.KeepPunct, "punct", false, "keep punctuation as tokens instead of delimiters")
+	fl.StringVar(&f.Punct, "punct", "drop", "punctuation: drop (a delimiter) or keep (tokens of their own)")
 }
 
 // options converts the flags (without the IDF table) to feature.Options;
@@ -73,26 +76,25 @@ func (f *featFlags) bindNorm(cmd *cobra.Command) {
 func (f *featFlags) options() (feature.Options, error) {
 	o := feature.Options{K: f.K, Wrap: f.Wrap, Seed: f.Seed, SublinearTF: f.SublinearTF, RawIDF: f.RawIDF,
 		TitleBoost: f.TitleBoost, HeadingBoost: f.HeadingBoost}
-	var err error
-	if o.Format, err = feature.ParseFormat(f.Format); err != nil {
-		return o, usagef("--format: %v", err)
-	}
-	if o.Case, err = feature.ParseCase(f.Case); err != nil {
-		return o, usagef("--case: %v", err)
-	}
-	if o.Digits, err = feature.ParseDigits(f.Digits); err != nil {
-		return o, usagef("--digits: %v", err)
-	}
-	if f.Weight != "" {
-		if o.Weighting, err = feature.ParseWeighting(f.Weight); err != nil {
-			return o, usagef("--weight: %v", err)
+	// An empty string (a featFlags built in code) means the default.
+	var errs []error
+	parse := func(flag, v string, p func(string) error) {
+		if v == "" {
+			return
+		}
+		if err := p(v); err != nil {
+			errs = append(errs, fmt.Errorf("--%s: %w", flag, err))
 		}
 	}
-	if f.NFKC {
-		o.Norm = feature.NormNFKC
-	}
-	if f.KeepPunct {
-		o.Punct = feature.PunctKeep
+	parse("markup", f.Format, func(v string) (err error) { o.Format, err = feature.ParseFormat(v); return })
+	parse("norm", f.Norm, func(v string) (err error) { o.Norm, err = feature.ParseNorm(v); return })
+	parse("punct", f.Punct, func(v string) (err error) { o.Punct, err = feature.ParsePunct(v); return })
+	parse("case", f.Case, func(v string) (err error) { o.Case, err = feature.ParseCase(v); return })
+	parse("digits", f.Digits, func(v string) (err error) { o.Digits, err = feature.ParseDigits(v); return })
+	parse("unit", f.Unit, func(v string) (err error) { o.Unit, err = feature.ParseUnit(v); return })
+	parse("weight", f.Weight, func(v string) (err error) { o.Weighting, err = feature.ParseWeighting(v); return })
+	if len(errs) > 0 {
+		return o, &UsageError{Err: errors.Join(errs...)}
 	}
 	if f.K < 0 {
 		return o, usagef("--shingle %d: must be positive", f.K)
@@ -100,8 +102,12 @@ func (f *featFlags) options() (feature.Options, error) {
 	switch {
 	case f.Words && f.CharNGrams != 0:
 		return o, usagef("--words and --char-ngrams exclude each other")
+	case f.Words && f.Unit != "" && f.Unit != "shingle" && f.Unit != "word":
+		return o, usagef("--words and --unit %s exclude each other", f.Unit)
 	case f.Words:
 		o.Unit = feature.UnitWord
+	case f.CharNGrams != 0 && f.Unit != "" && f.Unit != "shingle" && f.Unit != "char":
+		return o, usagef("--char-ngrams and --unit %s exclude each other", f.Unit)
 	case f.CharNGrams < 0:
 		return o, usagef("--char-ngrams %d: must be positive", f.CharNGrams)
 	case f.CharNGrams > 0:
@@ -125,7 +131,7 @@ func checkFeatOptions(o feature.Options) error {
 }
 
 // featExtractors extracts features with the corpus's knowledge of which
-// documents are HTML: with --format auto, a document the corpus reader
+// documents are HTML: with --markup auto, a document the corpus reader
 // marks as HTML (HTML files, WARC responses) is read as HTML, any other is
 // sniffed. Both extractors give the same ids for the same words.
 type featExtractors struct {
@@ -312,7 +318,7 @@ in order of first occurrence. Inputs are files, directories, JSONL, WARC or
 Parquet (optionally gzip/zstd compressed); "-" or no argument reads stdin.`,
 		Example: `  neardup features testdata/licenses/docs.jsonl.gz | head -1
   neardup features --text -k 3 page.html
-  neardup features --weight count --words notes.txt
+  neardup features --weight count --unit word notes.txt
   neardup idf build corpus.jsonl --out idf.bin && neardup features --weight tfidf --idf idf.bin corpus.jsonl`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Paths = args

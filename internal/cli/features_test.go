@@ -117,7 +117,7 @@ func TestRunFeatures(t *testing.T) {
 	}
 	// Without --text there is no text field.
 	env, out, _ = featTestEnv()
-	ff, cf = featFlagsFor(t, true, "--words", "--weight", "count")
+	ff, cf = featFlagsFor(t, true, "--unit", "word", "--weight", "count")
 	if err := runFeatures(context.Background(), env, featuresOptions{Paths: []string{path}, Feature: ff, Corpus: cf}); err != nil {
 		t.Fatal(err)
 	}
@@ -135,7 +135,7 @@ func TestRunFeaturesHTMLAndChars(t *testing.T) {
 	dir := t.TempDir()
 	page := featWrite(t, filepath.Join(dir, "p.html"), `<html><head><title>Hello</title><script>var hidden=1</script></head><body><p>World wide</p></body></html>`)
 	env, out, _ := featTestEnv()
-	ff, cf := featFlagsFor(t, true, "--words")
+	ff, cf := featFlagsFor(t, true, "--unit", "word")
 	if err := runFeatures(context.Background(), env, featuresOptions{Paths: []string{page}, Feature: ff, Corpus: cf, Text: true}); err != nil {
 		t.Fatal(err)
 	}
@@ -211,7 +211,11 @@ func TestRunFeaturesUsageErrors(t *testing.T) {
 		{"--case", "upper"},
 		{"--digits", "roman"},
 		{"--idf", "x.bin"}, // needs --weight tfidf
+		{"--unit", "word", "--char-ngrams", "3"},
 		{"--words", "--char-ngrams", "3"},
+		{"--unit", "sentence"},
+		{"--norm", "nfd"},
+		{"--punct", "yes"},
 		{"--char-ngrams", "-2"},
 		{"-k", "100"},
 		{"--title-boost", "0.5", "--weight", "count"},
