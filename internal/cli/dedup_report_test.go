@@ -191,3 +191,37 @@ func TestDedupReportTexts(t *testing.T) {
 		t.Error("report without inputs should have no diffs")
 	}
 }
+
+// TestDedupReportHTMLText: HTML documents are shown as their visible text,
+// plain text as it is.
+func TestDedupReportHTMLText(t *testing.T) {
+	dir := t.TempDir()
+	files := map[string]string{
+		"a.html": "<!DOCTYPE html><html><head><title>T</title><script>var x = 1;</script></head><body><p>Hello <b>brave</b> world</p></body></html>",
+		"b.txt":  "<not html> just text",
+	}
+	for name, body := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// A directory is walked in name order: a.html is Seq 0, b.txt Seq 1.
+	got, err := readReportTexts(context.Background(), &dedup.Options{Inputs: []string{dir}}, map[string]int{"a.html": 0, "b.txt": 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a := got[0]; !strings.Contains(a, "hello brave world") || strings.Contains(a, "<") || strings.Contains(a, "var x") {
+		t.Errorf("HTML shown as %q", a)
+	}
+	if got[1] != files["b.txt"] {
+		t.Errorf("text shown as %q", got[1])
+	}
+	for body, want := range map[string]bool{
+		"  <!doctype html><p>x": true, "<div>x</div>": true, "<p>x": true, "\ufeff<html>": true,
+		"<x> y": false, "text <html>": false, "": false,
+	} {
+		if looksHTML([]byte(body)) != want {
+			t.Errorf("looksHTML(%q) = %v", body, !want)
+		}
+	}
+}
