@@ -64,7 +64,8 @@ type DedupSummary struct {
 	// Warnings and Skipped count records the reader warned about or
 	// skipped (not documents: directories, non-text files).
 	Warnings, Skipped int64
-	// Bytes is the size of the documents read.
+	// Bytes is the size of the inputs read, as stored (before
+	// decompression).
 	Bytes int64
 	// Pairs is the number of verified pairs, Candidates the number of
 	// candidate pairs checked.

@@ -60,7 +60,7 @@ tr.skip td { text-align: center; color: #7a8291; background: #fafbfc; font-size:
 <div class="card">
 <table>
 <tr><th>Work</th><th class="n"></th></tr>
-{{with .D.Summary}}<tr><td>bytes read</td><td class="n">{{bytes .Bytes}}</td></tr>
+{{with .D.Summary}}<tr><td>input bytes read (as stored)</td><td class="n">{{bytes .Bytes}}</td></tr>
 <tr><td>candidate pairs checked</td><td class="n">{{num .Candidates}}</td></tr>
 <tr><td>verified pairs</td><td class="n">{{num .Pairs}}</td></tr>
 <tr><td>clusters</td><td class="n">{{num .Clusters}}</td></tr>
