@@ -166,7 +166,7 @@ func (n *normalizer) normalize(doc []byte) {
 		n.tokenize(n.vis)
 		return
 	}
-	if isASCII(doc) || (n.o.Norm == NormNone && n.o.Case != CaseFold) {
+	if (n.o.Norm == NormNone && n.o.Case != CaseFold) || isASCII(doc) {
 		n.tokenize(doc)
 		return
 	}
@@ -178,7 +178,7 @@ func (n *normalizer) normalize(doc []byte) {
 // CaseFold) full case folding; ASCII text is appended as it is (it is in
 // NFKC and the tokenizer lowers it by table).
 func (n *normalizer) appendChunk(dst, text []byte) []byte {
-	if isASCII(text) || (n.o.Norm == NormNone && n.o.Case != CaseFold) {
+	if (n.o.Norm == NormNone && n.o.Case != CaseFold) || isASCII(text) {
 		return append(dst, text...)
 	}
 	if n.o.Norm == NormNFKC {
