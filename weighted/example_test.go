@@ -121,3 +121,18 @@ func ExampleReduceToUnwtdDep() {
 	fmt.Println(es)
 	// Output: [{9 1} {9 2} {9 3}]
 }
+
+func ExampleMake() {
+	c, _ := weighted.NewCWS(weighted.Options{K: 256, Seed: 1})
+	a, b := weighted.Make(c, docA), weighted.Make(c, docB)
+	// CWS values carry no weight: Make's Size supplies it to Containment,
+	// which estimates Σmin/|A|₁ = 4.2/6.7.
+	e, _ := sketch.Containment(a, b)
+	fmt.Println(a.Size, b.Size, math.Abs(e.J-4.2/6.7) < 4*e.StdErr)
+	// Output: 6.7 4.9 true
+}
+
+func ExampleTotalWeight() {
+	fmt.Println(weighted.TotalWeight(docA, false), weighted.TotalWeight([]feature.Feature{{ID: 1, Weight: 0}}, true))
+	// Output: 6.7 1
+}
