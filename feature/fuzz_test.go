@@ -72,3 +72,40 @@ func FuzzNormalizeHTML(f *testing.F) {
 		}
 	})
 }
+
+// FuzzParseIDF feeds arbitrary bytes to the IDF table decoder: it never
+// panics, and whatever it accepts re-encodes to exactly the same bytes (the
+// format has one encoding per table).
+//
+//	go test ./feature -run '^$' -fuzz FuzzParseIDF -fuzztime 30s
+func FuzzParseIDF(f *testing.F) {
+	o := Options{K: 2}
+	e, err := New(o)
+	if err != nil {
+		f.Fatal(err)
+	}
+	b := NewIDFBuilder(o.IDHash())
+	for _, d := range []string{"a b c", "a b d", "x y"} {
+		b.Add(e.Extract(nil, []byte(d)))
+	}
+	enc, _ := b.Table(0).MarshalBinary()
+	f.Add(enc)
+	empty, _ := NewIDFBuilder(0).Table(0).MarshalBinary()
+	f.Add(empty)
+	f.Add([]byte("ndidf\x00\x01"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		tab, err := ParseIDF(data)
+		if err != nil {
+			return
+		}
+		again, _ := tab.MarshalBinary()
+		if !bytes.Equal(again, data) {
+			t.Fatalf("accepted %x but re-encodes to %x", data, again)
+		}
+		for i, id := range tab.ids {
+			if tab.DF(id) != tab.dfs[i] || tab.dfs[i] == 0 || uint64(tab.dfs[i]) > tab.Docs() {
+				t.Fatalf("entry %d inconsistent", i)
+			}
+		}
+	})
+}

@@ -173,7 +173,7 @@ func ParseIDF(b []byte) (*IDFTable, error) {
 	p := head
 	uv := func(what string) (uint64, error) {
 		v, n := binary.Uvarint(b[p:body])
-		if n <= 0 {
+		if n <= 0 || (n > 1 && b[p+n-1] == 0) { // overlong encodings too: one encoding per table
 			return 0, bad(p, "bad varint (%s)", what)
 		}
 		p += n
