@@ -81,7 +81,7 @@ func TestRunCountLicenses(t *testing.T) {
 
 	r = runCountJSON(t, countOpts(t, []string{licensesPath}, "--sampler", "oph", "--k", "1024"))
 	within("oph shingles", r.Sketch.DistinctShingles, wantShingles, 4/math.Sqrt(1024))
-	r = runCountJSON(t, countOpts(t, []string{licensesPath}, "--sampler", "minhash", "--k", "256", "--words"))
+	r = runCountJSON(t, countOpts(t, []string{licensesPath}, "--sampler", "minhash", "--k", "256", "--shingle", "1"))
 	within("flajolet-martin documents", r.Sketch.DistinctDocuments, wantDocs, 4/math.Sqrt(256))
 	if r.Exact != nil {
 		t.Error("exact counts without --exact")

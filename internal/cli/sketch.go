@@ -44,27 +44,20 @@ func (s *skSamplerFlags) bind(fl *pflag.FlagSet, defSampler string, defK int, bi
 	fl.IntVar(&s.Block, "block", 128, "lazybits-batched: block size, 64 or 128")
 }
 
-// skBindFeatFlags registers the feature flags of 'neardup features' (package
-// feature's options, bound by featFlags) on cmd, renamed where they would
-// clash with the sampler and output flags: --seed becomes --feature-seed,
-// --format (the document markup) becomes --markup, the -k shorthand of
-// --shingle is dropped (--k is the number of samples), and --weighted is an
-// alias of --weight.
+// skBindFeatFlags registers the feature flags of 'neardup features'
+// (featFlags: package feature's options) on cmd, without the -k shorthand of
+// --shingle (here --k is the number of samples, and -k would be a trap), and
+// with --weighted as an alias of --weight.
 func skBindFeatFlags(cmd *cobra.Command, f *featFlags, withWeights bool) {
 	scratch := &cobra.Command{}
 	f.bind(scratch, withWeights)
-	rename := map[string]string{"seed": "feature-seed", "format": "markup"}
 	scratch.Flags().VisitAll(func(fl *pflag.Flag) {
 		c := *fl
 		c.Shorthand = ""
-		if n, ok := rename[c.Name]; ok {
-			c.Name = n
-		}
 		cmd.Flags().AddFlag(&c)
 		if c.Name == "weight" {
 			alias := c
-			alias.Usage = "alias of --weight"
-			alias.Name = "weighted"
+			alias.Name, alias.Usage = "weighted", "alias of --weight"
 			cmd.Flags().AddFlag(&alias)
 		}
 	})
@@ -233,8 +226,8 @@ where enc is the sketch's binary encoding (package sketch).
 
 A sketch records its algorithm, version, seed, k, b and a hash of the feature
 configuration; only sketches made with equal settings can be compared.
-Feature flags are those of 'neardup features', except --feature-seed and
---markup (its --seed and --format). Weighted samplers (cws, icws, hmt,
+Feature flags are those of 'neardup features' (--shingle has no -k
+shorthand here: --k is the number of samples). Weighted samplers (cws, icws, hmt,
 hmt-dep) weigh features by count unless --weight tfidf is given.`,
 		Example: `  neardup sketch testdata/licenses/docs.jsonl.gz > sketches.jsonl
   neardup sketch --sampler minhash --k 256 --bits 8 --format binary -o pages.sk pages.warc.gz

@@ -238,7 +238,7 @@ func TestRunSketchBitsAndWeighted(t *testing.T) {
 
 	// A weighted sampler weighs by count and records the total weight.
 	env, out, _ = featTestEnv()
-	if err := runSketch(context.Background(), env, sketchOpts(t, []string{path}, "--sampler", "icws", "--k", "32", "--words")); err != nil {
+	if err := runSketch(context.Background(), env, sketchOpts(t, []string{path}, "--sampler", "icws", "--k", "32", "--shingle", "1")); err != nil {
 		t.Fatal(err)
 	}
 	_, sks = parseSketchLines(t, out.Bytes())
