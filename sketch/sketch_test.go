@@ -299,6 +299,11 @@ func TestAlgorithmNames(t *testing.T) {
 func FuzzDecode(f *testing.F) {
 	enc, _ := slotSketch(MinHash, 1, 4).AppendBinary(nil)
 	f.Add(enc)
+	hp := HMTParams{Alpha: 0.5, Tau: 1, Scales: 2, L: 4}
+	hmt := &Sketch{Header: Header{Algorithm: HMT, Version: 1, K: 2 + 2*2, Bits: 64, Params: hp.Pack()},
+		Values: []uint64{3, math.Float64bits(7.5), 1, HMTEmpty, 2, 3}}
+	enc, _ = hmt.AppendBinary(nil)
+	f.Add(enc)
 	f.Fuzz(func(t *testing.T, data []byte) {
 		var s Sketch
 		if s.UnmarshalBinary(data) != nil {
@@ -308,5 +313,10 @@ func FuzzDecode(f *testing.F) {
 		if err != nil || !bytes.Equal(again, data) {
 			t.Fatalf("re-encoding differs: %v", err)
 		}
+		// Whatever decodes can be estimated without panicking.
+		if _, err := Jaccard(&s, &s); err != nil {
+			t.Fatalf("self-comparison: %v", err)
+		}
+		Cardinality(&s)
 	})
 }

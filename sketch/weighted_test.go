@@ -609,3 +609,40 @@ func TestHMTParamsPack(t *testing.T) {
 		}
 	}
 }
+
+// TestHMTJaccardAllocs: the HMT estimator allocates nothing (sketch.Jaccard
+// and weighted's HMT.Estimate, which delegates to it).
+func TestHMTJaccardAllocs(t *testing.T) {
+	st := rng.New(43)
+	a := logUniform(&st, 100, 0.1, 10)
+	b := perturbed(&st, a, 0.9, 0.5, 4, 1.3)
+	h, _ := weighted.NewHMT(weighted.Options{K: 256})
+	sa, sb := weighted.Make(h, a), weighted.Make(h, b)
+	if n := testing.AllocsPerRun(100, func() { sketch.Jaccard(sa, sb) }); n != 0 {
+		t.Errorf("sketch.Jaccard: %v allocations", n)
+	}
+	if n := testing.AllocsPerRun(100, func() { h.Estimate(sa.Values, sb.Values) }); n != 0 {
+		t.Errorf("HMT.Estimate: %v allocations", n)
+	}
+}
+
+// BenchmarkJaccardWeighted: estimator cost per pair of sketches at k = 256.
+func BenchmarkJaccardWeighted(b *testing.B) {
+	st := rng.New(47)
+	x := logUniform(&st, 1000, 0.1, 10)
+	y := perturbed(&st, x, 0.9, 0.5, 40, 1.3)
+	h, _ := weighted.NewHMT(weighted.Options{K: 256})
+	ic, _ := weighted.NewICWS(weighted.Options{K: 256})
+	for _, smp := range []weighted.Sampler{h, ic} {
+		sa, sb := weighted.Make(smp, x), weighted.Make(smp, y)
+		b.Run(smp.Header().Algorithm.String(), func(b *testing.B) {
+			b.ReportAllocs()
+			b.SetBytes(int64(8 * len(sa.Values)))
+			for b.Loop() {
+				if _, err := sketch.Jaccard(sa, sb); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
