@@ -250,6 +250,38 @@ func TestRunSketchBitsAndWeighted(t *testing.T) {
 	}
 }
 
+// TestRunSketchTFIDF: tf-idf weights without --idf count document
+// frequencies in a first pass; the table's checksum enters the header.
+func TestRunSketchTFIDF(t *testing.T) {
+	path := featCorpus(t)
+	env, out, _ := featTestEnv()
+	if err := runSketch(context.Background(), env, sketchOpts(t, []string{path}, "--sampler", "cws", "--k", "16", "--weighted", "tfidf")); err != nil {
+		t.Fatal(err)
+	}
+	_, sks := parseSketchLines(t, out.Bytes())
+	if len(sks) != 3 || sks[0].Header.Algorithm != sketch.CWS {
+		t.Fatalf("%d sketches", len(sks))
+	}
+	count := feature.Options{Weighting: feature.WeightCount}.ConfigHash()
+	if sks[0].Header.Features == count || sks[0].Header.Features == (feature.Options{}).ConfigHash() {
+		t.Fatalf("tf-idf header %v carries a count/set feature configuration", sks[0].Header)
+	}
+}
+
+type failingWriter struct{}
+
+func (failingWriter) Write([]byte) (int, error) { return 0, errors.New("disk full") }
+
+// TestRunSketchWriteError: a failing output stops the run with its error.
+func TestRunSketchWriteError(t *testing.T) {
+	env, _, _ := featTestEnv()
+	env.Stdout = failingWriter{}
+	err := runSketch(context.Background(), env, sketchOpts(t, []string{licensesPath}))
+	if err == nil || !strings.Contains(err.Error(), "disk full") {
+		t.Fatalf("want the write error, got %v", err)
+	}
+}
+
 func TestRunSketchUsage(t *testing.T) {
 	path := featCorpus(t)
 	for _, args := range [][]string{
