@@ -83,11 +83,8 @@ type Options struct {
 	// Threshold is the similarity at or above which two documents are
 	// near-duplicates. The default is 0.8.
 	Threshold float64
-	// LSH are the supershingle parameters. The default, nil, lets
-	// lsh.Choose pick them for Threshold with false negatives weighted 49
-	// times more than false positives (missed duplicates cannot be
-	// recovered; extra candidates only cost a verification): P(Threshold)
-	// is then about 0.98 at every threshold.
+	// LSH are the supershingle parameters. The default, nil, is
+	// ChooseLSH(Threshold, K, Seed).
 	LSH *lsh.Params
 	// Store holds the index. The default, nil, indexes in memory by a
 	// sort-join: for each lookup key in turn, every document's key is
@@ -398,7 +395,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	return res, nil
 }
 
-// chooseLSH returns o.LSH or the parameters lsh.Choose picks.
+// chooseLSH returns o.LSH or the default choice for o.Threshold and o.K.
 func chooseLSH(o Options) (lsh.Params, error) {
 	if o.LSH != nil {
 		p := *o.LSH
@@ -407,7 +404,16 @@ func chooseLSH(o Options) (lsh.Params, error) {
 		}
 		return p, nil
 	}
-	c, err := lsh.Choose(lsh.ChooseOptions{Threshold: math.Min(o.Threshold, 0.99), FPWeight: 0.02, FNWeight: 0.98, MaxSamples: o.K, Seed: o.Seed})
+	return ChooseLSH(o.Threshold, o.K, o.Seed)
+}
+
+// ChooseLSH returns the supershingle parameters neardup uses by default for
+// a threshold and k samples: lsh.Choose with false negatives weighted 49
+// times more than false positives (a missed duplicate cannot be recovered;
+// an extra candidate only costs a verification), which puts P(threshold)
+// near 0.98 at every threshold.
+func ChooseLSH(threshold float64, k int, seed uint64) (lsh.Params, error) {
+	c, err := lsh.Choose(lsh.ChooseOptions{Threshold: math.Min(threshold, 0.99), FPWeight: 0.02, FNWeight: 0.98, MaxSamples: k, Seed: seed})
 	if err != nil {
 		return lsh.Params{}, fmt.Errorf("dedup: %w", err)
 	}

@@ -261,7 +261,7 @@ func runDedup(ctx context.Context, env *Env, opts dedupOptions) error {
 		return fmt.Errorf("wrote %d kept documents, expected %d (did an input change during the run?)", n, res.Summary.Kept)
 	}
 	if opts.Report != "" {
-		if err := writeDedupReport(opts.Report, res); err != nil {
+		if err := writeDedupReportFrom(ctx, opts.Report, res, &do); err != nil {
 			return err
 		}
 	}

@@ -25,13 +25,6 @@ const (
 	reportExampleKey = 0x7265706f7274 // "report": keys the random examples with the run's seed
 )
 
-// writeDedupReport writes the HTML report of res to path without document
-// texts: everything but the side-by-side differences, which need the
-// documents (see writeDedupReportFrom).
-func writeDedupReport(path string, res *dedup.Result) error {
-	return writeDedupReportFrom(context.Background(), path, res, nil)
-}
-
 // writeDedupReportFrom writes the HTML report of res to path. When o is not
 // nil the example clusters' documents are re-read from o.Inputs with
 // o.Corpus (the reader yields the records in the order the run numbered

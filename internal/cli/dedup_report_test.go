@@ -183,7 +183,7 @@ func TestDedupReportTexts(t *testing.T) {
 	}
 
 	// Without the inputs, the report has everything but the texts.
-	if err := writeDedupReport(path, res); err != nil {
+	if err := writeDedupReportFrom(context.Background(), path, res, nil); err != nil {
 		t.Fatal(err)
 	}
 	b, _ = os.ReadFile(path)

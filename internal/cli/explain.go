@@ -5,11 +5,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"math"
 	"strings"
 
 	"github.com/spf13/cobra"
 
+	"github.com/neardup/neardup/dedup"
 	"github.com/neardup/neardup/feature"
 	"github.com/neardup/neardup/lsh"
 	"github.com/neardup/neardup/sample"
@@ -170,11 +170,11 @@ func runExplain(ctx context.Context, env *Env, opts explainOptions) error {
 		params = *pp
 	} else {
 		// As dedup chooses (dedup.Options.LSH's default).
-		c, err := lsh.Choose(lsh.ChooseOptions{Threshold: math.Min(opts.Threshold, 0.99), FPWeight: 0.1, FNWeight: 0.9, MaxSamples: opts.K, Seed: opts.Seed})
+		c, err := dedup.ChooseLSH(opts.Threshold, opts.K, opts.Seed)
 		if err != nil {
 			return usagef("--lsh auto: %v", err)
 		}
-		params = c.Params
+		params = c
 	}
 	if params.K() > opts.K {
 		return usagef("--lsh %v needs %d samples, sketches have --k %d", params, params.K(), opts.K)

@@ -11,10 +11,10 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/neardup/neardup/corpus"
+	"github.com/neardup/neardup/dedup"
 	"github.com/neardup/neardup/feature"
 	"github.com/neardup/neardup/index"
 	"github.com/neardup/neardup/internal/progress"
-	"github.com/neardup/neardup/lsh"
 	"github.com/neardup/neardup/sample"
 	"github.com/neardup/neardup/sketch"
 	"github.com/neardup/neardup/store"
@@ -163,12 +163,12 @@ func openIndexSession(opts indexOptions) (*indexSession, error) {
 		}
 	}
 	if p == nil {
-		c, err := lsh.Choose(lsh.ChooseOptions{Threshold: math.Min(opts.Threshold, 0.99), FPWeight: 0.02, FNWeight: 0.98, MaxSamples: opts.K, Seed: opts.Seed})
+		c, err := dedup.ChooseLSH(opts.Threshold, opts.K, opts.Seed)
 		if err != nil {
 			st.Close()
 			return nil, usagef("%v", err)
 		}
-		p = &c.Params
+		p = &c
 	}
 	ex, err := newFeatExtractors(fo)
 	if err != nil {
