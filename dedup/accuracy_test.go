@@ -1,14 +1,18 @@
 package dedup
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"math"
 	"slices"
 	"testing"
 
 	"github.com/neardup/neardup/corpus"
 	"github.com/neardup/neardup/feature"
 	"github.com/neardup/neardup/index"
+	"github.com/neardup/neardup/sketch"
+	"github.com/neardup/neardup/weighted"
 )
 
 const sampleCorpus = "../testdata/licenses/docs.jsonl.gz"
@@ -148,5 +152,68 @@ func TestDeterministicAcrossWorkers(t *testing.T) {
 	}
 	if outs[0] != outs[1] {
 		t.Fatal("results differ between 1 and 3 workers")
+	}
+}
+
+// TestWeightedAccuracy runs weighted dedup (CWS over shingle counts) on the
+// sample corpus and checks it against brute-force weighted Jaccard
+// (Σmin/Σmax). CWS collides with probability equal to the weighted Jaccard
+// (MMT), so the S-curve and the bounds of TestAccuracyOnSampleCorpus apply
+// unchanged to the weighted similarity; verification is exact (weighted).
+func TestWeightedAccuracy(t *testing.T) {
+	r, err := corpus.Open([]string{sampleCorpus}, corpus.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fo := feature.Options{Weighting: feature.WeightCount}
+	ex, err := feature.New(fo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	var sets [][]feature.Feature
+	for r.Next() {
+		fs := ex.Extract(nil, r.Doc().Body)
+		slices.SortFunc(fs, func(a, b feature.Feature) int { return cmp.Compare(a.ID, b.ID) })
+		names = append(names, r.Doc().ID)
+		sets = append(sets, fs)
+	}
+	r.Close()
+	exact := map[[2]string]float64{}
+	for i := range sets {
+		for j := i + 1; j < len(sets); j++ {
+			if s := weighted.JaccardSorted(sets[i], sets[j]); s >= 0.5 {
+				exact[[2]string{names[i], names[j]}] = s
+			}
+		}
+	}
+	res, err := Run(context.Background(), Options{Inputs: []string{sampleCorpus}, Features: fo, Algorithm: sketch.CWS, Exact: ExactAlways})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[[2]string]bool{}
+	for _, p := range res.Pairs {
+		k := [2]string{p.A, p.B}
+		if _, ok := exact[k]; !ok {
+			k = [2]string{p.B, p.A}
+		}
+		got[k] = true
+		if !p.Exact || p.Similarity < 0.8 || math.Abs(p.Similarity-exact[k]) > 1e-9 {
+			t.Fatalf("pair %+v: exact weighted J %v", p, exact[k])
+		}
+	}
+	want, found := 0, 0
+	for k, s := range exact {
+		if s >= 0.9 {
+			want++
+			if got[k] {
+				found++
+			}
+		}
+	}
+	recall := float64(found) / float64(want)
+	t.Logf("weighted (cws, counts): recall(wJ>=0.9) = %d/%d = %.4f; %d pairs reported, all verified exactly", found, want, recall, len(res.Pairs))
+	if recall < 0.98 {
+		t.Errorf("recall %.4f < 0.98", recall)
 	}
 }

@@ -20,6 +20,7 @@
 package dedup
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -39,6 +40,7 @@ import (
 	"github.com/neardup/neardup/sample"
 	"github.com/neardup/neardup/sketch"
 	"github.com/neardup/neardup/store"
+	"github.com/neardup/neardup/weighted"
 )
 
 // Rejection reasons added by the pipeline to the corpus reader's.
@@ -74,7 +76,10 @@ type Options struct {
 	// Features configures feature extraction. The default is
 	// feature.Options{} (5-word shingles of lower-cased words, as a set).
 	Features feature.Options
-	// Algorithm is the sampler. The default is sketch.OPH.
+	// Algorithm is the sampler. The default is sketch.OPH. The weighted
+	// samplers sketch.CWS and sketch.ICWS estimate weighted Jaccard
+	// (Σmin/Σmax) of the weights Features gives (counts or TF-IDF), and
+	// exact verification is then weighted too.
 	Algorithm sketch.Algorithm
 	// K is the number of samples. The default is 128.
 	K int
@@ -140,11 +145,8 @@ func (o *Options) Validate() error {
 	if !(o.Threshold > 0 && o.Threshold <= 1) {
 		errs = append(errs, fmt.Errorf("threshold %v outside (0, 1]", o.Threshold))
 	}
-	if o.Algorithm.IsWeighted() {
-		errs = append(errs, fmt.Errorf("sampler %v is weighted; use an unweighted one", o.Algorithm))
-	}
-	if o.Algorithm.IsSet() {
-		errs = append(errs, fmt.Errorf("sampler %v gives set sketches, which cannot be cut into supershingles; use a slot-wise sampler (oph, minhash, superminhash, prefix, lazybits)", o.Algorithm))
+	if !o.Algorithm.SlotWise() {
+		errs = append(errs, fmt.Errorf("sampler %v does not give slot-wise samples, which supershingles need; use oph, minhash, superminhash, prefix or lazybits (sets), cws or icws (weighted)", o.Algorithm))
 	}
 	if err := o.Features.Validate(); err != nil {
 		errs = append(errs, err)
@@ -177,7 +179,8 @@ type Doc struct {
 	Shingles int
 
 	sketch   []uint64
-	features []uint64 // sorted, when verifying exactly
+	features []uint64          // sorted ids, when verifying exactly (unweighted)
+	wfeat    []feature.Feature // sorted by id, when verifying exactly (weighted)
 }
 
 // Pair is a verified near-duplicate pair. A is the earlier document (or, for
@@ -267,9 +270,9 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	}
 	start := time.Now()
 	featOpts := o.Features
-	smp, err := sample.New(o.Algorithm, o.K, o.Seed, sample.WithFeatures(featOpts.ConfigHash()))
+	smp, err := newSampler(o.Algorithm, o.K, o.Seed, featOpts.ConfigHash())
 	if err != nil {
-		return nil, fmt.Errorf("dedup: %w", err)
+		return nil, err
 	}
 	params, err := chooseLSH(o)
 	if err != nil {
@@ -395,6 +398,25 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	return res, nil
 }
 
+// newSampler returns the sampler for alg: unweighted ones from package
+// sample, CWS and ICWS from package weighted.
+func newSampler(alg sketch.Algorithm, k int, seed, features uint64) (sample.Sampler, error) {
+	var s sample.Sampler
+	var err error
+	switch alg {
+	case sketch.CWS:
+		s, err = weighted.NewCWS(weighted.Options{K: k, Seed: seed, Features: features})
+	case sketch.ICWS:
+		s, err = weighted.NewICWS(weighted.Options{K: k, Seed: seed, Features: features})
+	default:
+		s, err = sample.New(alg, k, seed, sample.WithFeatures(features))
+	}
+	if err != nil {
+		return nil, fmt.Errorf("dedup: %w", err)
+	}
+	return s, nil
+}
+
 // chooseLSH returns o.LSH or the default choice for o.Threshold and o.K.
 func chooseLSH(o Options) (lsh.Params, error) {
 	if o.LSH != nil {
@@ -461,6 +483,7 @@ func readAndSketch(ctx context.Context, o Options, smp sample.Sampler) (*sketche
 	defer r.Close()
 	bar := progress.New(o.Progress, "sketch", r.TotalBytes(), "bytes")
 
+	weightedAlg := o.Algorithm.IsWeighted()
 	exactOn := o.Exact != ExactNever // guarded by mu
 	var kept int64                   // feature ids kept for exact verification; guarded by mu
 	var mu sync.Mutex
@@ -513,7 +536,10 @@ func readAndSketch(ctx context.Context, o Options, smp sample.Sampler) (*sketche
 							exactOn = false
 						}
 						mu.Unlock()
-						if keep {
+						if keep && weightedAlg {
+							d.wfeat = slices.Clone(fs)
+							slices.SortFunc(d.wfeat, func(a, b feature.Feature) int { return cmp.Compare(a.ID, b.ID) })
+						} else if keep {
 							ids := make([]uint64, len(fs))
 							for k, f := range fs {
 								ids[k] = f.ID
@@ -612,7 +638,7 @@ func readAndSketch(ctx context.Context, o Options, smp sample.Sampler) (*sketche
 	}
 	if !exactOn {
 		for i := range out {
-			out[i].features = nil
+			out[i].features, out[i].wfeat = nil, nil
 		}
 	}
 	return &sketched{docs: out, exact: exactOn}, stats, nil
@@ -751,8 +777,12 @@ func verifyLocal(a, b *Doc, hdr sketch.Header) Pair {
 	sb := sketch.Sketch{Header: hdr, Values: b.sketch}
 	est, _ := sketch.Jaccard(&sa, &sb) // same header by construction
 	p := Pair{A: a.Name, B: b.Name, SeqA: a.Seq, SeqB: b.Seq, Similarity: est.J, Estimate: est.J, StdErr: est.StdErr}
-	if a.features != nil && b.features != nil {
+	switch {
+	case a.features != nil && b.features != nil:
 		p.Similarity = index.ExactJaccard(a.features, b.features)
+		p.Exact = true
+	case a.wfeat != nil && b.wfeat != nil:
+		p.Similarity = weighted.JaccardSorted(a.wfeat, b.wfeat)
 		p.Exact = true
 	}
 	return p

@@ -136,3 +136,10 @@ func ExampleTotalWeight() {
 	fmt.Println(weighted.TotalWeight(docA, false), weighted.TotalWeight([]feature.Feature{{ID: 1, Weight: 0}}, true))
 	// Output: 6.7 1
 }
+
+func ExampleJaccardSorted() {
+	a := []feature.Feature{{ID: 1, Weight: 2}, {ID: 2, Weight: 1}}
+	b := []feature.Feature{{ID: 1, Weight: 1}, {ID: 3, Weight: 1}}
+	fmt.Printf("%.2f\n", weighted.JaccardSorted(a, b)) // (1) / (2 + 1 + 1)
+	// Output: 0.25
+}

@@ -3,6 +3,7 @@ package weighted
 import (
 	"math"
 	"sort"
+	"testing"
 
 	"github.com/neardup/neardup/feature"
 	"github.com/neardup/neardup/internal/rng"
@@ -96,4 +97,25 @@ func ksUniform(xs []float64) float64 {
 		d = math.Max(d, math.Max(float64(i+1)/n-x, x-float64(i)/n))
 	}
 	return d
+}
+
+func TestJaccardSortedEqualsJaccard(t *testing.T) {
+	s := rng.New(99)
+	for trial := 0; trial < 200; trial++ {
+		var a, b []feature.Feature
+		for id := uint64(0); id < 60; id++ {
+			if s.Intn(3) > 0 {
+				a = append(a, feature.Feature{ID: id, Weight: s.Float64() * 10})
+			}
+			if s.Intn(3) > 0 {
+				b = append(b, feature.Feature{ID: id, Weight: s.Float64() * 10})
+			}
+		}
+		if got, want := JaccardSorted(a, b), Jaccard(a, b); math.Abs(got-want) > 1e-12 {
+			t.Fatalf("JaccardSorted = %v, Jaccard = %v", got, want)
+		}
+	}
+	if JaccardSorted(nil, nil) != 1 {
+		t.Fatal("two empty sets must have similarity 1")
+	}
 }

@@ -247,3 +247,30 @@ func lnPos(w float64) float64 {
 	}
 	return math.Log(w)
 }
+
+// JaccardSorted is Jaccard for sets sorted by ID with distinct IDs: a merge
+// in O(n+m) without allocation, for verifying many pairs.
+func JaccardSorted(a, b []feature.Feature) float64 {
+	var num, den float64
+	i, j := 0, 0
+	for i < len(a) || j < len(b) {
+		switch {
+		case j == len(b) || (i < len(a) && a[i].ID < b[j].ID):
+			den += max(a[i].Weight, 0)
+			i++
+		case i == len(a) || b[j].ID < a[i].ID:
+			den += max(b[j].Weight, 0)
+			j++
+		default:
+			wa, wb := max(a[i].Weight, 0), max(b[j].Weight, 0)
+			num += math.Min(wa, wb)
+			den += math.Max(wa, wb)
+			i++
+			j++
+		}
+	}
+	if den == 0 {
+		return 1
+	}
+	return num / den
+}

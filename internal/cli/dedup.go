@@ -12,6 +12,7 @@ import (
 
 	"github.com/neardup/neardup/corpus"
 	"github.com/neardup/neardup/dedup"
+	"github.com/neardup/neardup/feature"
 	"github.com/neardup/neardup/internal/progress"
 	"github.com/neardup/neardup/lsh"
 	"github.com/neardup/neardup/sketch"
@@ -35,8 +36,11 @@ type dedupOptions struct {
 	Report    string
 	Workers   int
 	Quiet     bool
-	Feature   featFlags
-	Corpus    featCorpusFlags
+	Weighted  string
+	// SamplerSet reports that --sampler was given explicitly.
+	SamplerSet bool
+	Feature    featFlags
+	Corpus     featCorpusFlags
 }
 
 func newDedupCmd(env *Env) *cobra.Command {
@@ -59,10 +63,12 @@ afresh); give --store an existing index to deduplicate against earlier runs,
 or "memory" to keep it in RAM.`,
 		Example: `  neardup dedup testdata/licenses/docs.jsonl.gz --out out
   neardup dedup crawl/ --threshold 0.9 --store index/ --out run2 --report report.html
-  neardup dedup docs.jsonl --keep longest --star --exact always`,
+  neardup dedup docs.jsonl --keep longest --star --exact always
+  neardup dedup pages.warc.gz --weighted tfidf --threshold 0.7`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Inputs = args
+			opts.SamplerSet = cmd.Flags().Changed("sampler")
 			return runDedup(cmd.Context(), env, opts)
 		},
 	}
@@ -70,7 +76,7 @@ or "memory" to keep it in RAM.`,
 	fl.StringVarP(&opts.Out, "out", "o", "neardup-out", "output directory")
 	fl.StringVar(&opts.Store, "store", "", `index store: a Pebble directory (kept between runs), or "memory"; default OUT/index, made afresh`)
 	fl.Float64VarP(&opts.Threshold, "threshold", "t", 0.8, "Jaccard similarity at or above which documents are near-duplicates")
-	fl.StringVar(&opts.Sampler, "sampler", "oph", "sampler: oph, minhash, superminhash, prefix, lazybits, lazybits-batched")
+	fl.StringVar(&opts.Sampler, "sampler", "oph", "sampler: oph, minhash, superminhash, prefix, lazybits, lazybits-batched; weighted: cws, icws")
 	fl.IntVar(&opts.K, "k", 128, "samples per sketch")
 	fl.Uint64Var(&opts.Seed, "sketch-seed", 0, "seed of the sampler and the LSH keys")
 	fl.StringVar(&opts.LSH, "lsh", "auto", `supershingle scheme: auto (chosen for the threshold), altavista, bing, or R,B[,M] (R samples per supershingle, B supershingles, at least M must match)`)
@@ -82,7 +88,8 @@ or "memory" to keep it in RAM.`,
 	fl.StringVar(&opts.Report, "report", "", "also write a self-contained HTML report to this file")
 	fl.IntVar(&opts.Workers, "workers", 0, "worker goroutines (default: all cores)")
 	fl.BoolVarP(&opts.Quiet, "quiet", "q", false, "no progress output")
-	opts.Feature.bind(cmd, false)
+	fl.StringVar(&opts.Weighted, "weighted", "", "weighted dedup: count or tfidf weights (sets --weight; the sampler becomes cws unless --sampler is given), similarity is weighted Jaccard")
+	opts.Feature.bind(cmd, true)
 	opts.Corpus.bind(cmd)
 	return cmd
 }
@@ -121,6 +128,15 @@ func parseLSH(s string, seed uint64) (*lsh.Params, error) {
 }
 
 func runDedup(ctx context.Context, env *Env, opts dedupOptions) error {
+	if opts.Weighted != "" {
+		if opts.Weighted != "count" && opts.Weighted != "tfidf" {
+			return usagef("--weighted %q: want count or tfidf", opts.Weighted)
+		}
+		opts.Feature.Weight = opts.Weighted
+		if !opts.SamplerSet {
+			opts.Sampler = "cws"
+		}
+	}
 	fo, err := opts.Feature.options()
 	if err != nil {
 		return err
@@ -131,6 +147,17 @@ func runDedup(ctx context.Context, env *Env, opts dedupOptions) error {
 	alg, err := sketch.ParseAlgorithm(opts.Sampler)
 	if err != nil {
 		return usagef("--sampler: %v", err)
+	}
+	if !alg.SlotWise() {
+		return usagef("--sampler %v: dedup needs slot-wise samples (oph, minhash, superminhash, prefix, lazybits, lazybits-batched; weighted: cws, icws)", alg)
+	}
+	if fo.Weighting != feature.WeightSet && !alg.IsWeighted() {
+		return usagef("--weight %v needs a weighted sampler (--sampler cws or icws); %v ignores weights", fo.Weighting, alg)
+	}
+	if fo.Weighting == feature.WeightTFIDF {
+		if fo.IDFTable, err = featLoadIDF(ctx, env, opts.Feature.IDF, opts.Inputs, opts.Corpus, fo, "dedup"); err != nil {
+			return err
+		}
 	}
 	params, err := parseLSH(opts.LSH, opts.Seed)
 	if err != nil {
