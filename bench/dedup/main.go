@@ -124,6 +124,7 @@ type report struct {
 	Bytes      int64         `json:"corpus_bytes"`
 	Reused     bool          `json:"corpus_reused"`
 	GenSeconds float64       `json:"gen_seconds"`
+	GenCPU     float64       `json:"gen_cpu_seconds"`
 	Planted    plantStats    `json:"planted"`
 	Runs       []childResult `json:"runs"`
 	ChildCPU   []float64     `json:"child_process_cpu_seconds"` // from the OS, whole child
@@ -149,9 +150,13 @@ func parent(o flags) error {
 	cfg := genConfig{N: o.n, Words: 1000, Vocab: 50000, Zipf: 1.0, VarFrac: 0.1, Queries: o.queries, Seed: o.seed, Compress: o.compress}
 	rep := report{Command: strings.Join(os.Args, " "), Go: runtime.Version(), CPUs: runtime.NumCPU(), CPUModel: cpuModel(), LoadBefore: loadavg(), K: o.k, Exact: o.exact, Threshold: o.threshold, Corpus: cfg}
 	fmt.Fprintf(os.Stderr, "corpus: %d documents into %s (load %s)\n", o.n, dir, rep.LoadBefore)
+	cpu0 := cpuSeconds()
 	m, reused, err := loadOrGenerate(dir, cfg, os.Stderr)
 	if err != nil {
 		return err
+	}
+	if !reused {
+		rep.GenCPU = cpuSeconds() - cpu0
 	}
 	rep.Bytes, rep.Reused, rep.GenSeconds = m.Bytes, reused, m.GenSeconds
 	for _, p := range m.Plants {
@@ -205,21 +210,32 @@ func parent(o flags) error {
 		ps := cmd.ProcessState
 		rep.Runs = append(rep.Runs, r)
 		rep.ChildCPU = append(rep.ChildCPU, (ps.UserTime() + ps.SystemTime()).Seconds())
+		if err := save(o.out, &rep); err != nil { // partial results survive an interrupted run
+			return err
+		}
 	}
-	md := markdown(&rep)
-	fmt.Print(md)
-	if o.out != "" {
-		if err := os.MkdirAll(o.out, 0o755); err != nil {
+	fmt.Print(markdown(&rep))
+	return nil
+}
+
+// save writes results.json and results.md to out (if set).
+func save(out string, rep *report) error {
+	if out == "" {
+		return nil
+	}
+	md := markdown(rep)
+	{
+		if err := os.MkdirAll(out, 0o755); err != nil {
 			return err
 		}
 		b, err := json.MarshalIndent(rep, "", "  ")
 		if err != nil {
 			return err
 		}
-		if err := os.WriteFile(filepath.Join(o.out, "results.json"), b, 0o644); err != nil {
+		if err := os.WriteFile(filepath.Join(out, "results.json"), b, 0o644); err != nil {
 			return err
 		}
-		if err := os.WriteFile(filepath.Join(o.out, "results.md"), []byte(md), 0o644); err != nil {
+		if err := os.WriteFile(filepath.Join(out, "results.md"), []byte(md), 0o644); err != nil {
 			return err
 		}
 	}
@@ -275,8 +291,8 @@ func markdown(rep *report) string {
 	c := rep.Corpus
 	fmt.Fprintf(&b, "## bench/dedup: %d documents × %d words (%.2f GB JSONL%s)\n\n", c.N, c.Words, float64(rep.Bytes)/1e9, map[bool]string{true: ", zstd", false: ""}[c.Compress == "zstd"])
 	fmt.Fprintf(&b, "`%s` — %s, %d CPUs (%s), load average before: %s; every configuration in its own child process with GOMAXPROCS=2; k = %d, threshold %g, dedup verification -exact %s.\n\n", rep.Command, rep.Go, rep.CPUs, rep.CPUModel, rep.LoadBefore, rep.K, rep.Threshold, rep.Exact)
-	fmt.Fprintf(&b, "Corpus generated in %.1f s (2 goroutines%s); %d planted pairs, %d with exact J ≥ 0.8, %d with J ≥ 0.9 (mean |exact − target| %.3f); %d held-out queries.\n\n",
-		rep.GenSeconds, map[bool]string{true: ", reused from -keep", false: ""}[rep.Reused], rep.Planted.Pairs, rep.Planted.AtLeast8, rep.Planted.AtLeast9, rep.Planted.MeanAbsErr, c.Queries)
+	fmt.Fprintf(&b, "Corpus generated in %.1f s wall, %.1f s CPU (2 goroutines, including exact J of planted pairs%s); %d planted pairs, %d with exact J ≥ 0.8, %d with J ≥ 0.9 (mean |exact − target| %.3f); %d held-out queries.\n\n",
+		rep.GenSeconds, rep.GenCPU, map[bool]string{true: ", reused from -keep", false: ""}[rep.Reused], rep.Planted.Pairs, rep.Planted.AtLeast8, rep.Planted.AtLeast9, rep.Planted.MeanAbsErr, c.Queries)
 
 	b.WriteString("### End to end\n\n")
 	b.WriteString("| configuration | wall s | docs/s | CPU s (child) | load1 | sketch s | index s | verify s | cluster s | candidates | pairs | peak RSS | peak Go heap | index B/doc | recall J≥0.8 | recall J≥0.85 | recall J≥0.9 | precision (J≥0.7) |\n")
@@ -326,15 +342,25 @@ func markdown(rep *report) string {
 	}
 
 	b.WriteString("\n### Like with like: index + query of precomputed sketches\n\n")
-	b.WriteString("| | sketching (goroutine-s, 2 goroutines) | insert / index s | inserts/s | query / verify s | queries/s |\n|---|---|---|---|---|---|\n")
+	b.WriteString("| | sketching (neardup: stage wall s; ekzhu: thread CPU s summed over 2 goroutines) | insert / index s | inserts/s | query / verify s | queries/s |\n|---|---|---|---|---|---|\n")
 	for _, r := range rep.Runs {
 		if r.Config == "ekzhu/minhash-lsh" {
-			fmt.Fprintf(&b, "| ekzhu MinhashLSH64 | extract %.1f + Minhash(k=%d) %.1f (neardup OPH on the same features: %.1f) | %.1f | %.0f | %.1f | %.0f |\n",
+			fmt.Fprintf(&b, "| ekzhu MinhashLSH64 | extract %.1f + Minhash(k=%d) %.1f (neardup OPH on the same features: %.1f) | %.2f | %.0f | %.2f | %.0f |\n",
 				r.ExtractSec, rep.K, r.SketchSec, r.NeardupSketch, r.InsertSec, r.InsertsPS, r.QueryAllSec, r.QueriesPS)
 			continue
 		}
 		ix, vf := stageSec(r, "index"), stageSec(r, "verify")
-		fmt.Fprintf(&b, "| neardup %s | read+extract+OPH stage %.1f s wall | %.1f | %.0f | %.1f | %.0f |\n", r.Config, stageSec(r, "sketch"), ix, float64(r.Docs)/ix, vf, float64(r.Docs)/vf)
+		vItems := r.Docs
+		for _, s := range r.Stages {
+			if s.Name == "verify" {
+				vItems = s.Items
+			}
+		}
+		unit := "docs queried"
+		if r.Config == "batch" {
+			unit = "candidate pairs verified"
+		}
+		fmt.Fprintf(&b, "| neardup %s | read+extract+OPH stage %.1f s wall | %.2f | %.0f | %.2f | %.0f %s/s |\n", r.Config, stageSec(r, "sketch"), ix, float64(r.Docs)/ix, vf, float64(vItems)/vf, unit)
 	}
 
 	b.WriteString("\n### Streaming queries (held-out near-duplicates, one at a time, after indexing)\n\n")
