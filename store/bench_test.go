@@ -47,10 +47,12 @@ func BenchmarkWrite(b *testing.B) {
 
 // BenchmarkLookup measures Postings on a store holding -store.postings
 // postings (default 1M: one id per key, as most near-duplicate keys are)
-// after a bulk build and Compact; half the lookups hit, half miss.
+// after a bulk build and Compact (pebble), or straight after the build
+// (pebble-uncompacted: memtable, L0 and upper levels all hold postings, as
+// in a streaming index); half the lookups hit, half miss.
 func BenchmarkLookup(b *testing.B) {
 	n := *benchPostings
-	load := func(b *testing.B, s store.Store) {
+	load := func(b *testing.B, s store.Store, compact bool) {
 		batch := s.NewBatch()
 		defer batch.Close()
 		for i := range n {
@@ -64,13 +66,16 @@ func BenchmarkLookup(b *testing.B) {
 		if err := batch.Commit(); err != nil {
 			b.Fatal(err)
 		}
+		if !compact {
+			return
+		}
 		if err := store.Compact(s); err != nil {
 			b.Fatal(err)
 		}
 	}
-	run := func(b *testing.B, s store.Store) {
+	run := func(b *testing.B, s store.Store, compact bool) {
 		defer s.Close()
-		load(b, s)
+		load(b, s, compact)
 		st := rng.New(9)
 		var ids []uint64
 		b.ReportAllocs()
@@ -89,14 +94,20 @@ func BenchmarkLookup(b *testing.B) {
 		}
 		reportCPU(b, cpu, "lookups")
 	}
-	b.Run("memory", func(b *testing.B) { run(b, store.NewMemory()) })
-	b.Run("pebble", func(b *testing.B) {
-		s, err := store.OpenPebble(b.TempDir(), nil)
-		if err != nil {
-			b.Fatal(err)
+	b.Run("memory", func(b *testing.B) { run(b, store.NewMemory(), true) })
+	for _, compact := range []bool{true, false} {
+		name := "pebble"
+		if !compact {
+			name += "-uncompacted"
 		}
-		run(b, s)
-	})
+		b.Run(name, func(b *testing.B) {
+			s, err := store.OpenPebble(b.TempDir(), nil)
+			if err != nil {
+				b.Fatal(err)
+			}
+			run(b, s, compact)
+		})
+	}
 }
 
 // reportCPU reports the wall-clock rate (unit/s) and, where the platform

@@ -7,15 +7,16 @@
 // store that can do "add id to the set under key", "get the set under key",
 // "put/get a record by id" and "apply a group of those atomically" can back
 // it: Memory (tests, small jobs), Pebble (the default, a directory on disk;
-// github.com/cockroachdb/pebble/v2 configured for this workload: block cache,
-// Bloom filters on every level, postings as merge operands so adds are blind
-// writes and a lookup is one point read), and a Redis backend later (SADD /
-// SMEMBERS, SET / GET, MULTI/EXEC). Writes go through a Batch whose Commit is
-// atomic and, for persistent stores, durable when it returns: an
-// acknowledged batch survives a kill -9 (DESIGN.md "nothing lost"). The
-// lookup keys are lsh keys (book 3.1, 6.1: one posting table per m-of-b
-// combination, folded into one key space by hashing the combination index
-// into the key).
+// github.com/cockroachdb/pebble/v2 configured for this workload: a block
+// cache sized net of the memtables Pebble charges to it, one key per
+// posting so adds and removes are blind writes, prefix Bloom filters on
+// every level consulted by prefix seeks on reused iterators), and a Redis
+// backend later (SADD / SMEMBERS, SET / GET, MULTI/EXEC). Writes go
+// through a Batch whose Commit is atomic and, for persistent stores,
+// durable when it returns: an acknowledged batch survives a kill -9
+// (DESIGN.md "nothing lost"). The lookup keys are lsh keys (book 3.1, 6.1:
+// one posting table per m-of-b combination, folded into one key space by
+// hashing the combination index into the key).
 //
 // This package is not an index: it knows nothing of sketches, similarity or
 // verification (package index does), and it does not interpret records.
@@ -88,8 +89,9 @@ type Batch interface {
 }
 
 // Compacter is implemented by stores that benefit from a full compaction
-// after a bulk build (Pebble: lookups become one read per level with the
-// Bloom filters doing the rest). Call it through Compact.
+// after a bulk build (Pebble: all postings end in one level, a lookup is
+// one prefix seek whose Bloom filter answers misses, and removed postings
+// are dropped). Call it through Compact.
 type Compacter interface {
 	Compact() error
 }

@@ -10,8 +10,11 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
+
+	"github.com/cockroachdb/pebble/v2"
 
 	"github.com/neardup/neardup/internal/rng"
 	"github.com/neardup/neardup/store"
@@ -86,6 +89,109 @@ func TestPebbleFormatMismatch(t *testing.T) {
 	if _, err := store.OpenPebble(dir, nil); !errors.Is(err, store.ErrFormat) {
 		t.Errorf("open with another format: %v", err)
 	}
+}
+
+// TestPebbleRefusesFormat1 checks that a store of the previous format
+// (Pebble's default comparer, postings as merge operands) is refused with
+// ErrFormat rather than misread.
+func TestPebbleRefusesFormat1(t *testing.T) {
+	dir := t.TempDir()
+	db, err := pebble.Open(dir, &pebble.Options{Logger: quietLogger{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Set([]byte("mneardup.store.format"), []byte("pebble-1"), pebble.Sync); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := store.OpenPebble(dir, nil); !errors.Is(err, store.ErrFormat) {
+		t.Errorf("open a format-1 store: %v, want ErrFormat", err)
+	}
+}
+
+type quietLogger struct{}
+
+func (quietLogger) Infof(string, ...any)           {}
+func (quietLogger) Errorf(string, ...any)          {}
+func (quietLogger) Fatalf(format string, a ...any) { panic(fmt.Sprintf(format, a...)) }
+
+// TestPebbleLookupsSeeCommits interleaves lookups (which reuse iterators)
+// with commits, removals and a compaction: every lookup must see exactly
+// the postings committed before it.
+func TestPebbleLookupsSeeCommits(t *testing.T) {
+	s := openPebble(t, t.TempDir())
+	defer s.Close()
+	b := s.NewBatch()
+	defer b.Close()
+	var want, ids []uint64
+	for i := range uint64(300) {
+		ids, _ = s.Postings(7, ids[:0])
+		if !slices.Equal(ids, want) {
+			t.Fatalf("step %d: %v, want %v", i, ids, want)
+		}
+		if i%3 == 2 {
+			b.RemovePosting(7, want[0])
+			want = want[1:]
+		} else {
+			b.AddPosting(7, i)
+			want = append(want, i)
+		}
+		if err := b.Commit(); err != nil {
+			t.Fatal(err)
+		}
+		if i == 150 {
+			if err := s.Compact(); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+}
+
+// TestPebbleCloseDuringLookups closes the store while goroutines look up
+// postings: Close must wait for lookups in flight (Pebble reports
+// iterators left open as an error), and later lookups fail with ErrClosed.
+func TestPebbleCloseDuringLookups(t *testing.T) {
+	s := openPebble(t, t.TempDir())
+	b := s.NewBatch()
+	for i := range uint64(100) {
+		b.AddPosting(i%10, i)
+	}
+	if err := b.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	b.Close()
+	var wg sync.WaitGroup
+	started := make(chan bool, 4)
+	for w := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var ids []uint64
+			for i := 0; ; i++ {
+				var err error
+				ids, err = s.Postings(uint64(w+i)%10, ids[:0])
+				if errors.Is(err, store.ErrClosed) {
+					return
+				}
+				if err != nil || len(ids) != 10 {
+					t.Errorf("lookup: %d ids, %v", len(ids), err)
+					return
+				}
+				if i == 100 {
+					started <- true
+				}
+			}
+		}()
+	}
+	for range 4 {
+		<-started
+	}
+	if err := s.Close(); err != nil {
+		t.Errorf("Close during lookups: %v", err)
+	}
+	wg.Wait()
 }
 
 const crashEnv = "NEARDUP_STORE_CRASH_CHILD"
