@@ -5,13 +5,16 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"os"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/neardup/neardup/corpus"
 	"github.com/neardup/neardup/feature"
 	"github.com/neardup/neardup/index"
 	"github.com/neardup/neardup/sketch"
+	"github.com/neardup/neardup/store"
 	"github.com/neardup/neardup/weighted"
 )
 
@@ -215,5 +218,67 @@ func TestWeightedAccuracy(t *testing.T) {
 	t.Logf("weighted (cws, counts): recall(wJ>=0.9) = %d/%d = %.4f; %d pairs reported, all verified exactly", found, want, recall, len(res.Pairs))
 	if recall < 0.98 {
 		t.Errorf("recall %.4f < 0.98", recall)
+	}
+}
+
+// Exact duplicates through the store's fingerprints and Bloom filter: within
+// a run, and against documents an earlier run indexed in the same store.
+func TestExactDuplicatesInStore(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name string, lines ...string) string {
+		p := dir + "/" + name
+		if err := os.WriteFile(p, []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	body := func(i int) string {
+		var w []string
+		for j := 0; j < 40; j++ {
+			w = append(w, fmt.Sprintf("w%d_%d", i, j))
+		}
+		return strings.Join(w, " ")
+	}
+	run1 := write("run1.jsonl",
+		`{"id":"a","text":"`+body(1)+`"}`,
+		`{"id":"b","text":"`+body(2)+`"}`,
+		`{"id":"a2","text":"`+body(1)+`"}`) // copy of a in the same run
+	run2 := write("run2.jsonl",
+		`{"id":"c","text":"`+body(2)+`"}`, // copy of b from run 1
+		`{"id":"d","text":"`+body(3)+`"}`)
+	st, err := store.OpenPebble(dir+"/idx", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	r1, err := Run(context.Background(), Options{Inputs: []string{run1}, Store: st})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := r1.Summary; s.Exact != 1 || s.Kept != 2 || s.Bloom == nil {
+		t.Fatalf("run 1: %+v", s)
+	}
+	r2, err := Run(context.Background(), Options{Inputs: []string{run2}, Store: st})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := r2.Summary
+	if s.Exact != 1 || s.Kept != 1 || s.Read != 2 {
+		t.Fatalf("run 2: %+v", s)
+	}
+	if len(r2.Pairs) != 1 || r2.Pairs[0].A != "b" || r2.Pairs[0].B != "c" || !r2.Pairs[0].Identical || r2.Pairs[0].SeqA != -1 {
+		t.Fatalf("run 2 pairs: %+v", r2.Pairs)
+	}
+	if len(r2.Clusters) != 1 || r2.Clusters[0].Kept != "b" {
+		t.Fatalf("run 2 clusters: %+v", r2.Clusters)
+	}
+	// Re-running run 2 on the same store finds c's copy in b again, and does
+	// not call d a copy of itself.
+	r3, err := Run(context.Background(), Options{Inputs: []string{run2}, Store: st})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := r3.Summary; s.Exact != 1 || s.Kept != 1 {
+		t.Fatalf("run 3: %+v", s)
 	}
 }

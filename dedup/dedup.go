@@ -101,6 +101,11 @@ type Options struct {
 	Store store.Store
 	// Exact selects exact verification. The default is ExactAuto.
 	Exact ExactMode
+	// BloomFP is the false-positive rate of the Bloom filter in front of
+	// the exact fingerprints kept in Store (ignored without a Store). The
+	// filter is sized for four times the documents of the run (at least
+	// 2^20). The default is 1e-6; a false positive costs one store lookup.
+	BloomFP float64
 	// ExactBudget bounds the feature ids kept in memory for ExactAuto. The
 	// default is 64M ids (512 MiB).
 	ExactBudget int64
@@ -126,6 +131,9 @@ func (o *Options) ensureDefaults() {
 	}
 	if o.Threshold == 0 {
 		o.Threshold = 0.8
+	}
+	if o.BloomFP == 0 {
+		o.BloomFP = 1e-6
 	}
 	if o.ExactBudget == 0 {
 		o.ExactBudget = 64 << 20
@@ -173,7 +181,7 @@ type Doc struct {
 	// Fingerprint is the Rabin fingerprint of the body.
 	Fingerprint uint64
 	// ExactOf is the Seq of the earlier document with an identical body,
-	// or -1.
+	// -2 for an identical document stored by an earlier run, or -1.
 	ExactOf int
 	// Shingles is the number of distinct features.
 	Shingles int
@@ -221,9 +229,19 @@ type Summary struct {
 	Clusters   int              `json:"clusters"`
 	Largest    int              `json:"largest_cluster"`
 	ExactCheck bool             `json:"exact_verification"`
+	Bloom      *BloomSummary    `json:"fingerprint_filter,omitempty"`
 	Config     Config           `json:"config"`
 	Stages     []Stage          `json:"stages"`
 	Seconds    float64          `json:"seconds"`
+}
+
+// BloomSummary describes the Bloom filter in front of the stored exact
+// fingerprints (store mode).
+type BloomSummary struct {
+	Bits           uint  `json:"bits"`
+	Probes         uint  `json:"probes"`
+	Lookups        int64 `json:"confirming_lookups"`
+	FalsePositives int64 `json:"false_positives"`
 }
 
 // Stage is the time one stage took.
@@ -308,21 +326,22 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	sum.Bytes = rstats.Bytes
 	sum.Stages = append(sum.Stages, Stage{"sketch", time.Since(t0).Seconds(), int64(len(docs.docs))})
 
-	// Exact duplicates and duplicate ids.
+	// Exact duplicates: a map in memory, or a Bloom filter and the store.
 	res.Docs = docs.docs
 	var unique []int // indexes into res.Docs of documents to index
-	byFP := make(map[uint64]int, len(docs.docs))
-	for i := range res.Docs {
-		d := &res.Docs[i]
-		if j, ok := byFP[d.Fingerprint]; ok {
-			d.ExactOf = res.Docs[j].Seq
-			res.Pairs = append(res.Pairs, Pair{A: res.Docs[j].Name, B: d.Name, SeqA: res.Docs[j].Seq, SeqB: d.Seq,
-				Similarity: 1, Estimate: 1, Exact: true, Identical: true})
-			continue
+	var exactPairs []Pair
+	if o.Store == nil {
+		unique, exactPairs = exactInMemory(res.Docs)
+	} else {
+		var bs bloomStats
+		capacity := uint(max(4*len(res.Docs), 1<<20))
+		unique, exactPairs, bs, err = exactInStore(o.Store, res.Docs, capacity, o.BloomFP)
+		if err != nil {
+			return nil, fmt.Errorf("dedup: %w", err)
 		}
-		byFP[d.Fingerprint] = i
-		unique = append(unique, i)
+		sum.Bloom = &BloomSummary{Bits: bs.Bits, Probes: bs.Probes, Lookups: bs.Lookups, FalsePositives: bs.FalsePositives}
 	}
+	res.Pairs = append(res.Pairs, exactPairs...)
 	sum.ExactCheck = docs.exact
 
 	// Stages 2 and 3: index and verify.
@@ -381,7 +400,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	for i := range res.Docs {
 		d := &res.Docs[i]
 		switch {
-		case res.Duplicate[d.Seq] && d.ExactOf >= 0:
+		case res.Duplicate[d.Seq] && d.ExactOf != -1:
 			sum.Exact++
 		case res.Duplicate[d.Seq]:
 			sum.Near++
