@@ -11,6 +11,7 @@ import (
 
 	"github.com/neardup/neardup/corpus"
 	"github.com/neardup/neardup/feature"
+	"github.com/neardup/neardup/sketch"
 	"github.com/neardup/neardup/weighted"
 )
 
@@ -33,7 +34,9 @@ chosen sampler and prints the estimated Jaccard similarity with its standard
 error (the true value lies within two standard errors about 95% of the
 time), and the exact Jaccard similarity of the two feature sets. With a
 weighted sampler (cws, icws, hmt, hmt-dep) the exact value is the weighted
-Jaccard similarity sum(min)/sum(max).
+Jaccard similarity sum(min)/sum(max). hmt and hmt-dep may instead answer
+"below α" when the total weights differ by more than a factor 1/α: the
+similarity is then at most their ratio min/max, printed as the bound.
 
 A and B are files ("-" for standard input), or with --corpus the ids of two
 documents of a corpus (JSONL, WARC, Parquet or a directory).`,
@@ -48,7 +51,7 @@ documents of a corpus (JSONL, WARC, Parquet or a directory).`,
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&opts.Corpus, "corpus", "", "read A and B as document ids from this corpus")
-	fl.BoolVar(&opts.JSON, "json", false, `print {"estimate": ..., "stderr": ..., "exact": ...}`)
+	fl.BoolVar(&opts.JSON, "json", false, `print {"estimate": ..., "stderr": ..., "exact": ...} (hmt adds "alpha", and "below_alpha" and "bound" when the weights rule out similarity ≥ α)`)
 	opts.Sampler.bind(fl, "oph", 128, true)
 	skBindFeatFlags(cmd, &opts.Feature, true)
 	opts.Fields.bind(cmd)
@@ -60,8 +63,16 @@ type compareResult struct {
 	Estimate float64 `json:"estimate"`
 	StdErr   float64 `json:"stderr"`
 	Exact    float64 `json:"exact"`
-	// BelowAlpha is set when an HMT estimate only says "below alpha".
+	// BelowAlpha is set when an HMT estimate only says "similarity below
+	// α" (sketch.Estimate.Below): then Estimate and Bound hold the
+	// weight-ratio upper bound (< Alpha) and StdErr is 0.
 	BelowAlpha bool `json:"below_alpha,omitempty"`
+	// Alpha is HMT's interestingness threshold α (absent for other
+	// samplers).
+	Alpha float64 `json:"alpha,omitempty"`
+	// Bound is the upper bound min/max of the total weights when
+	// BelowAlpha (absent otherwise; 0 when one document has no features).
+	Bound *float64 `json:"bound,omitempty"`
 }
 
 func runCompare(ctx context.Context, env *Env, opts compareOptions) error {
@@ -100,9 +111,14 @@ func runCompare(ctx context.Context, env *Env, opts compareOptions) error {
 	if err != nil {
 		return err
 	}
-	var res compareResult
-	if res.Estimate, res.StdErr, res.BelowAlpha, err = sk.estimate(sa, sb); err != nil {
+	e, err := sketch.Jaccard(sa, sb)
+	if err != nil {
 		return err
+	}
+	res := compareResult{Estimate: e.J, StdErr: e.StdErr, BelowAlpha: e.Below, Alpha: e.Alpha}
+	if e.Below {
+		bound := e.J
+		res.Bound = &bound
 	}
 	var inter int
 	if alg.IsWeighted() {
@@ -119,8 +135,8 @@ func runCompare(ctx context.Context, env *Env, opts compareOptions) error {
 		kind = "weighted Jaccard"
 	}
 	est := fmt.Sprintf("%.4f ± %.4f", res.Estimate, res.StdErr)
-	if res.BelowAlpha {
-		est = fmt.Sprintf("below %.2f (best guess %.4f)", weightedAlpha(sk), res.Estimate)
+	if e.Below {
+		est = fmt.Sprintf("below α=%.2f (weight ratio bound ≤ %.4f)", e.Alpha, e.J)
 	}
 	fmt.Fprintf(env.Stdout, "estimated %s  %s  (%v k=%d b=%d)\n", kind, est, sk.alg, sk.header.K, sk.bits)
 	if alg.IsWeighted() {
@@ -129,14 +145,6 @@ func runCompare(ctx context.Context, env *Env, opts compareOptions) error {
 		fmt.Fprintf(env.Stdout, "exact %s      %.4f  (%d and %d features, %d shared)\n", kind, res.Exact, len(fa), len(fb), inter)
 	}
 	return nil
-}
-
-// weightedAlpha returns the α of an HMT sketcher (0 for other samplers).
-func weightedAlpha(sk *sketcher) float64 {
-	if h, ok := sk.base.(*weighted.HMT); ok {
-		return h.Alpha()
-	}
-	return 0
 }
 
 // setJaccard returns the exact Jaccard similarity of two feature sets (ids

@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"math"
 	"os"
@@ -181,6 +182,101 @@ func TestRunCompareFilesAndWeighted(t *testing.T) {
 	r = runCompareJSON(t, compareOpts(t, pa, pb, "--sampler", "hmt-dep", "--k", "256"))
 	if math.Abs(r.Exact-oracleJaccard(ca, cb, true)) > 1e-12 || r.Estimate < 0 || r.Estimate > 1 {
 		t.Fatalf("hmt: %+v", r)
+	}
+}
+
+// TestRunCompareHMTBelowAlpha: when the total weights differ by more than
+// 1/α, HMT answers "below α" (Algorithm 3.4) with the weight-ratio bound,
+// in text and JSON. B is a near-duplicate of A five times over, so with
+// count weights W_B ≈ 5·W_A and the ratio r = W_A/W_B ≈ 0.2 < α = 0.5. The
+// bound is exact, not random: the sketch keeps log₂W, so r must match the
+// oracle's totals to rounding, and r ≥ Σmin/Σmax (Σmin ≤ W_A, Σmax ≥ W_B).
+func TestRunCompareHMTBelowAlpha(t *testing.T) {
+	dir := t.TempDir()
+	textA := docA + " " + docC
+	textB := strings.Repeat(docB+" "+docC+" ", 5)
+	pa := featWrite(t, filepath.Join(dir, "a.txt"), textA)
+	pb := featWrite(t, filepath.Join(dir, "b.txt"), textB)
+	ca, cb := shingleCounts(textA), shingleCounts(textB)
+	var wa, wb float64
+	for _, c := range ca {
+		wa += c
+	}
+	for _, c := range cb {
+		wb += c
+	}
+	ratio := wa / wb
+	if ratio >= 0.5 {
+		t.Fatalf("test documents: weight ratio %v not below α", ratio)
+	}
+	exact := oracleJaccard(ca, cb, true)
+
+	for _, sampler := range []string{"hmt", "hmt-dep"} {
+		opts := compareOpts(t, pa, pb, "--sampler", sampler, "--k", "64")
+		env, out, _ := featTestEnv()
+		opts.JSON = true
+		if err := runCompare(context.Background(), env, opts); err != nil {
+			t.Fatal(err)
+		}
+		var raw map[string]any
+		if err := json.Unmarshal(out.Bytes(), &raw); err != nil {
+			t.Fatalf("bad JSON %q: %v", out, err)
+		}
+		if raw["below_alpha"] != true || raw["alpha"] != 0.5 || raw["bound"] == nil {
+			t.Fatalf("%s JSON: %s", sampler, out)
+		}
+		var r compareResult
+		if err := json.Unmarshal(out.Bytes(), &r); err != nil {
+			t.Fatal(err)
+		}
+		if math.Abs(*r.Bound-ratio) > 1e-9 || r.Estimate != *r.Bound || r.StdErr != 0 ||
+			math.Abs(r.Exact-exact) > 1e-12 || *r.Bound < r.Exact-1e-12 {
+			t.Fatalf("%s: %+v bound %v, want bound %v ≥ exact %v", sampler, r, *r.Bound, ratio, exact)
+		}
+
+		env, out, _ = featTestEnv()
+		opts.JSON = false
+		if err := runCompare(context.Background(), env, opts); err != nil {
+			t.Fatal(err)
+		}
+		want := fmt.Sprintf("estimated weighted Jaccard  below α=0.50 (weight ratio bound ≤ %.4f)  (%s k=", ratio, sampler)
+		if !strings.Contains(out.String(), want) {
+			t.Fatalf("text output:\n%s\nwant %q", out, want)
+		}
+	}
+
+	// Equal weights: an estimate, alpha reported, no below_alpha nor bound.
+	env, out, _ := featTestEnv()
+	opts := compareOpts(t, pa, pa, "--sampler", "hmt", "--k", "64")
+	opts.JSON = true
+	if err := runCompare(context.Background(), env, opts); err != nil {
+		t.Fatal(err)
+	}
+	var raw map[string]any
+	if err := json.Unmarshal(out.Bytes(), &raw); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := raw["below_alpha"]; ok || raw["bound"] != nil || raw["alpha"] != 0.5 || raw["estimate"] != 1.0 {
+		t.Fatalf("identical documents: %s", out)
+	}
+}
+
+// TestRunCompareBBitWeighted: --bits is allowed exactly for slot-wise
+// samplers, so CWS/ICWS compress. For b = 8 the corrected estimator has
+// standard deviation sqrt(Q(1−Q)/k)·2^b/(2^b−1) ≤ 1.004·0.5/sqrt(k)
+// = 0.0157 at k = 1024; 4 of them is 0.063 (|z| > 4: probability 6e-5).
+func TestRunCompareBBitWeighted(t *testing.T) {
+	dir := t.TempDir()
+	textA := strings.Repeat(docA+" ", 3) + docC
+	textB := docB + " " + docA + " " + strings.Repeat(docC+" ", 2)
+	pa := featWrite(t, filepath.Join(dir, "a.txt"), textA)
+	pb := featWrite(t, filepath.Join(dir, "b.txt"), textB)
+	want := oracleJaccard(shingleCounts(textA), shingleCounts(textB), true)
+	for _, sampler := range []string{"icws", "cws"} {
+		r := runCompareJSON(t, compareOpts(t, pa, pb, "--sampler", sampler, "--k", "1024", "--bits", "8"))
+		if math.Abs(r.Estimate-want) > 0.063 || r.BelowAlpha || r.Alpha != 0 || r.Bound != nil {
+			t.Fatalf("%s 8-bit: %+v, exact %v", sampler, r, want)
+		}
 	}
 }
 

@@ -108,6 +108,7 @@ type sketcher struct {
 	header sketch.Header // of the full-value sketches
 	base   sample.Sampler
 	fopts  feature.Options
+	logw   bool // weighted samplers: weights are logarithms (weighted.Options.LogWeights)
 }
 
 // newSketcher builds the sampler of sf for features extracted with fo.
@@ -124,8 +125,12 @@ func newSketcher(sf skSamplerFlags, fo feature.Options) (*sketcher, error) {
 	default:
 		return nil, usagef("--bits %d not in {1, 2, 4, 8, 16, 32, 64}", sf.Bits)
 	}
-	if sf.Bits < 64 && (alg.IsSet() || alg == sketch.HMT || alg == sketch.HMTDep) {
-		return nil, usagef("--bits %d: b-bit compression needs a slot-wise sampler, not %v", sf.Bits, alg)
+	// sketch.Compress's rules: b-bit values need a slot-wise algorithm
+	// (minhash, prefix, lazybits*, oph, superminhash, cws, icws), not a
+	// set sketch (bottomk, proportional) nor HMT, whose blocks of bins are
+	// aligned by scale and whose Values[0:2] hold the scale and weight.
+	if sf.Bits < 64 && !alg.SlotWise() {
+		return nil, usagef("--bits %d: b-bit compression needs a slot-wise sampler (minhash, prefix, lazybits, lazybits-batched, oph, superminhash, cws, icws), not %v", sf.Bits, alg)
 	}
 	if sf.K < 1 || sf.K > sample.MaxK {
 		return nil, usagef("--k %d not in [1, %d]", sf.K, sample.MaxK)
@@ -134,6 +139,7 @@ func newSketcher(sf skSamplerFlags, fo feature.Options) (*sketcher, error) {
 	cfg := fo.ConfigHash()
 	if alg.IsWeighted() {
 		wo := weighted.Options{K: sf.K, Seed: sf.Seed, Features: cfg}
+		s.logw = wo.LogWeights
 		switch alg {
 		case sketch.CWS:
 			s.base, err = weighted.NewCWS(wo)
@@ -163,40 +169,28 @@ func (s *sketcher) newSampler() sample.Sampler {
 	return s.base
 }
 
-// make returns the sketch of fs drawn with smp into vals (reused), with Size
-// the exact number of features (total weight for weighted samplers),
-// compressed to b bits when asked. The sketch's Values alias vals unless it
-// was compressed.
+// make returns the sketch of fs drawn with smp into vals (reused),
+// compressed to b bits when asked. Size is the exact size of the set: the
+// number of features for unweighted samplers (the extractor gives distinct
+// ids), the total weight weighted.TotalWeight for weighted ones — the
+// present weights only (negative, NaN and infinite weights are absent, as
+// the samplers skip them), and 0 when that total is outside float64's
+// range — as weighted.Make sets it. The sketch's Values alias vals unless
+// it was compressed.
 func (s *sketcher) make(smp sample.Sampler, vals []uint64, fs []feature.Feature) (*sketch.Sketch, []uint64, error) {
 	vals = smp.Sketch(vals[:0], fs)
 	sk := &sketch.Sketch{Header: s.header, Values: vals, Size: float64(len(fs))}
 	if s.alg.IsWeighted() {
-		sk.Size = 0
-		for _, f := range fs {
-			sk.Size += f.Weight
-		}
+		sk.Size = weighted.TotalWeight(fs, s.logw)
 	}
 	if s.bits < 64 {
-		c, err := sketch.Compress(sk, s.bits)
+		c, err := sketch.Compress(sk, s.bits) // keeps Size
 		if err != nil {
 			return nil, vals, err
 		}
-		c.Size = sk.Size
 		sk = c
 	}
 	return sk, vals, nil
-}
-
-// estimate returns the similarity estimate of two sketches of this
-// sketcher: weighted Jaccard for weighted samplers (below reports HMT's
-// "below alpha"), Jaccard otherwise.
-func (s *sketcher) estimate(a, b *sketch.Sketch) (est, stderr float64, below bool, err error) {
-	if s.alg.IsWeighted() {
-		r, err := weighted.EstimateJaccard(a, b)
-		return r.J, r.StdErr, r.Below, err
-	}
-	e, err := sketch.Jaccard(a, b)
-	return e.J, e.StdErr, false, err
 }
 
 type sketchOptions struct {

@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -282,6 +283,49 @@ func TestRunSketchWriteError(t *testing.T) {
 	}
 }
 
+// TestSketcherBitsAndSize: --bits < 64 is accepted exactly for the
+// slot-wise algorithms, whose sketches sketch.Compress accepts; Size is the
+// feature count for unweighted samplers and the total of the present
+// weights (weighted.TotalWeight: negative, zero, NaN and infinite weights
+// are absent) for weighted ones, and survives compression.
+func TestSketcherBitsAndSize(t *testing.T) {
+	fs := []feature.Feature{
+		{ID: 1, Weight: 2}, {ID: 2, Weight: -1}, {ID: 3, Weight: math.NaN()},
+		{ID: 4, Weight: math.Inf(1)}, {ID: 5, Weight: 0.5}, {ID: 6, Weight: 0},
+	}
+	for _, name := range []string{"minhash", "prefix", "lazybits", "lazybits-batched", "bottomk", "proportional",
+		"oph", "superminhash", "cws", "icws", "hmt", "hmt-dep"} {
+		alg, err := skParseSampler(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, bits := range []int{64, 8} {
+			sk, err := newSketcher(skSamplerFlags{Sampler: name, K: 16, Bits: bits, Modulus: 2, Block: 64}, feature.Options{})
+			if bits < 64 && !alg.SlotWise() {
+				var ue *UsageError
+				if !errors.As(err, &ue) {
+					t.Errorf("%s --bits %d: want a usage error, got %v", name, bits, err)
+				}
+				continue
+			}
+			if err != nil {
+				t.Fatalf("%s --bits %d: %v", name, bits, err)
+			}
+			s, _, err := sk.make(sk.newSampler(), nil, fs)
+			if err != nil {
+				t.Fatalf("%s --bits %d: %v", name, bits, err)
+			}
+			want := float64(len(fs))
+			if alg.IsWeighted() {
+				want = 2.5
+			}
+			if s.Size != want || int(s.Header.Bits) != bits {
+				t.Errorf("%s --bits %d: size %v (want %v), header %v", name, bits, s.Size, want, s.Header)
+			}
+		}
+	}
+}
+
 func TestRunSketchUsage(t *testing.T) {
 	path := featCorpus(t)
 	for _, args := range [][]string{
@@ -290,6 +334,8 @@ func TestRunSketchUsage(t *testing.T) {
 		{"--k", "0"},
 		{"--sampler", "bottomk", "--bits", "8"},
 		{"--sampler", "hmt", "--bits", "8"},
+		{"--sampler", "hmt-dep", "--bits", "8"},
+		{"--sampler", "proportional", "--bits", "8"},
 		{"--weight", "count"}, // oph ignores weights
 		{"--sampler", "lazybits-batched", "--block", "100"},
 	} {
