@@ -107,7 +107,7 @@ func batchVerify(ctx context.Context, o Options, hdr sketch.Header, docs []Doc, 
 			a, b := &docs[unique[cand[k]>>32]], &docs[unique[uint32(cand[k])]]
 			p := verifyLocal(a, b, hdr)
 			p.Keys = int(shared[k])
-			if p.Similarity >= o.Threshold {
+			if o.accept(p) {
 				out[k], keep[k] = p, true
 			}
 		}

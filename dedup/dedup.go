@@ -99,6 +99,16 @@ type Options struct {
 	// queried; documents already in a persistent store (an earlier run)
 	// are matched too: a document near one of them is a duplicate of it.
 	Store store.Store
+	// Slack widens verification by sketch estimate (pairs without exact
+	// Jaccard): a pair is accepted when its estimate is at least Threshold
+	// − Slack·σ, σ = sqrt(t(1−t)/K) the standard error at the threshold.
+	// The default, 1.645, reports a pair exactly at the threshold with
+	// probability 0.95 (one-sided normal bound) instead of 0.5; a pair
+	// 3σ below the threshold slips in with probability about 9%, one 4σ
+	// below with 0.9% (P(Z > 1.355) and P(Z > 2.355)). Negative values mean
+	// 0: accept on estimate >= Threshold. Exact verification is never
+	// widened.
+	Slack float64
 	// Exact selects exact verification. The default is ExactAuto.
 	Exact ExactMode
 	// BloomFP is the false-positive rate of the Bloom filter in front of
@@ -131,6 +141,11 @@ func (o *Options) ensureDefaults() {
 	}
 	if o.Threshold == 0 {
 		o.Threshold = 0.8
+	}
+	if o.Slack == 0 {
+		o.Slack = 1.645
+	} else if o.Slack < 0 {
+		o.Slack = 0
 	}
 	if o.BloomFP == 0 {
 		o.BloomFP = 1e-6
@@ -415,6 +430,17 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	}
 	sum.Seconds = time.Since(start).Seconds()
 	return res, nil
+}
+
+// accept reports whether a verified pair is a near-duplicate: exact
+// similarity at the threshold, or an estimate within Slack standard errors
+// of it.
+func (o *Options) accept(p Pair) bool {
+	if p.Exact {
+		return p.Similarity >= o.Threshold
+	}
+	t := o.Threshold
+	return p.Similarity >= t-o.Slack*math.Sqrt(t*(1-t)/float64(o.K))
 }
 
 // newSampler returns the sampler for alg: unweighted ones from package
@@ -765,7 +791,7 @@ func queryAll(ctx context.Context, o Options, x *index.Index, hdr sketch.Header,
 							}
 						}
 						pr.Keys = c.Keys
-						if pr.Similarity >= o.Threshold {
+						if o.accept(pr) {
 							p.pairs = append(p.pairs, pr)
 						}
 					}

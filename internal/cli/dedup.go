@@ -37,6 +37,7 @@ type dedupOptions struct {
 	Workers   int
 	Quiet     bool
 	Weighted  string
+	Slack     float64
 	// SamplerSet reports that --sampler was given explicitly.
 	SamplerSet bool
 	Feature    featFlags
@@ -88,10 +89,20 @@ or "memory" to keep it in RAM.`,
 	fl.StringVar(&opts.Report, "report", "", "also write a self-contained HTML report to this file")
 	fl.IntVar(&opts.Workers, "workers", 0, "worker goroutines (default: all cores)")
 	fl.BoolVarP(&opts.Quiet, "quiet", "q", false, "no progress output")
+	fl.Float64Var(&opts.Slack, "slack", 1.645, "when a pair is verified by sketch estimate (no exact Jaccard), accept estimates down to threshold - slack standard errors (1.645: a pair at the threshold is kept with probability 0.95; 0: estimate >= threshold)")
 	fl.StringVar(&opts.Weighted, "weighted", "", "weighted dedup: count or tfidf weights (sets --weight; the sampler becomes cws unless --sampler is given), similarity is weighted Jaccard")
 	opts.Feature.bind(cmd, true)
 	opts.Corpus.bind(cmd)
 	return cmd
+}
+
+// slackOption maps the --slack flag to dedup.Options.Slack, where 0 means
+// the default and a negative value means none.
+func slackOption(z float64) float64 {
+	if z == 0 {
+		return -1
+	}
+	return z
 }
 
 // parseLSH parses the --lsh flag; nil means choose automatically.
@@ -229,6 +240,7 @@ func runDedup(ctx context.Context, env *Env, opts dedupOptions) error {
 		LSH:       params,
 		Store:     st,
 		Exact:     exact,
+		Slack:     slackOption(opts.Slack),
 		Workers:   opts.Workers,
 		Cluster:   dedup.ClusterOptions{Keep: keep, Descending: desc, KeyField: opts.KeyField, Star: opts.Star, MaxSize: opts.MaxSize},
 		Corpus: corpus.Options{

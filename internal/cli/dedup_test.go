@@ -23,7 +23,7 @@ func testEnv() (*Env, *bytes.Buffer, *bytes.Buffer) {
 
 func dedupDefaults(inputs []string, out string) dedupOptions {
 	o := dedupOptions{Inputs: inputs, Out: out, Threshold: 0.8, Sampler: "oph", K: 128, LSH: "auto",
-		Exact: "auto", Keep: "first", MaxSize: 1000, Quiet: true}
+		Exact: "auto", Keep: "first", MaxSize: 1000, Quiet: true, Slack: 1.645}
 	o.Feature.K = 5
 	o.Feature.Format, o.Feature.Case, o.Feature.Digits = "auto", "lower", "keep"
 	o.Corpus.IDField, o.Corpus.TextField = "id", "text"
