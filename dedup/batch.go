@@ -21,17 +21,15 @@ import (
 // members they are paired with.
 const MaxRun = 2048
 
-// keyDoc is one (lookup key, document) entry of a sort-join pass.
-type keyDoc struct {
-	key uint64
-	doc uint32 // position in unique
-}
-
 // batchCandidates finds the candidate pairs of the unique documents without
 // a store: for each of the scheme's C(b, m) keys in turn it computes that
 // key for every document, sorts, and pairs the documents of each run of
-// equal keys. Memory: 16 bytes per document for the pass, plus 8 bytes per
-// candidate pair. Pairs are returned as (earlier, later) positions in
+// equal keys. An entry packs the key's high 32 bits above the document's
+// position, so a pass holds 8 bytes per document and sorts plain integers;
+// the truncated key lets unrelated documents collide with probability
+// 2^-32 per pass (about n²/2^33 extra candidates per pass, all rejected by
+// verification), against P(J) of the full scheme for related ones. Memory:
+// 8 bytes per document for the pass, plus 8 bytes per candidate pair. Pairs are returned as (earlier, later) positions in
 // unique, sorted, with the number of keys each pair shares.
 func batchCandidates(ctx context.Context, o Options, scheme *lsh.Scheme, docs []Doc, unique []int) (pairs []uint64, shared []int32, err error) {
 	var nonEmpty []uint32 // positions in unique of documents with a sketch
@@ -41,7 +39,7 @@ func batchCandidates(ctx context.Context, o Options, scheme *lsh.Scheme, docs []
 		}
 	}
 	n := len(nonEmpty)
-	keys := make([]keyDoc, 0, n)
+	keys := make([]uint64, 0, n)
 	bar := progress.New(o.Progress, "index", int64(scheme.NumKeys()), "keys")
 	defer bar.Finish()
 	var raw []uint64
@@ -53,26 +51,18 @@ func batchCandidates(ctx context.Context, o Options, scheme *lsh.Scheme, docs []
 		parallel(n, o.Workers, func(lo, hi int) {
 			for i := lo; i < hi; i++ {
 				u := nonEmpty[i]
-				keys[i] = keyDoc{key: scheme.Key(c, docs[unique[u]].sketch), doc: u}
+				keys[i] = scheme.Key(c, docs[unique[u]].sketch)&^0xffffffff | uint64(u)
 			}
 		})
-		slices.SortFunc(keys, func(a, b keyDoc) int {
-			switch {
-			case a.key < b.key:
-				return -1
-			case a.key > b.key:
-				return 1
-			}
-			return int(a.doc) - int(b.doc)
-		})
+		slices.Sort(keys)
 		for lo := 0; lo < n; {
 			hi := lo + 1
-			for hi < n && keys[hi].key == keys[lo].key {
+			for hi < n && keys[hi]>>32 == keys[lo]>>32 {
 				hi++
 			}
 			for j := lo + 1; j < hi; j++ {
 				for i := max(lo, j-MaxRun); i < j; i++ {
-					raw = append(raw, uint64(keys[i].doc)<<32|uint64(keys[j].doc))
+					raw = append(raw, keys[i]<<32|keys[j]&0xffffffff)
 				}
 			}
 			lo = hi

@@ -94,7 +94,7 @@ type Options struct {
 	// Store holds the index. The default, nil, indexes in memory by a
 	// sort-join: for each lookup key in turn, every document's key is
 	// computed and sorted, and documents in runs of equal keys become
-	// candidates (16 bytes per document per pass, nothing kept between
+	// candidates (8 bytes per document per pass, nothing kept between
 	// passes). With a store, documents are added to an index.Index and
 	// queried; documents already in a persistent store (an earlier run)
 	// are matched too: a document near one of them is a duplicate of it.
