@@ -3,6 +3,7 @@ package feature
 import (
 	"math"
 	"math/bits"
+	"slices"
 	"unicode/utf8"
 
 	"github.com/neardup/neardup/internal/rng"
@@ -51,7 +52,7 @@ type Extractor struct {
 	n    *normalizer
 	tokT *rabin.Table
 	winT *rabin.Table
-	win  *rabin.WordWindow
+	wh   *winHasher // the window polynomial's rabin.WordWindow of span K, as two folds
 
 	units  []uint64 // the units of the last document: n.fps (words) or cunits (runes)
 	cunits []uint64 // UnitChar: the runes of the normalized text
@@ -80,7 +81,7 @@ func New(o Options) (*Extractor, error) {
 		tokT: rabin.New(tp),
 		winT: rabin.New(wp),
 	}
-	e.win = rabin.NewWordWindow(e.winT, o.K)
+	e.wh = newWinHasher(e.winT, rabin.NewWordWindow(e.winT, o.K))
 	if o.Unit != UnitChar {
 		e.n.hash = newTokHasher(e.tokT)
 	}
@@ -178,7 +179,11 @@ func growZ(s []zone, n int) []zone {
 
 // emit slides the window over the units and adds each shingle's id. The
 // first K-1 units extend the fingerprint (rabin ExtendUint64); after that
-// each step is one Slide (book 3.3): drop the oldest unit, append the next.
+// each step is one Slide (book 3.3): drop the oldest unit, append the next,
+// as winHasher's two folds, of which only the append is on the dependency
+// chain from one shingle to the next. With Wrap the units are extended by
+// their first K-1 (in the units' own buffer) so that the loop needs no
+// index arithmetic.
 func (e *Extractor) emit(dst []Feature) []Feature {
 	units := e.units
 	n, k := len(units), e.o.K
@@ -190,54 +195,85 @@ func (e *Extractor) emit(dst []Feature) []Feature {
 	if e.o.Wrap {
 		total = n + k - 1
 	}
-	e.acc.reset(total)
 	weighted := e.o.Weighting != WeightSet && e.n.html
-	set := e.o.Weighting == WeightSet
-	lastTitle, lastHeading := math.MinInt/2, math.MinInt/2
-	wt, win := e.winT, e.win
-	fp := uint64(wt.Poly()) // Hash of the empty string
-	base := e.base
-	first := e.first
-	// The deduplication table, in locals so the loop keeps them in
-	// registers (accum.put, inlined by hand).
-	slots, gen, shift := e.acc.slots, e.acc.gen, e.acc.shift
-	mask := uint64(len(slots) - 1)
-	for j, idx, out := 0, 0, 0; j < total; j++ {
-		in := units[idx]
-		if j < k {
-			fp = wt.ExtendUint64(fp, in)
+	ext, zones := units, e.uzones
+	if total > n {
+		ext = units[:n]
+		for j := n; j < total; j++ {
+			ext = append(ext, units[j%n])
+		}
+		e.units = ext[:n] // keep a grown buffer for the next document
+		if e.o.Unit == UnitChar {
+			e.cunits = e.units
 		} else {
-			fp = win.Slide(fp, units[out], in)
-			if out++; out == n {
-				out = 0
-			}
+			e.n.fps = e.units
 		}
 		if weighted {
-			switch e.uzones[idx] {
+			zones = zones[:n]
+			for j := n; j < total; j++ {
+				zones = append(zones, zones[j%n])
+			}
+			e.uzones = zones[:n]
+		}
+	}
+	ext = ext[:total]
+	e.acc.reset(total)
+	set := e.o.Weighting == WeightSet
+	lastTitle, lastHeading := math.MinInt/2, math.MinInt/2
+	wh := e.wh
+	fp := wh.q // Hash of the empty string
+	base := e.base
+	// Room for every occurrence up front, so that the loop makes no calls
+	// and keeps its variables in registers: nd and nf count the features
+	// and first occurrences written to db and fb.
+	dst = slices.Grow(dst, total)
+	e.first = slices.Grow(e.first, total)
+	db, fb := dst[:cap(dst)], e.first[:cap(e.first)]
+	nd, nf := len(dst), len(e.first)
+	m := min(k-1, total)
+	for j := 0; j < m; j++ {
+		fp = wh.step(fp ^ ext[j])
+		if weighted {
+			switch zones[j] {
 			case zoneTitle:
 				lastTitle = j
 			case zoneHeading:
 				lastHeading = j
 			}
 		}
-		if idx++; idx == n {
-			idx = 0
+	}
+	// The deduplication table, in locals so the loop keeps them in
+	// registers (accum.put, inlined by hand).
+	slots, gen, shift := e.acc.slots, e.acc.gen, e.acc.shift
+	mask := uint64(len(slots) - 1)
+	for j := m; j < total; j++ {
+		var d uint64 // dropping ext[j-k], once the window is full
+		if j >= k {
+			d = wh.dropOf(ext[j-k])
 		}
-		if j < k-1 {
-			continue
+		fp = d ^ wh.step(fp^ext[j])
+		if weighted {
+			switch zones[j] {
+			case zoneTitle:
+				lastTitle = j
+			case zoneHeading:
+				lastHeading = j
+			}
 		}
 		// One occurrence of fp, starting at extended index j-k+1.
 		h := (fp * 0x9e3779b97f4a7c15) >> shift
 		for {
 			sl := &slots[h]
 			if sl.gen != gen {
-				*sl = slot{id: fp, gen: gen, idx: int32(len(dst) - base)}
-				first = append(first, int32(j-k+1))
+				*sl = slot{id: fp, gen: gen, idx: int32(nd - base)}
+				fb[nf] = int32(j - k + 1)
+				nf++
 				w := 1.0
 				if weighted {
 					w = e.boostOf(lastTitle, lastHeading, j-k+1)
 				}
-				dst = append(dst, Feature{ID: fp, Weight: w})
+				db[nd] = Feature{ID: fp, Weight: w}
+				nd++
 				break
 			}
 			if sl.id == fp {
@@ -246,14 +282,14 @@ func (e *Extractor) emit(dst []Feature) []Feature {
 					if weighted {
 						w = e.boostOf(lastTitle, lastHeading, j-k+1)
 					}
-					dst[base+int(sl.idx)].Weight += w
+					db[base+int(sl.idx)].Weight += w
 				}
 				break
 			}
 			h = (h + 1) & mask
 		}
 	}
-	e.first = first
+	dst, e.first = db[:nd], fb[:nf]
 	if total >= k {
 		e.occ = total - k + 1
 	}

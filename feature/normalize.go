@@ -2,6 +2,8 @@ package feature
 
 import (
 	"bytes"
+	"encoding/binary"
+	"slices"
 	"unicode"
 	"unicode/utf8"
 
@@ -333,14 +335,165 @@ func step(depth int, open bool) int {
 
 // tokenize appends the tokens of text to n.text (joined by single spaces),
 // n.toks, and, when n.hash is set, each token's Rabin fingerprint to n.fps.
-// ASCII bytes take a table-driven fast path (n.word maps a word byte to its
-// lowered form and everything else to 0); multi-byte runes are decoded and
-// classified with package unicode.
+// ASCII text takes the fast path (tokenizeASCII, then hashTokens) up to the
+// first token that is not pure ASCII, and tokenizeFrom does the rest.
 func (n *normalizer) tokenize(text []byte) {
+	i := n.tokenizeASCII(text)
+	if n.hash != nil {
+		n.hashTokens()
+	} else {
+		n.fps = append(n.fps, make([]uint64, len(n.toks)-len(n.fps))...)
+	}
+	if i < len(text) {
+		n.tokenizeFrom(text, i)
+	}
+}
+
+// tokenizeASCII tokenizes text as tokenizeFrom does, fast, as long as it is
+// ASCII: it stops before the first token or delimiter that holds a byte >=
+// 0x80 and returns its offset (len(text) when all of it is ASCII), having
+// appended only the tokens before it to n.text and n.toks (not their
+// fingerprints: hashTokens). Word bytes are classified and lowered by one
+// table (n.word maps a word byte to its lowered form and everything else to
+// 0) and copied into room reserved up front: a token costs at most its
+// bytes plus the space before it, which stands for at least one delimiter
+// byte of text, or for a punctuation byte with PunctKeep, so at most twice
+// len(text) in all; 8 more bytes let hashTokens load any token's last
+// bytes as one word. The loop keeps few variables live so that they stay
+// in registers.
+func (n *normalizer) tokenizeASCII(text []byte) int {
+	word, class := &n.word, &n.class
+	keepPunct := n.o.Punct == PunctKeep
+	room := len(text) + 8
+	if keepPunct {
+		room += len(text)
+	}
+	out := n.text
+	if cap(out)-len(out) < room {
+		out = append(out, make([]byte, room)...)[:len(out)]
+	}
+	o := len(out)
+	buf := out[:cap(out)]
+	marks := n.marks
+	mark := 0
+	cur := zoneBody
+	i := 0
+	toks := n.toks
+	for i < len(text) {
+		// Room for the tokens of the next stretch of text, so that the
+		// inner loop makes no calls (its variables stay in registers):
+		// a token takes at least one byte of text and one delimiter,
+		// or one punctuation byte.
+		if cap(toks)-len(toks) < 64 {
+			toks = slices.Grow(toks, 64+len(toks)/4)
+		}
+		tb := toks[:cap(toks)]
+		nt := len(toks)
+		for i < len(text) && nt < len(tb) {
+			c := text[i]
+			l := word[c]
+			if l == 0 {
+				if c >= utf8.RuneSelf {
+					break
+				}
+				if keepPunct && class[c] == cPunct {
+					for mark < len(marks) && marks[mark].off <= i {
+						cur = marks[mark].z
+						mark++
+					}
+					if o > 0 {
+						buf[o] = ' '
+						o++
+					}
+					buf[o] = c
+					o++
+					tb[nt] = token{start: int32(o - 1), end: int32(o), z: cur}
+					nt++
+				}
+				i++
+				continue
+			}
+			for mark < len(marks) && marks[mark].off <= i {
+				cur = marks[mark].z
+				mark++
+			}
+			o0 := o
+			if o > 0 {
+				buf[o] = ' '
+				o++
+			}
+			src := text[i:]
+			dst := buf[o : o+len(src)]
+			p := 0
+			for {
+				dst[p] = l
+				p++
+				if p == len(src) {
+					break
+				}
+				if l = word[src[p]]; l == 0 {
+					break
+				}
+			}
+			if p < len(src) && src[p] >= utf8.RuneSelf {
+				// The token goes on with a multi-byte rune: leave it
+				// whole to tokenizeFrom.
+				o = o0
+				break
+			}
+			i += p
+			tb[nt] = token{start: int32(o), end: int32(o + p), z: cur}
+			nt++
+			o += p
+		}
+		toks = tb[:nt]
+		if nt < len(tb) && i < len(text) {
+			break // stopped at a byte >= 0x80
+		}
+	}
+	n.text, n.toks = buf[:o], toks
+	return i
+}
+
+// hashTokens appends the fingerprints of the tokens that n.fps lacks, which
+// tokenizeASCII left in n.text with at least 8 bytes of room after the
+// last: each token's bytes are folded 8 at a time and its last 1 to 8
+// bytes, loaded as one word and masked, by tokHasher's branch-free tail:
+// for r bytes, g·x^(8r) = (g >> 8r) xor fold(g << (64-8r)).
+func (n *normalizer) hashTokens() {
+	h := n.hash
+	buf := n.text[:cap(n.text)]
+	toks := n.toks[len(n.fps):]
+	m := len(n.fps)
+	n.fps = slices.Grow(n.fps, len(toks))[:m+len(toks)]
+	fps := n.fps[m:]
+	fps = fps[:len(toks)]
+	for j, t := range toks {
+		s, e := int(t.start), int(t.end)
+		f := h.q
+		for e-s > 8 {
+			f = h.fold(f ^ binary.LittleEndian.Uint64(buf[s:]))
+			s += 8
+		}
+		sh := 8 * uint(e-s) // 8..64
+		g := f ^ binary.LittleEndian.Uint64(buf[s:])&(^uint64(0)>>(64-sh))
+		fps[j] = (g >> sh) ^ h.fold(g<<(64-sh))
+	}
+}
+
+// tokenizeFrom tokenizes text[i0:], appending to what n.text, n.toks and
+// n.fps hold; i0 must be 0 or a token boundary. ASCII word runs are copied
+// by table (as in tokenizeASCII); multi-byte runes are decoded and
+// classified with package unicode, and each token is fingerprinted from
+// its normalized bytes.
+func (n *normalizer) tokenizeFrom(text []byte, i0 int) {
 	out := n.text
 	toks := n.toks
-	fps := n.fps[:0]
+	fps := n.fps
 	hash := n.hash
+	if hash == nil {
+		hash = &zeroHasher
+	}
 	keepPunct := n.o.Punct == PunctKeep
 	marks := n.marks
 	mark := 0
@@ -348,7 +501,7 @@ func (n *normalizer) tokenize(text []byte) {
 	inTok := false
 	start := 0
 	word := &n.word
-	for i := 0; i < len(text); {
+	for i := i0; i < len(text); {
 		c := text[i]
 		if l := word[c]; l != 0 {
 			if !inTok {
