@@ -26,7 +26,7 @@ func ExampleNewMemory() {
 func ExampleOpenPebble() {
 	dir, _ := os.MkdirTemp("", "neardup-store")
 	defer os.RemoveAll(dir)
-	s, err := store.OpenPebble(dir, nil) // 128 MiB cache, Bloom filters on every level
+	s, err := store.OpenPebble(dir, nil) // 256 MiB block cache, Bloom filters on every level
 	if err != nil {
 		panic(err)
 	}
