@@ -67,6 +67,8 @@ type normalizer struct {
 	fold  transform.Transformer // cases.Fold(), converted to an interface once
 	iter  norm.Iter
 	html  bool // whether the last document was read as HTML
+	mark  int  // tokenize: the next zone mark to apply
+	cur   zone // tokenize: the zone of the current token
 }
 
 func newNormalizer(o Options) *normalizer {
@@ -335,25 +337,28 @@ func step(depth int, open bool) int {
 
 // tokenize appends the tokens of text to n.text (joined by single spaces),
 // n.toks, and, when n.hash is set, each token's Rabin fingerprint to n.fps.
-// ASCII text takes the fast path (tokenizeASCII, then hashTokens) up to the
-// first token that is not pure ASCII, and tokenizeFrom does the rest.
+// ASCII stretches take the fast path (tokenizeASCII, then hashTokens), and
+// tokenizeFrom takes each stretch that holds multi-byte runes.
 func (n *normalizer) tokenize(text []byte) {
-	i := n.tokenizeASCII(text)
-	if n.hash != nil {
-		n.hashTokens()
-	} else {
-		n.fps = append(n.fps, make([]uint64, len(n.toks)-len(n.fps))...)
-	}
-	if i < len(text) {
-		n.tokenizeFrom(text, i)
+	n.mark, n.cur = 0, zoneBody
+	for i := 0; i < len(text); {
+		i = n.tokenizeASCII(text, i)
+		if n.hash != nil {
+			n.hashTokens()
+		} else {
+			n.fps = append(n.fps, make([]uint64, len(n.toks)-len(n.fps))...)
+		}
+		if i < len(text) {
+			i = n.tokenizeFrom(text, i)
+		}
 	}
 }
 
-// tokenizeASCII tokenizes text as tokenizeFrom does, fast, as long as it is
-// ASCII: it stops before the first token or delimiter that holds a byte >=
-// 0x80 and returns its offset (len(text) when all of it is ASCII), having
-// appended only the tokens before it to n.text and n.toks (not their
-// fingerprints: hashTokens). Word bytes are classified and lowered by one
+// tokenizeASCII tokenizes text[i0:] as tokenizeFrom does, fast, as long as
+// it is ASCII: it stops before the first token or delimiter that holds a
+// byte >= 0x80 and returns its offset (len(text) when all the rest is
+// ASCII), having appended only the tokens before it to n.text and n.toks
+// (not their fingerprints: hashTokens); i0 must be a token boundary. Word bytes are classified and lowered by one
 // table (n.word maps a word byte to its lowered form and everything else to
 // 0) and copied into room reserved up front: a token costs at most its
 // bytes plus the space before it, which stands for at least one delimiter
@@ -361,12 +366,12 @@ func (n *normalizer) tokenize(text []byte) {
 // len(text) in all; 8 more bytes let hashTokens load any token's last
 // bytes as one word. The loop keeps few variables live so that they stay
 // in registers.
-func (n *normalizer) tokenizeASCII(text []byte) int {
+func (n *normalizer) tokenizeASCII(text []byte, i0 int) int {
 	word, class := &n.word, &n.class
 	keepPunct := n.o.Punct == PunctKeep
-	room := len(text) + 8
+	room := len(text) - i0 + 8
 	if keepPunct {
-		room += len(text)
+		room += len(text) - i0
 	}
 	out := n.text
 	if cap(out)-len(out) < room {
@@ -375,9 +380,8 @@ func (n *normalizer) tokenizeASCII(text []byte) int {
 	o := len(out)
 	buf := out[:cap(out)]
 	marks := n.marks
-	mark := 0
-	cur := zoneBody
-	i := 0
+	mark, cur := n.mark, n.cur
+	i := i0
 	toks := n.toks
 	for i < len(text) {
 		// Room for the tokens of the next stretch of text, so that the
@@ -452,6 +456,7 @@ func (n *normalizer) tokenizeASCII(text []byte) int {
 		}
 	}
 	n.text, n.toks = buf[:o], toks
+	n.mark, n.cur = mark, cur
 	return i
 }
 
@@ -482,11 +487,13 @@ func (n *normalizer) hashTokens() {
 }
 
 // tokenizeFrom tokenizes text[i0:], appending to what n.text, n.toks and
-// n.fps hold; i0 must be 0 or a token boundary. ASCII word runs are copied
-// by table (as in tokenizeASCII); multi-byte runes are decoded and
-// classified with package unicode, and each token is fingerprinted from
-// its normalized bytes.
-func (n *normalizer) tokenizeFrom(text []byte, i0 int) {
+// n.fps hold, and returns where it stopped: at the first ASCII byte after
+// i0 that is not inside a token (where tokenizeASCII may go on), or at
+// len(text); i0 must be a token boundary. ASCII word runs are copied by
+// table (as in tokenizeASCII); multi-byte runes are decoded and classified
+// with package unicode, and each token is fingerprinted from its
+// normalized bytes.
+func (n *normalizer) tokenizeFrom(text []byte, i0 int) int {
 	out := n.text
 	toks := n.toks
 	fps := n.fps
@@ -496,13 +503,16 @@ func (n *normalizer) tokenizeFrom(text []byte, i0 int) {
 	}
 	keepPunct := n.o.Punct == PunctKeep
 	marks := n.marks
-	mark := 0
-	cur := zoneBody
+	mark, cur := n.mark, n.cur
 	inTok := false
 	start := 0
 	word := &n.word
-	for i := i0; i < len(text); {
+	i := i0
+	for i < len(text) {
 		c := text[i]
+		if !inTok && c < utf8.RuneSelf && i > i0 {
+			break
+		}
 		if l := word[c]; l != 0 {
 			if !inTok {
 				for mark < len(marks) && marks[mark].off <= i {
@@ -626,4 +636,6 @@ func (n *normalizer) tokenizeFrom(text []byte, i0 int) {
 	n.text = out
 	n.toks = toks
 	n.fps = fps
+	n.mark, n.cur = mark, cur
+	return i
 }
