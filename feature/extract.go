@@ -242,6 +242,19 @@ func (e *Extractor) emit(dst []Feature) []Feature {
 			}
 		}
 	}
+	if !weighted && m < total {
+		// The common case, in a small function of its own whose
+		// variables fit in registers (spilling fp would lengthen the
+		// window chain).
+		var c int
+		if set {
+			fp, c = e.slideSet(db[nd:], fb[nf:], ext, fp, m, k)
+		} else {
+			fp, c = e.slideCount(db[nd:], fb[nf:], ext, fp, m, k)
+		}
+		nd, nf = nd+c, nf+c
+		m = total // done
+	}
 	// The deduplication table, in locals so the loop keeps them in
 	// registers (accum.put, inlined by hand).
 	keys, idxs, shift := e.acc.keys, e.acc.idx, e.acc.shift
@@ -317,6 +330,97 @@ func (e *Extractor) emit(dst []Feature) []Feature {
 		dst = append(dst, Feature{ID: fp, Weight: w})
 	}
 	return dst
+}
+
+// slideSet is emit's main loop for unweighted sets: it slides the window
+// from fp (the fingerprint of ext[:m], m = K-1 or the whole of a short
+// Wrap document) over ext[m:], writes each new id to db and its first
+// extended index to fb (both from 0), and returns the last fingerprint
+// and the number of new ids.
+func (e *Extractor) slideSet(db []Feature, fb []int32, ext []uint64, fp uint64, m, k int) (uint64, int) {
+	wh := e.wh
+	keys, shift := e.acc.keys, e.acc.shift
+	mask := uint64(len(keys) - 1)
+	r := min(len(db), len(fb)) // both have room for every occurrence
+	db, fb = db[:r], fb[:r]
+	c := 0
+	for j := m; j < len(ext); j++ {
+		var d uint64 // dropping ext[j-k], once the window is full
+		if j >= k {
+			d = wh.dropOf(ext[j-k])
+		}
+		fp = d ^ wh.step(fp^ext[j])
+		if fp == 0 {
+			if e.acc.zero {
+				continue
+			}
+			e.acc.zero = true
+		} else {
+			h := (fp * 0x9e3779b97f4a7c15) >> shift
+			for {
+				key := keys[h]
+				if key == 0 {
+					keys[h] = fp
+					break
+				}
+				if key == fp {
+					goto next
+				}
+				h = (h + 1) & mask
+			}
+		}
+		db[c] = Feature{ID: fp, Weight: 1}
+		fb[c] = int32(j - k + 1)
+		c++
+	next:
+	}
+	return fp, c
+}
+
+// slideCount is slideSet for unweighted multisets: a repeated id adds 1 to
+// the weight of its Feature, found through acc.idx.
+func (e *Extractor) slideCount(db []Feature, fb []int32, ext []uint64, fp uint64, m, k int) (uint64, int) {
+	wh := e.wh
+	keys, idxs, shift := e.acc.keys, e.acc.idx, e.acc.shift
+	mask := uint64(len(keys) - 1)
+	idxs = idxs[:len(keys)]
+	r := min(len(db), len(fb)) // both have room for every occurrence
+	db, fb = db[:r], fb[:r]
+	c := 0
+	for j := m; j < len(ext); j++ {
+		var d uint64 // dropping ext[j-k], once the window is full
+		if j >= k {
+			d = wh.dropOf(ext[j-k])
+		}
+		fp = d ^ wh.step(fp^ext[j])
+		if fp == 0 {
+			if e.acc.zero {
+				db[e.acc.zeroAt].Weight++
+				continue
+			}
+			e.acc.zero, e.acc.zeroAt = true, int32(c)
+		} else {
+			h := (fp * 0x9e3779b97f4a7c15) >> shift
+			for {
+				key := keys[h]
+				if key == 0 {
+					keys[h] = fp
+					idxs[h] = int32(c)
+					break
+				}
+				if key == fp {
+					db[idxs[h]].Weight++
+					goto next
+				}
+				h = (h + 1) & mask
+			}
+		}
+		db[c] = Feature{ID: fp, Weight: 1}
+		fb[c] = int32(j - k + 1)
+		c++
+	next:
+	}
+	return fp, c
 }
 
 // boostOf is the largest boost among the zones seen at or after extended
@@ -400,9 +504,11 @@ func (e *Extractor) AppendText(dst []byte, i int) []byte {
 // (16 KiB for a 1,000-word document), and clearing it costs less than a
 // cache miss per document.
 type accum struct {
-	keys  []uint64
-	idx   []int32
-	shift uint
+	keys   []uint64
+	idx    []int32
+	shift  uint
+	zero   bool  // slideSet, slideCount: whether id 0 occurred
+	zeroAt int32 // slideCount: the index of the Feature of id 0
 }
 
 // reset prepares the table for up to n distinct ids at load <= 1/2.
@@ -420,4 +526,5 @@ func (a *accum) reset(n int) {
 	a.idx = a.idx[:size]
 	clear(a.keys)
 	a.shift = uint(64 - bits.Len(uint(size-1)))
+	a.zero = false
 }
