@@ -13,7 +13,7 @@ var sink uint64
 func BenchmarkHash(b *testing.B) {
 	tab := New(DefaultPoly)
 	s := rng.New(41)
-	for _, n := range []int{8, 64, 1 << 10, 64 << 10} {
+	for _, n := range []int{5, 13, 8, 64, 1 << 10, 64 << 10} {
 		data := randBytes(&s, n)
 		b.Run(fmt.Sprintf("%dB", n), func(b *testing.B) {
 			b.SetBytes(int64(n))
