@@ -602,3 +602,80 @@ func TestNFKCAndFoldMatchXText(t *testing.T) {
 		}
 	}
 }
+
+// TestWindowKernelEqualsRabin checks the extractor's window (winHasher's
+// step and dropOf, and emit's loops over them) against rabin.WordWindow
+// on crafted unit sequences, for every mode of the loop: set and count,
+// with and without Wrap, K from 1 to 6, and units that make the id 0 (the
+// deduplication table's empty mark, kept aside; unreachable from real
+// text, so only crafted units test it).
+func TestWindowKernelEqualsRabin(t *testing.T) {
+	s := rng.New(rng.Key(5, 1))
+	for k := 1; k <= 6; k++ {
+		for _, wrap := range []bool{false, true} {
+			for _, w := range []Weighting{WeightSet, WeightCount} {
+				e, err := New(Options{Seed: 3, K: k, Wrap: wrap, Weighting: w})
+				if err != nil {
+					t.Fatal(err)
+				}
+				winT := rabin.New(rabin.RandomPrimitive(rng.Key(3, labelWindowPoly)))
+				q := uint64(winT.Poly())
+				for trial := 0; trial < 20; trial++ {
+					n := 1 + int(s.Intn(30))
+					units := make([]uint64, n)
+					for i := range units {
+						switch s.Intn(4) {
+						case 0:
+							units[i] = s.Uint64()
+						case 1:
+							units[i] = q // with K = 1 the id of this unit is 0
+						default:
+							units[i] = s.Intn(3) // repeats
+						}
+					}
+					// The reference: each shingle rehashed with rabin.
+					total := n
+					if wrap {
+						total = n + k - 1
+					}
+					want := map[uint64]float64{}
+					var order []uint64
+					add := func(id uint64) {
+						if _, ok := want[id]; !ok {
+							order = append(order, id)
+						}
+						want[id]++
+					}
+					ww := rabin.NewWordWindow(winT, k)
+					var fp uint64
+					for j := 0; j < total; j++ {
+						fp = ww.Roll(units[j%n])
+						if j >= k-1 {
+							add(fp)
+						}
+					}
+					if total < k {
+						add(fp)
+					}
+					e.n.html = false
+					e.units = append([]uint64(nil), units...)
+					e.n.fps = e.units
+					e.base, e.first = 0, e.first[:0]
+					got := e.emit(nil)
+					if len(got) != len(order) {
+						t.Fatalf("k=%d wrap=%v %v: %d features, want %d", k, wrap, w, len(got), len(order))
+					}
+					for i, f := range got {
+						wt := want[f.ID]
+						if w == WeightSet {
+							wt = 1
+						}
+						if f.ID != order[i] || f.Weight != wt {
+							t.Fatalf("k=%d wrap=%v %v feature %d: %016x:%g, want %016x:%g", k, wrap, w, i, f.ID, f.Weight, order[i], wt)
+						}
+					}
+				}
+			}
+		}
+	}
+}
