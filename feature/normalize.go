@@ -3,6 +3,7 @@ package feature
 import (
 	"bytes"
 	"encoding/binary"
+	"math"
 	"slices"
 	"unicode"
 	"unicode/utf8"
@@ -379,8 +380,14 @@ func (n *normalizer) tokenizeASCII(text []byte, i0 int) int {
 	}
 	o := len(out)
 	buf := out[:cap(out)]
+	// Zone marks: a token that starts at or after next takes the
+	// marks up to it (plain text has none: next stays at MaxInt).
 	marks := n.marks
 	mark, cur := n.mark, n.cur
+	next := math.MaxInt
+	if mark < len(marks) {
+		next = marks[mark].off
+	}
 	i := i0
 	toks := n.toks
 	for i < len(text) {
@@ -401,9 +408,15 @@ func (n *normalizer) tokenizeASCII(text []byte, i0 int) int {
 					break
 				}
 				if keepPunct && class[c] == cPunct {
-					for mark < len(marks) && marks[mark].off <= i {
-						cur = marks[mark].z
-						mark++
+					if i >= next {
+						for mark < len(marks) && marks[mark].off <= i {
+							cur = marks[mark].z
+							mark++
+						}
+						next = math.MaxInt
+						if mark < len(marks) {
+							next = marks[mark].off
+						}
 					}
 					if o > 0 {
 						buf[o] = ' '
@@ -417,9 +430,15 @@ func (n *normalizer) tokenizeASCII(text []byte, i0 int) int {
 				i++
 				continue
 			}
-			for mark < len(marks) && marks[mark].off <= i {
-				cur = marks[mark].z
-				mark++
+			if i >= next {
+				for mark < len(marks) && marks[mark].off <= i {
+					cur = marks[mark].z
+					mark++
+				}
+				next = math.MaxInt
+				if mark < len(marks) {
+					next = marks[mark].off
+				}
 			}
 			o0 := o
 			if o > 0 {
@@ -480,9 +499,14 @@ func (n *normalizer) hashTokens() {
 			f = h.fold(f ^ binary.LittleEndian.Uint64(buf[s:]))
 			s += 8
 		}
-		sh := 8 * uint(e-s) // 8..64
-		g := f ^ binary.LittleEndian.Uint64(buf[s:])&(^uint64(0)>>(64-sh))
-		fps[j] = (g >> sh) ^ h.fold(g<<(64-sh))
+		// With r = e-s in 1..8 bytes left and sh = 64-8r in 0..56 (the
+		// masks tell the compiler so, which spares it the checks for
+		// shifts of 64): mask the loaded word to r bytes and fold
+		// (g >> 8r) ^ fold(g << sh), g >> 8r written as g >> 8(r-1) >> 8.
+		r := uint(e - s)
+		sh := (64 - 8*r) & 63
+		g := f ^ binary.LittleEndian.Uint64(buf[s:])&(^uint64(0)>>sh)
+		fps[j] = ((g >> ((8*r - 8) & 63)) >> 8) ^ h.fold(g<<sh)
 	}
 }
 
