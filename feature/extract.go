@@ -336,41 +336,48 @@ func (e *Extractor) emit(dst []Feature) []Feature {
 // from fp (the fingerprint of ext[:m], m = K-1 or the whole of a short
 // Wrap document) over ext[m:], writes each new id to db and its first
 // extended index to fb (both from 0), and returns the last fingerprint
-// and the number of new ids.
+// and the number of new ids. It works in two passes: the window writes
+// every occurrence's id to db (a loop whose only dependency chain is the
+// window's), then the deduplication compacts db in place, its table probes
+// independent of each other.
 func (e *Extractor) slideSet(db []Feature, fb []int32, ext []uint64, fp uint64, m, k int) (uint64, int) {
 	wh := e.wh
-	keys, shift := e.acc.keys, e.acc.shift
-	mask := uint64(len(keys) - 1)
-	r := min(len(db), len(fb)) // both have room for every occurrence
-	db, fb = db[:r], fb[:r]
-	c := 0
+	occ := len(ext) - m
+	db, fb = db[:occ], fb[:occ] // both have room for every occurrence
 	for j := m; j < len(ext); j++ {
 		var d uint64 // dropping ext[j-k], once the window is full
 		if j >= k {
 			d = wh.dropOf(ext[j-k])
 		}
 		fp = d ^ wh.step(fp^ext[j])
-		if fp == 0 {
+		db[j-m].ID = fp
+	}
+	keys, shift := e.acc.keys, e.acc.shift
+	mask := uint64(len(keys) - 1)
+	c := 0
+	for i := range db {
+		id := db[i].ID
+		if id == 0 {
 			if e.acc.zero {
 				continue
 			}
 			e.acc.zero = true
 		} else {
-			h := (fp * 0x9e3779b97f4a7c15) >> shift
+			h := (id * 0x9e3779b97f4a7c15) >> shift
 			for {
 				key := keys[h]
 				if key == 0 {
-					keys[h] = fp
+					keys[h] = id
 					break
 				}
-				if key == fp {
+				if key == id {
 					goto next
 				}
 				h = (h + 1) & mask
 			}
 		}
-		db[c] = Feature{ID: fp, Weight: 1}
-		fb[c] = int32(j - k + 1)
+		db[c] = Feature{ID: id, Weight: 1}
+		fb[c] = int32(i + m - k + 1)
 		c++
 	next:
 	}
