@@ -100,14 +100,11 @@ type Options struct {
 	// are matched too: a document near one of them is a duplicate of it.
 	Store store.Store
 	// Slack widens verification by sketch estimate (pairs without exact
-	// Jaccard): a pair is accepted when its estimate is at least Threshold
-	// − Slack·σ, σ = sqrt(t(1−t)/K) the standard error at the threshold.
-	// The default, 1.645, reports a pair exactly at the threshold with
-	// probability 0.95 (one-sided normal bound) instead of 0.5; a pair
-	// 3σ below the threshold slips in with probability about 9%, one 4σ
-	// below with 0.9% (P(Z > 1.355) and P(Z > 2.355)). Negative values mean
-	// 0: accept on estimate >= Threshold. Exact verification is never
-	// widened.
+	// Jaccard; see index.Accept): a pair is accepted when its estimate is
+	// at least Threshold − Slack·σ, σ = sqrt(t(1−t)/K). The default,
+	// index.DefaultSlack = 1.645, keeps a pair exactly at the threshold
+	// with probability 0.95 instead of 0.5. A negative value means none
+	// (estimate >= Threshold). Exact verification is never widened.
 	Slack float64
 	// Exact selects exact verification. The default is ExactAuto.
 	Exact ExactMode
@@ -143,9 +140,7 @@ func (o *Options) ensureDefaults() {
 		o.Threshold = 0.8
 	}
 	if o.Slack == 0 {
-		o.Slack = 1.645
-	} else if o.Slack < 0 {
-		o.Slack = 0
+		o.Slack = index.DefaultSlack
 	}
 	if o.BloomFP == 0 {
 		o.BloomFP = 1e-6
@@ -314,7 +309,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	hdr := smp.Header()
 	var x *index.Index
 	if o.Store != nil {
-		x, err = index.Open(o.Store, index.Config{Header: hdr, LSH: params, Threshold: o.Threshold})
+		x, err = index.Open(o.Store, index.Config{Header: hdr, LSH: params, Threshold: o.Threshold, Slack: o.Slack})
 		if err != nil {
 			return nil, fmt.Errorf("dedup: %w", err)
 		}
@@ -432,15 +427,9 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	return res, nil
 }
 
-// accept reports whether a verified pair is a near-duplicate: exact
-// similarity at the threshold, or an estimate within Slack standard errors
-// of it.
+// accept reports whether a verified pair is a near-duplicate (index.Accept).
 func (o *Options) accept(p Pair) bool {
-	if p.Exact {
-		return p.Similarity >= o.Threshold
-	}
-	t := o.Threshold
-	return p.Similarity >= t-o.Slack*math.Sqrt(t*(1-t)/float64(o.K))
+	return index.Accept(o.Threshold, o.Slack, o.K, p.Similarity, p.Exact)
 }
 
 // newSampler returns the sampler for alg: unweighted ones from package

@@ -35,3 +35,13 @@ func Example() {
 	}
 	// Output: a exact=0.99
 }
+
+func ExampleAccept() {
+	// Verified by exact Jaccard: the threshold is strict.
+	fmt.Println(index.Accept(0.8, index.DefaultSlack, 128, 0.79, true))
+	// Verified by a 128-sample estimate: within 1.645 standard errors.
+	fmt.Println(index.Accept(0.8, index.DefaultSlack, 128, 0.79, false))
+	// Output:
+	// false
+	// true
+}

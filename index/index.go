@@ -24,6 +24,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"sort"
 
@@ -58,11 +59,35 @@ type Config struct {
 	// Threshold is the similarity at or above which a candidate is a match.
 	// The default (0) means 0.8.
 	Threshold float64 `json:"threshold"`
+	// Slack widens verification by sketch estimate; see Accept. The default
+	// (0) means DefaultSlack; a negative value means none.
+	Slack float64 `json:"slack"`
+}
+
+// DefaultSlack is the default Config.Slack: a candidate exactly at the
+// threshold is accepted with probability 0.95 (one-sided normal bound).
+const DefaultSlack = 1.645
+
+// Accept reports whether a candidate at similarity sim is a match at
+// threshold t. An exact Jaccard must reach t. A sketch estimate from k
+// samples must reach t − slack·σ, σ = sqrt(t(1−t)/k) the estimate's
+// standard error at the threshold: with slack 0 a pair exactly at t is
+// missed half the time; with DefaultSlack, 5% of the time, while a pair 3σ
+// below t slips in with probability P(Z > 3 − 1.645) ≈ 9% and one 4σ below
+// with about 0.9%.
+func Accept(t, slack float64, k int, sim float64, exact bool) bool {
+	if exact || slack <= 0 || k <= 0 {
+		return sim >= t
+	}
+	return sim >= t-slack*math.Sqrt(t*(1-t)/float64(k))
 }
 
 func (c *Config) ensureDefaults() {
 	if c.Threshold == 0 {
 		c.Threshold = 0.8
+	}
+	if c.Slack == 0 {
+		c.Slack = DefaultSlack
 	}
 }
 
@@ -354,7 +379,7 @@ func (x *Index) verify(s *sketch.Sketch, features []uint64, d *Doc) (Match, bool
 	if features != nil && d.Features != nil {
 		m.Exact = ExactJaccard(features, d.Features)
 	}
-	return m, m.Similarity() >= x.cfg.Threshold, nil
+	return m, Accept(x.cfg.Threshold, x.cfg.Slack, len(s.Values), m.Similarity(), m.Exact >= 0), nil
 }
 
 // Candidate is a document sharing at least one lookup key with a query.

@@ -107,11 +107,11 @@ func TestQueryMatchesLinearScan(t *testing.T) {
 						shared = shared || slices.Contains(dk, k)
 					}
 					est, _ := sketch.Jaccard(&q.Sketch, &d.Sketch)
-					sim := est.J
+					sim, exact := est.J, false
 					if q.Features != nil && d.Features != nil {
-						sim = ExactJaccard(q.Features, d.Features)
+						sim, exact = ExactJaccard(q.Features, d.Features), true
 					}
-					if shared && sim >= 0.7 {
+					if shared && Accept(0.7, DefaultSlack, 128, sim, exact) {
 						want = append(want, d.Name)
 					}
 				}
@@ -265,6 +265,28 @@ func TestExactJaccard(t *testing.T) {
 	for _, c := range cases {
 		if got := ExactJaccard(c.a, c.b); got != c.want {
 			t.Errorf("ExactJaccard(%v, %v) = %v, want %v", c.a, c.b, got, c.want)
+		}
+	}
+}
+
+func TestAccept(t *testing.T) {
+	// sigma at t = 0.8, k = 128 is 0.0354; 1.645 sigma = 0.0582.
+	cases := []struct {
+		sim   float64
+		exact bool
+		slack float64
+		want  bool
+	}{
+		{0.80, true, DefaultSlack, true},
+		{0.79, true, DefaultSlack, false}, // exact similarity is never widened
+		{0.75, false, DefaultSlack, true},
+		{0.74, false, DefaultSlack, false},
+		{0.79, false, -1, false},
+		{0.80, false, -1, true},
+	}
+	for _, c := range cases {
+		if got := Accept(0.8, c.slack, 128, c.sim, c.exact); got != c.want {
+			t.Errorf("Accept(0.8, %v, 128, %v, %v) = %v, want %v", c.slack, c.sim, c.exact, got, c.want)
 		}
 	}
 }
