@@ -363,10 +363,11 @@ func (n *normalizer) tokenize(text []byte) {
 // table (n.word maps a word byte to its lowered form and everything else to
 // 0) and copied into room reserved up front: a token costs at most its
 // bytes plus the space before it, which stands for at least one delimiter
-// byte of text, or for a punctuation byte with PunctKeep, so at most twice
-// len(text) in all; 8 more bytes let hashTokens load any token's last
-// bytes as one word. The loop keeps few variables live so that they stay
-// in registers.
+// byte of text (except for the first token of the stretch), or for a
+// punctuation byte with PunctKeep, so at most twice len(text)-i0, plus 1,
+// in all. 8 more bytes let hashTokens load the 8 bytes from the start of
+// any token's last 1 to 8, which end at most 7 bytes past the text. The
+// loop keeps few variables live so that they stay in registers.
 func (n *normalizer) tokenizeASCII(text []byte, i0 int) int {
 	word, class := &n.word, &n.class
 	keepPunct := n.o.Punct == PunctKeep
