@@ -347,7 +347,9 @@ func (n *normalizer) tokenize(text []byte) {
 		if n.hash != nil {
 			n.hashTokens()
 		} else {
-			n.fps = append(n.fps, make([]uint64, len(n.toks)-len(n.fps))...)
+			m := len(n.fps) // no ids needed: zeros
+			n.fps = slices.Grow(n.fps, len(n.toks)-m)[:len(n.toks)]
+			clear(n.fps[m:])
 		}
 		if i < len(text) {
 			i = n.tokenizeFrom(text, i)
