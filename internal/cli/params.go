@@ -36,6 +36,10 @@ func newParamsCmd(env *Env) *cobra.Command {
 when at least m of b agree) that minimizes the weighted false-positive and
 false-negative areas under the exact detection curve P(J) around the
 threshold, prints it with P at a few similarities, and can draw the curve.
+The defaults (false negatives weighted 0.98, false positives 0.02, k at most
+128) are the choice 'neardup dedup' makes for the same threshold: verification
+removes false positives, nothing recovers a missed pair. Use --fp-weight 0.5
+--fn-weight 0.5 for the symmetric choice of datasketch's optimal_param.
 With --preset it describes the AltaVista or Bing scheme instead.`,
 		Example: `  neardup params --threshold 0.8 --plot curve.png
   neardup params --threshold 0.9 --fn-weight 0.8 --fp-weight 0.2 --budget-bytes 12 --key-bits 16
@@ -47,10 +51,10 @@ With --preset it describes the AltaVista or Bing scheme instead.`,
 	}
 	f := cmd.Flags()
 	f.Float64Var(&opts.threshold, "threshold", 0.8, "Jaccard similarity above which pairs should be found")
-	f.Float64Var(&opts.fpWeight, "fp-weight", 0.5, "weight of the false-positive area")
-	f.Float64Var(&opts.fnWeight, "fn-weight", 0.5, "weight of the false-negative area")
+	f.Float64Var(&opts.fpWeight, "fp-weight", 0.02, "weight of the false-positive area")
+	f.Float64Var(&opts.fnWeight, "fn-weight", 0.98, "weight of the false-negative area")
 	f.IntVar(&opts.budgetBytes, "budget-bytes", 0, "bound on supershingle bytes per document (0: none)")
-	f.IntVar(&opts.maxSamples, "max-samples", 256, "bound on k, the samples per sketch")
+	f.IntVar(&opts.maxSamples, "max-samples", 128, "bound on k, the samples per sketch")
 	f.IntVar(&opts.maxKeys, "max-keys", 64, "bound on C(b, m), the lookup keys per document")
 	f.IntVar(&opts.keyBits, "key-bits", 64, "bits per stored supershingle value (1..64)")
 	f.IntVar(&opts.sampleBits, "sample-bits", 64, "bits per sample for b-bit sketches (1..64)")
