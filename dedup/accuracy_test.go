@@ -247,7 +247,8 @@ func TestExactDuplicatesInStore(t *testing.T) {
 		`{"id":"a2","text":"`+body(1)+`"}`) // copy of a in the same run
 	run2 := write("run2.jsonl",
 		`{"id":"c","text":"`+body(2)+`"}`, // copy of b from run 1
-		`{"id":"d","text":"`+body(3)+`"}`)
+		`{"id":"d","text":"`+body(3)+`"}`,
+		`{"id":"e","text":"`+body(1)+` tail"}`) // near copy of a from run 1: J = 36/37
 	st, err := store.OpenPebble(dir+"/idx", nil)
 	if err != nil {
 		t.Fatal(err)
@@ -265,13 +266,14 @@ func TestExactDuplicatesInStore(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := r2.Summary
-	if s.Exact != 1 || s.Kept != 1 || s.Read != 2 {
+	if s.Exact != 1 || s.Near != 1 || s.Kept != 1 || s.Read != 3 {
 		t.Fatalf("run 2: %+v", s)
 	}
-	if len(r2.Pairs) != 1 || r2.Pairs[0].A != "b" || r2.Pairs[0].B != "c" || !r2.Pairs[0].Identical || r2.Pairs[0].SeqA != -1 {
+	if len(r2.Pairs) != 2 || r2.Pairs[0].A != "b" || r2.Pairs[0].B != "c" || !r2.Pairs[0].Identical || r2.Pairs[0].SeqA != -1 ||
+		r2.Pairs[1].A != "a" || r2.Pairs[1].B != "e" || r2.Pairs[1].Identical || r2.Pairs[1].SeqA != -1 {
 		t.Fatalf("run 2 pairs: %+v", r2.Pairs)
 	}
-	if len(r2.Clusters) != 1 || r2.Clusters[0].Kept != "b" {
+	if len(r2.Clusters) != 2 || r2.Clusters[0].Kept != "a" || r2.Clusters[1].Kept != "b" {
 		t.Fatalf("run 2 clusters: %+v", r2.Clusters)
 	}
 	// Re-running run 2 on the same store finds c's copy in b again, and does
@@ -280,7 +282,7 @@ func TestExactDuplicatesInStore(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s := r3.Summary; s.Exact != 1 || s.Kept != 1 {
+	if s := r3.Summary; s.Exact != 1 || s.Near != 1 || s.Kept != 1 {
 		t.Fatalf("run 3: %+v", s)
 	}
 }

@@ -308,7 +308,11 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	}
 	hdr := smp.Header()
 	var x *index.Index
+	prior := false // the store held an index before this run
 	if o.Store != nil {
+		if _, _, prior, err = index.Stored(o.Store); err != nil {
+			return nil, fmt.Errorf("dedup: %w", err)
+		}
 		x, err = index.Open(o.Store, index.Config{Header: hdr, LSH: params, Threshold: o.Threshold, Slack: o.Slack})
 		if err != nil {
 			return nil, fmt.Errorf("dedup: %w", err)
@@ -319,6 +323,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		return nil, fmt.Errorf("dedup: %w", err)
 	}
 	res := &Result{Duplicate: map[int]bool{}, Scheme: params}
+	var storeSeconds float64 // written by the background adds before addDone
 	sum := &res.Summary
 	sum.Config = Config{Sampler: o.Algorithm.String(), K: o.K, Seed: o.Seed, Threshold: o.Threshold, LSH: params, Features: featOpts.String()}
 
@@ -354,36 +359,47 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	res.Pairs = append(res.Pairs, exactPairs...)
 	sum.ExactCheck = docs.exact
 
-	// Stages 2 and 3: index and verify.
+	// Stages 2 and 3: index and verify. Pairs within this run come from
+	// the in-memory sort-join in every mode. With a store, documents of
+	// earlier runs are matched by querying it before this run's documents
+	// are added, and the adds run in the background meanwhile.
 	var near []Pair
-	if x == nil {
-		t0 = time.Now()
-		cand, shared, err := batchCandidates(ctx, o, scheme, res.Docs, unique)
-		if err != nil {
-			return nil, err
+	var addDone chan error
+	if x != nil {
+		if prior {
+			t0 = time.Now()
+			stored, cands, err := queryStored(ctx, o, x, hdr, res.Docs, unique)
+			if err != nil {
+				return nil, err
+			}
+			near = append(near, stored...)
+			sum.Candidates += cands
+			sum.Stages = append(sum.Stages, Stage{"query-store", time.Since(t0).Seconds(), int64(len(unique))})
 		}
-		sum.Candidates = int64(len(cand))
-		sum.Stages = append(sum.Stages, Stage{"index", time.Since(t0).Seconds(), int64(len(unique))})
-		t0 = time.Now()
-		if near, err = batchVerify(ctx, o, hdr, res.Docs, unique, cand, shared); err != nil {
-			return nil, err
-		}
-		sum.Stages = append(sum.Stages, Stage{"verify", time.Since(t0).Seconds(), int64(len(cand))})
-	} else {
-		t0 = time.Now()
-		if err := addAll(ctx, o, x, hdr, res.Docs, unique); err != nil {
-			return nil, err
-		}
-		sum.Stages = append(sum.Stages, Stage{"index", time.Since(t0).Seconds(), int64(len(unique))})
-		t0 = time.Now()
-		var cands int64
-		near, cands, err = queryAll(ctx, o, x, hdr, res.Docs, unique)
-		if err != nil {
-			return nil, err
-		}
-		sum.Candidates = cands
-		sum.Stages = append(sum.Stages, Stage{"verify", time.Since(t0).Seconds(), int64(len(unique))})
+		addDone = make(chan error, 1)
+		go func() {
+			t := time.Now()
+			quiet := o
+			quiet.Progress = progress.Options{} // its bar would garble the others'
+			err := addAll(ctx, quiet, x, hdr, res.Docs, unique)
+			storeSeconds = time.Since(t).Seconds()
+			addDone <- err
+		}()
 	}
+	t0 = time.Now()
+	cand, shared, err := batchCandidates(ctx, o, scheme, res.Docs, unique)
+	if err != nil {
+		return nil, waitAdds(addDone, err)
+	}
+	sum.Candidates += int64(len(cand))
+	sum.Stages = append(sum.Stages, Stage{"index", time.Since(t0).Seconds(), int64(len(unique))})
+	t0 = time.Now()
+	local, err := batchVerify(ctx, o, hdr, res.Docs, unique, cand, shared)
+	if err != nil {
+		return nil, waitAdds(addDone, err)
+	}
+	near = append(near, local...)
+	sum.Stages = append(sum.Stages, Stage{"verify", time.Since(t0).Seconds(), int64(len(cand))})
 	res.Pairs = append(res.Pairs, near...)
 	sort.Slice(res.Pairs, func(i, j int) bool {
 		a, b := res.Pairs[i], res.Pairs[j]
@@ -397,13 +413,19 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	})
 	sum.Pairs = len(res.Pairs)
 
-	// Stage 4: clusters.
+	// Stage 4: clusters (while the store may still be taking adds).
 	t0 = time.Now()
 	if res.Clusters, err = buildClusters(o.Cluster, o.Threshold, res.Docs, res.Pairs, res.Duplicate); err != nil {
-		return nil, fmt.Errorf("dedup: %w", err)
+		return nil, waitAdds(addDone, fmt.Errorf("dedup: %w", err))
 	}
 	sum.Stages = append(sum.Stages, Stage{"cluster", time.Since(t0).Seconds(), int64(len(res.Pairs))})
 	sum.Clusters = len(res.Clusters)
+	if addDone != nil {
+		if err := <-addDone; err != nil {
+			return nil, err
+		}
+		sum.Stages = append(sum.Stages, Stage{"store", storeSeconds, int64(len(unique))})
+	}
 	for _, c := range res.Clusters {
 		sum.Largest = max(sum.Largest, len(c.Members))
 	}
@@ -705,15 +727,17 @@ func addAll(ctx context.Context, o Options, x *index.Index, hdr sketch.Header, d
 	return nil
 }
 
-// queryAll queries every unique document against the index and keeps the
-// verified pairs whose other side is earlier in this run or from an earlier
-// run. It returns them and the number of candidates examined.
-func queryAll(ctx context.Context, o Options, x *index.Index, hdr sketch.Header, docs []Doc, unique []int) ([]Pair, int64, error) {
+// queryStored queries every unique document against the index, before this
+// run's documents are added, and keeps the verified pairs with documents of
+// earlier runs. Candidates named like a document of this run are skipped:
+// this run replaces them, and the sort-join compares it. It returns the
+// pairs and the number of candidates examined.
+func queryStored(ctx context.Context, o Options, x *index.Index, hdr sketch.Header, docs []Doc, unique []int) ([]Pair, int64, error) {
 	local := make(map[uint64]int, len(unique)) // index id -> position in docs
 	for _, i := range unique {
 		local[index.ID(docs[i].Name)] = i
 	}
-	bar := progress.New(o.Progress, "verify", int64(len(unique)), "docs")
+	bar := progress.New(o.Progress, "query", int64(len(unique)), "docs")
 	defer bar.Finish()
 	type part struct {
 		pairs []Pair
@@ -750,34 +774,28 @@ func queryAll(ctx context.Context, o Options, x *index.Index, hdr sketch.Header,
 						return
 					}
 					for _, c := range cands {
-						j, ok := local[c.ID]
-						if ok && j >= i {
-							continue // found from the later side, or itself
+						if _, ok := local[c.ID]; ok {
+							continue // replaced by this run
 						}
 						p.cands++
-						var pr Pair
-						if ok {
-							pr = verifyLocal(&docs[j], d, hdr)
-						} else {
-							// A document stored by an earlier run.
-							rec, ok, err = o.Store.Doc(c.ID, rec[:0])
-							if err != nil {
-								p.err = err
-								return
-							}
-							if !ok {
-								continue
-							}
-							sd, err := index.DecodeDoc(rec)
-							if err != nil {
-								p.err = err
-								return
-							}
-							pr, err = verifyStored(sd, d, &q)
-							if err != nil {
-								p.err = err
-								return
-							}
+						var ok bool
+						rec, ok, err = o.Store.Doc(c.ID, rec[:0])
+						if err != nil {
+							p.err = err
+							return
+						}
+						if !ok {
+							continue
+						}
+						sd, err := index.DecodeDoc(rec)
+						if err != nil {
+							p.err = err
+							return
+						}
+						pr, err := verifyStored(sd, d, &q)
+						if err != nil {
+							p.err = err
+							return
 						}
 						pr.Keys = c.Keys
 						if o.accept(pr) {
@@ -803,6 +821,18 @@ func queryAll(ctx context.Context, o Options, x *index.Index, hdr sketch.Header,
 		cands += p.cands
 	}
 	return pairs, cands, nil
+}
+
+// waitAdds waits for the background adds, if any, and returns err (or
+// the adds' error when err is nil).
+func waitAdds(done chan error, err error) error {
+	if done == nil {
+		return err
+	}
+	if aerr := <-done; err == nil {
+		return aerr
+	}
+	return err
 }
 
 // verifyLocal compares an earlier document a with b, both of this run.
