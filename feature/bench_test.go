@@ -121,6 +121,36 @@ func BenchmarkExtract(b *testing.B) {
 	b.Run("html-1000w/count", func(b *testing.B) { benchExtract(b, Options{Weighting: WeightCount}, page) })
 }
 
+// BenchmarkExtractCorpus extracts 256 distinct 1,000-word documents in
+// turn. BenchmarkExtract repeats one document, which lets the branch
+// predictor learn its word boundaries; this one shows the speed on a real
+// corpus (measured: 40.7 against 17.8 CPU ns per shingle, 2.3×).
+func BenchmarkExtractCorpus(b *testing.B) {
+	var docs [][]byte
+	occ := 0
+	e, err := New(Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	var dst []Feature
+	for i := 0; i < 256; i++ {
+		d := genText(uint64(i+2), 1000)
+		docs = append(docs, d)
+		dst = e.Extract(dst[:0], d)
+		occ += e.Occurrences()
+	}
+	b.SetBytes(int64(len(docs[0])))
+	b.ReportAllocs()
+	b.ResetTimer()
+	cpu0 := processCPU()
+	for i := 0; i < b.N; i++ {
+		dst = e.Extract(dst[:0], docs[i%len(docs)])
+	}
+	cpu1 := processCPU()
+	b.StopTimer()
+	reportPerShingle(b, occ/len(docs), cpu0, cpu1)
+}
+
 // reportPerShingle reports wall-clock and process-CPU nanoseconds per
 // shingle occurrence. The loop allocates nothing, so the process's CPU time
 // is the loop's, and it is not inflated when other work shares the
