@@ -7,13 +7,12 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"time"
 
-	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
 
 	"github.com/neardup/neardup/corpus"
 	"github.com/neardup/neardup/feature"
+	"github.com/neardup/neardup/internal/progress"
 )
 
 // featFlags are the flags that choose a feature configuration. Commands
@@ -191,47 +190,29 @@ func openFeatCorpus(env *Env, paths []string, c featCorpusFlags, cmdName string)
 	return r, nil
 }
 
-// featProgress shows a byte progress bar on an interactive stderr and a log
-// line every few seconds otherwise.
+// featProgress reports a corpus pass by bytes read (internal/progress: a
+// bar on an interactive stderr, a log line every few seconds otherwise).
 type featProgress struct {
-	env  *Env
 	r    *corpus.Reader
-	bar  *progressbar.ProgressBar
-	what string
+	bar  *progress.Bar
 	docs int64
-	last time.Time
 }
 
 func newFeatProgress(env *Env, r *corpus.Reader, what string) *featProgress {
-	p := &featProgress{env: env, r: r, what: what, last: time.Now()}
-	if env.Interactive {
-		p.bar = progressbar.NewOptions64(r.TotalBytes(), progressbar.OptionSetWriter(env.Stderr),
-			progressbar.OptionShowBytes(true), progressbar.OptionSetDescription(what),
-			progressbar.OptionThrottle(100*time.Millisecond), progressbar.OptionClearOnFinish())
-	}
-	return p
+	o := progress.Options{W: env.Stderr, Interactive: env.Interactive, NoSummary: true}
+	return &featProgress{r: r, bar: progress.New(o, "neardup "+what, r.TotalBytes(), "bytes")}
 }
 
 // doc records one document done.
 func (p *featProgress) doc() {
-	p.docs++
-	if p.docs&63 != 0 {
-		return
-	}
-	if p.bar != nil {
-		_ = p.bar.Set64(p.r.BytesRead())
-		return
-	}
-	if now := time.Now(); now.Sub(p.last) >= 5*time.Second {
-		p.last = now
-		fmt.Fprintf(p.env.Stderr, "neardup %s: %d documents, %d of %d bytes\n", p.what, p.docs, p.r.BytesRead(), p.r.TotalBytes())
+	if p.docs++; p.docs&63 == 0 {
+		p.bar.Set(p.r.BytesRead())
 	}
 }
 
 func (p *featProgress) finish() {
-	if p.bar != nil {
-		_ = p.bar.Finish()
-	}
+	p.bar.Set(p.r.BytesRead())
+	p.bar.Finish()
 }
 
 // featLoadIDF returns the table for tf-idf weighting: read from path,

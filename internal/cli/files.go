@@ -10,13 +10,12 @@ import (
 	"path/filepath"
 	"sort"
 	"syscall"
-	"time"
 
-	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
 
 	"github.com/neardup/neardup/chunk"
 	"github.com/neardup/neardup/chunk/filesim"
+	"github.com/neardup/neardup/internal/progress"
 )
 
 // newFilesCmd groups the file commands: scan, similar, plan and apply.
@@ -152,45 +151,6 @@ type signedFile struct {
 	Sig *chunk.Signature
 }
 
-// filesProgress reports bytes done: a bar on a terminal, a log line every few
-// seconds otherwise.
-type filesProgress struct {
-	bar   *progressbar.ProgressBar
-	env   *Env
-	total int64
-	done  int64
-	last  time.Time
-	what  string
-}
-
-func newFilesProgress(env *Env, what string, total int64) *filesProgress {
-	p := &filesProgress{env: env, total: total, what: what, last: time.Now()}
-	if env.Interactive {
-		p.bar = progressbar.NewOptions64(total, progressbar.OptionSetWriter(env.Stderr),
-			progressbar.OptionShowBytes(true), progressbar.OptionSetDescription(what),
-			progressbar.OptionThrottle(100*time.Millisecond), progressbar.OptionClearOnFinish())
-	}
-	return p
-}
-
-func (p *filesProgress) add(n int64) {
-	p.done += n
-	if p.bar != nil {
-		p.bar.Add64(n)
-		return
-	}
-	if time.Since(p.last) > 5*time.Second {
-		p.last = time.Now()
-		fmt.Fprintf(p.env.Stderr, "neardup: %s %d of %d MB\n", p.what, p.done>>20, p.total>>20)
-	}
-}
-
-func (p *filesProgress) finish() {
-	if p.bar != nil {
-		p.bar.Finish()
-	}
-}
-
 // signFiles signs every file, reporting and skipping unreadable ones. The
 // visit callback, if any, sees every chunk.
 func signFiles(ctx context.Context, env *Env, files []fileEntry, o chunk.Options, what string, visit func(i int, r chunk.Ref)) ([]signedFile, int, error) {
@@ -202,8 +162,8 @@ func signFiles(ctx context.Context, env *Env, files []fileEntry, o chunk.Options
 	for _, f := range files {
 		total += f.Size
 	}
-	prog := newFilesProgress(env, what, total)
-	defer prog.finish()
+	prog := progress.New(progress.Options{W: env.Stderr, Interactive: env.Interactive, NoSummary: true}, "neardup "+what, total, "bytes")
+	defer prog.Finish()
 	var out []signedFile
 	problems := 0
 	for _, f := range files {
@@ -211,7 +171,7 @@ func signFiles(ctx context.Context, env *Env, files []fileEntry, o chunk.Options
 			return nil, problems, err
 		}
 		sig, err := signFile(signer, f.Path, func(r chunk.Ref, _ []byte) {
-			prog.add(int64(r.Length))
+			prog.Add(int64(r.Length))
 			if visit != nil {
 				visit(len(out), r)
 			}

@@ -28,6 +28,7 @@ type Bar struct {
 	mu     sync.Mutex
 	last   time.Time
 	every  time.Duration
+	quiet  bool
 	closed bool
 }
 
@@ -40,6 +41,9 @@ type Options struct {
 	Interactive bool
 	// Every is the interval of log lines. The default is 5 seconds.
 	Every time.Duration
+	// NoSummary leaves out the line Finish writes (for commands that print
+	// their own summary).
+	NoSummary bool
 }
 
 // New starts a stage named stage with total units (bytes when unit is
@@ -48,7 +52,7 @@ func New(o Options, stage string, total int64, unit string) *Bar {
 	if o.W == nil {
 		return nil
 	}
-	b := &Bar{log: o.W, stage: stage, unit: unit, total: total, start: time.Now(), every: o.Every}
+	b := &Bar{log: o.W, stage: stage, unit: unit, total: total, start: time.Now(), every: o.Every, quiet: o.NoSummary}
 	if b.every == 0 {
 		b.every = 5 * time.Second
 	}
@@ -126,6 +130,9 @@ func (b *Bar) Finish() time.Duration {
 	b.closed = true
 	if b.bar != nil {
 		_ = b.bar.Finish()
+	}
+	if b.quiet {
+		return el
 	}
 	d := b.done.Load()
 	fmt.Fprintf(b.log, "%s: %d %s in %s (%.0f %s/s)\n", b.stage, d, b.unit, el.Round(time.Millisecond), float64(d)/max(el.Seconds(), 1e-9), b.unit)
