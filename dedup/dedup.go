@@ -739,86 +739,66 @@ func queryStored(ctx context.Context, o Options, x *index.Index, hdr sketch.Head
 	}
 	bar := progress.New(o.Progress, "query", int64(len(unique)), "docs")
 	defer bar.Finish()
-	type part struct {
-		pairs []Pair
-		cands int64
-		err   error
-	}
-	parts := make([]part, o.Workers)
-	var wg sync.WaitGroup
-	var next sync.Mutex
-	pos := 0
-	const chunk = 256
-	for w := 0; w < o.Workers; w++ {
-		wg.Add(1)
-		go func(w int) {
-			defer wg.Done()
-			p := &parts[w]
-			var cands []index.Candidate
+	var (
+		mu       sync.Mutex // guards pairs, cands, firstErr
+		pairs    []Pair
+		cands    int64
+		firstErr error
+	)
+	parallel(len(unique), o.Workers, func(lo, hi int) {
+		var found []Pair
+		var n int64
+		err := func() error {
+			var cs []index.Candidate
 			var rec []byte
-			for {
-				next.Lock()
-				lo := pos
-				pos += chunk
-				next.Unlock()
-				if lo >= len(unique) || ctx.Err() != nil {
-					return
+			for _, i := range unique[lo:hi] {
+				if err := ctx.Err(); err != nil {
+					return err
 				}
-				for _, i := range unique[lo:min(lo+chunk, len(unique))] {
-					d := &docs[i]
-					q := sketch.Sketch{Header: hdr, Values: d.sketch}
-					var err error
-					cands, err = x.Candidates(cands[:0], &q)
+				d := &docs[i]
+				q := sketch.Sketch{Header: hdr, Values: d.sketch}
+				var err error
+				if cs, err = x.Candidates(cs[:0], &q); err != nil {
+					return err
+				}
+				for _, c := range cs {
+					if _, ok := local[c.ID]; ok {
+						continue // replaced by this run
+					}
+					n++
+					var ok bool
+					if rec, ok, err = o.Store.Doc(c.ID, rec[:0]); err != nil {
+						return err
+					}
+					if !ok {
+						continue
+					}
+					sd, err := index.DecodeDoc(rec)
 					if err != nil {
-						p.err = err
-						return
+						return err
 					}
-					for _, c := range cands {
-						if _, ok := local[c.ID]; ok {
-							continue // replaced by this run
-						}
-						p.cands++
-						var ok bool
-						rec, ok, err = o.Store.Doc(c.ID, rec[:0])
-						if err != nil {
-							p.err = err
-							return
-						}
-						if !ok {
-							continue
-						}
-						sd, err := index.DecodeDoc(rec)
-						if err != nil {
-							p.err = err
-							return
-						}
-						pr, err := verifyStored(sd, d, &q)
-						if err != nil {
-							p.err = err
-							return
-						}
-						pr.Keys = c.Keys
-						if o.accept(pr) {
-							p.pairs = append(p.pairs, pr)
-						}
+					pr, err := verifyStored(sd, d, &q)
+					if err != nil {
+						return err
+					}
+					pr.Keys = c.Keys
+					if o.accept(pr) {
+						found = append(found, pr)
 					}
 				}
-				bar.Add(int64(min(lo+chunk, len(unique)) - lo))
 			}
-		}(w)
-	}
-	wg.Wait()
-	if err := ctx.Err(); err != nil {
-		return nil, 0, err
-	}
-	var pairs []Pair
-	var cands int64
-	for _, p := range parts {
-		if p.err != nil {
-			return nil, 0, fmt.Errorf("dedup: %w", p.err)
+			return nil
+		}()
+		mu.Lock()
+		pairs, cands = append(pairs, found...), cands+n
+		if err != nil && firstErr == nil {
+			firstErr = err
 		}
-		pairs = append(pairs, p.pairs...)
-		cands += p.cands
+		mu.Unlock()
+		bar.Add(int64(hi - lo))
+	})
+	if firstErr != nil {
+		return nil, 0, fmt.Errorf("dedup: %w", firstErr)
 	}
 	return pairs, cands, nil
 }

@@ -1,6 +1,7 @@
 package dedup
 
 import (
+	"encoding/binary"
 	"fmt"
 
 	"github.com/bits-and-blooms/bloom/v3"
@@ -81,9 +82,10 @@ func exactInStore(st store.Store, docs []Doc, capacity uint, fpRate float64) (un
 		self := index.ID(d.Name)
 		dupOf := -1  // position in docs of an earlier copy in this run
 		stored := "" // or the name of a stored copy from an earlier run
+		binary.LittleEndian.PutUint64(buf[:], fp)
 		if j, ok := pending[fp]; ok {
 			dupOf = j
-		} else if bf.Test(putUint64(buf[:], fp)) {
+		} else if bf.Test(buf[:]) {
 			stats.Lookups++
 			if ids, err = st.Postings(key, ids[:0]); err != nil {
 				return nil, nil, stats, err
@@ -127,7 +129,7 @@ func exactInStore(st store.Store, docs []Doc, capacity uint, fpRate float64) (un
 			continue
 		}
 		unique = append(unique, i)
-		bf.Add(putUint64(buf[:], fp))
+		bf.Add(buf[:])
 		b.AddPosting(key, self)
 		pending[fp] = i
 		if b.Len() >= 4096 {
@@ -154,11 +156,4 @@ type bloomStats struct {
 	Bits, Probes   uint
 	Lookups        int64 // positives confirmed in the store
 	FalsePositives int64 // positives the store refuted
-}
-
-func putUint64(b []byte, x uint64) []byte {
-	for i := 0; i < 8; i++ {
-		b[i] = byte(x >> (8 * i))
-	}
-	return b
 }
