@@ -14,11 +14,7 @@ func (s *Scheme) Key(c int, samples []uint64) uint64 {
 	}
 	h := s.comboSeed[c]
 	for _, j := range s.combos[c*m : (c+1)*m] {
-		ss := s.bandSeed[j]
-		for _, x := range samples[int(j)*r : (int(j)+1)*r] {
-			ss = rng.Hash(ss, x)
-		}
-		h = rng.Hash(h, ss&s.mask)
+		h = rng.Hash(h, s.band(int(j), samples[int(j)*r:(int(j)+1)*r]))
 	}
 	return h
 }

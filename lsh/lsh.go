@@ -240,13 +240,19 @@ func (s *Scheme) Supershingles(dst, samples []uint64) ([]uint64, error) {
 		return dst, fmt.Errorf("%w: %d samples, need %d", ErrShortSketch, len(samples), r*b)
 	}
 	for i := 0; i < b; i++ {
-		h := s.bandSeed[i]
-		for _, x := range samples[i*r : (i+1)*r] {
-			h = rng.Hash(h, x)
-		}
-		dst = append(dst, h&s.mask)
+		dst = append(dst, s.band(i, samples[i*r:(i+1)*r]))
 	}
 	return dst, nil
+}
+
+// band returns supershingle i of a document: a hash of its r samples,
+// truncated to KeyBits.
+func (s *Scheme) band(i int, samples []uint64) uint64 {
+	h := s.bandSeed[i]
+	for _, x := range samples {
+		h = rng.Hash(h, x)
+	}
+	return h & s.mask
 }
 
 // Combine appends the C(b, m) lookup keys of b supershingles (as made by
