@@ -1,19 +1,18 @@
-// Package cli holds the neardup commands. Each command lives in its own file
-// as newXCmd(env) with an xOptions struct and a runX(ctx, env, opts) error
-// that tests call directly; this file wires them into the root command and
-// maps errors to exit codes in one place.
-package cli
+// The neardup commands: each lives in its own file cmd_<command>.go as
+// newXCmd(env) with an xOptions struct and a runX(ctx, env, opts) error that
+// tests call directly; this file wires them into the root command and maps
+// errors to exit codes in one place (Main).
+
+package main
 
 import (
 	"context"
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 
 	"github.com/spf13/cobra"
-	"golang.org/x/term"
 )
 
 // Env is what a command may touch of the outside world. Tests build one with
@@ -105,14 +104,4 @@ func isCobraUsage(err error) bool {
 		}
 	}
 	return false
-}
-
-// ProcessEnv returns the Env of the running process.
-func ProcessEnv() *Env {
-	return &Env{
-		Stdin:       os.Stdin,
-		Stdout:      os.Stdout,
-		Stderr:      os.Stderr,
-		Interactive: term.IsTerminal(int(os.Stderr.Fd())),
-	}
 }

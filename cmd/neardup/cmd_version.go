@@ -1,4 +1,4 @@
-package cli
+package main
 
 import (
 	"fmt"
@@ -8,7 +8,7 @@ import (
 	"github.com/spf13/cobra"
 )
 
-// Version is the neardup release; set with -ldflags "-X .../internal/cli.Version=v1.2.3".
+// Version is the neardup release; set with -ldflags "-X main.Version=v1.2.3".
 var Version = "v0.1.0-dev"
 
 func newVersionCmd(env *Env) *cobra.Command {
