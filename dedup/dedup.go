@@ -721,7 +721,7 @@ func addAll(ctx context.Context, o Options, x *index.Index, hdr sketch.Header, d
 		}
 		bar.Add(int64(len(batch)))
 	}
-	if err := store.Compact(o.Store); err != nil {
+	if err := store.Compact(context.TODO(), o.Store); err != nil {
 		return fmt.Errorf("dedup: %w", err)
 	}
 	return nil
@@ -767,7 +767,7 @@ func queryStored(ctx context.Context, o Options, x *index.Index, hdr sketch.Head
 					}
 					n++
 					var ok bool
-					if rec, ok, err = o.Store.Doc(c.ID, rec[:0]); err != nil {
+					if rec, ok, err = o.Store.Doc(context.TODO(), c.ID, rec[:0]); err != nil {
 						return err
 					}
 					if !ok {

@@ -250,7 +250,7 @@ func runIndexAdd(ctx context.Context, env *Env, opts indexOptions) error {
 		return err
 	}
 	bar.Finish()
-	if err := store.Compact(s.st); err != nil {
+	if err := store.Compact(ctx, s.st); err != nil {
 		return err
 	}
 	st := r.Stats()

@@ -11,6 +11,7 @@
 package storetest
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"maps"
@@ -36,14 +37,14 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 
 func commit(t *testing.T, b store.Batch) {
 	t.Helper()
-	if err := b.Commit(); err != nil {
+	if err := b.Commit(context.Background()); err != nil {
 		t.Fatalf("Commit: %v", err)
 	}
 }
 
 func postings(t *testing.T, s store.Store, key uint64) []uint64 {
 	t.Helper()
-	ids, err := s.Postings(key, nil)
+	ids, err := s.Postings(context.Background(), key, nil)
 	if err != nil {
 		t.Fatalf("Postings(%x): %v", key, err)
 	}
@@ -55,14 +56,14 @@ func testEmpty(t *testing.T, s store.Store) {
 	if ids := postings(t, s, 42); len(ids) != 0 {
 		t.Errorf("empty store: postings %v", ids)
 	}
-	if _, ok, err := s.Doc(1, nil); ok || err != nil {
+	if _, ok, err := s.Doc(context.Background(), 1, nil); ok || err != nil {
 		t.Errorf("empty store: Doc = %v, %v", ok, err)
 	}
-	if _, ok, err := s.Meta("x", nil); ok || err != nil {
+	if _, ok, err := s.Meta(context.Background(), "x", nil); ok || err != nil {
 		t.Errorf("empty store: Meta = %v, %v", ok, err)
 	}
 	n := 0
-	if err := s.Docs(func(uint64, []byte) error { n++; return nil }); err != nil || n != 0 {
+	if err := s.ScanDocs(context.Background(), func(uint64, []byte) error { n++; return nil }); err != nil || n != 0 {
 		t.Errorf("empty store: Docs saw %d, %v", n, err)
 	}
 }
@@ -86,7 +87,7 @@ func testPostings(t *testing.T, s store.Store) {
 		t.Errorf("postings 7 = %v, want %v", got, want)
 	}
 	// dst is appended to, not overwritten
-	if got, _ := s.Postings(8, []uint64{99}); !slices.Equal(got, []uint64{99, 1}) {
+	if got, _ := s.Postings(context.Background(), 8, []uint64{99}); !slices.Equal(got, []uint64{99, 1}) {
 		t.Errorf("append to dst: %v", got)
 	}
 	b.AddPosting(7, 3) // again: no duplicate
@@ -133,21 +134,21 @@ func testDocs(t *testing.T, s store.Store) {
 	b.DeleteDoc(7)
 	b.PutMeta("params", []byte("r=14"))
 	commit(t, b)
-	if v, ok, err := s.Doc(300, []byte("x")); err != nil || !ok || string(v) != "xhello" {
+	if v, ok, err := s.Doc(context.Background(), 300, []byte("x")); err != nil || !ok || string(v) != "xhello" {
 		t.Errorf("Doc(300) = %q %v %v", v, ok, err)
 	}
-	if v, ok, _ := s.Doc(1<<40, nil); !ok || len(v) != 0 {
+	if v, ok, _ := s.Doc(context.Background(), 1<<40, nil); !ok || len(v) != 0 {
 		t.Errorf("empty record: %q %v", v, ok)
 	}
-	if _, ok, _ := s.Doc(7, nil); ok {
+	if _, ok, _ := s.Doc(context.Background(), 7, nil); ok {
 		t.Error("deleted doc 7 exists")
 	}
-	if v, ok, _ := s.Meta("params", nil); !ok || string(v) != "r=14" {
+	if v, ok, _ := s.Meta(context.Background(), "params", nil); !ok || string(v) != "r=14" {
 		t.Errorf("Meta = %q %v", v, ok)
 	}
 	var ids []uint64
 	var recs []string
-	err := s.Docs(func(id uint64, rec []byte) error {
+	err := s.ScanDocs(context.Background(), func(id uint64, rec []byte) error {
 		ids = append(ids, id)
 		recs = append(recs, string(rec))
 		return nil
@@ -157,22 +158,22 @@ func testDocs(t *testing.T, s store.Store) {
 	}
 	stop := errors.New("stop")
 	n := 0
-	if err := s.Docs(func(uint64, []byte) error { n++; return stop }); !errors.Is(err, stop) || n != 1 {
+	if err := s.ScanDocs(context.Background(), func(uint64, []byte) error { n++; return stop }); !errors.Is(err, stop) || n != 1 {
 		t.Errorf("Docs stopping: %v after %d", err, n)
 	}
 	// fn may commit while iterating
-	err = s.Docs(func(id uint64, rec []byte) error {
+	err = s.ScanDocs(context.Background(), func(id uint64, rec []byte) error {
 		b := s.NewBatch()
 		defer b.Close()
 		b.PutMeta(fmt.Sprint("seen-", id), rec)
-		return b.Commit()
+		return b.Commit(context.Background())
 	})
-	if v, ok, _ := s.Meta("seen-2", nil); err != nil || !ok || string(v) != "two" {
+	if v, ok, _ := s.Meta(context.Background(), "seen-2", nil); err != nil || !ok || string(v) != "two" {
 		t.Errorf("commit during Docs: %v %q %v", err, v, ok)
 	}
 	b.PutDoc(2, []byte("TWO"))
 	commit(t, b)
-	if v, _, _ := s.Doc(2, nil); string(v) != "TWO" {
+	if v, _, _ := s.Doc(context.Background(), 2, nil); string(v) != "TWO" {
 		t.Errorf("overwrite: %q", v)
 	}
 }
@@ -185,7 +186,7 @@ func testBatch(t *testing.T, s store.Store) {
 	if ids := postings(t, s, 1); len(ids) != 0 {
 		t.Errorf("uncommitted posting visible: %v", ids)
 	}
-	if _, ok, _ := s.Doc(1, nil); ok {
+	if _, ok, _ := s.Doc(context.Background(), 1, nil); ok {
 		t.Error("uncommitted doc visible")
 	}
 	b.Close() // discards
@@ -196,7 +197,7 @@ func testBatch(t *testing.T, s store.Store) {
 	if ids := postings(t, s, 1); len(ids) != 0 {
 		t.Errorf("discarded posting visible: %v", ids)
 	}
-	if err := b.Commit(); !errors.Is(err, store.ErrClosed) {
+	if err := b.Commit(context.Background()); !errors.Is(err, store.ErrClosed) {
 		t.Errorf("Commit after Close = %v, want ErrClosed", err)
 	}
 }
@@ -216,7 +217,7 @@ func testConcurrent(t *testing.T, s store.Store) {
 					b.AddPosting(uint64(j), uint64(w*batches+i))
 				}
 				b.PutDoc(uint64(w*batches+i), []byte{byte(w)})
-				if err := b.Commit(); err != nil {
+				if err := b.Commit(context.Background()); err != nil {
 					t.Error(err)
 					return
 				}
@@ -227,7 +228,7 @@ func testConcurrent(t *testing.T, s store.Store) {
 			var ids []uint64
 			for i := range batches * 5 {
 				var err error
-				ids, err = s.Postings(uint64(i%per), ids[:0])
+				ids, err = s.Postings(context.Background(), uint64(i%per), ids[:0])
 				if err != nil || !slices.IsSorted(ids) {
 					t.Errorf("concurrent read: %v %v", ids, err)
 					return
@@ -284,7 +285,7 @@ func testModel(t *testing.T, s store.Store) {
 			}
 		}
 		var got []uint64
-		s.Docs(func(id uint64, rec []byte) error {
+		s.ScanDocs(context.Background(), func(id uint64, rec []byte) error {
 			got = append(got, id)
 			if docs[id] != string(rec) {
 				t.Fatalf("round %d doc %d = %q, want %q", round, id, rec, docs[id])
@@ -295,7 +296,7 @@ func testModel(t *testing.T, s store.Store) {
 			t.Fatalf("round %d docs %v, want %v", round, got, want)
 		}
 	}
-	if err := store.Compact(s); err != nil {
+	if err := store.Compact(context.Background(), s); err != nil {
 		t.Fatalf("Compact: %v", err)
 	}
 	for key := range uint64(20) {
@@ -312,16 +313,16 @@ func testClosed(t *testing.T, s store.Store) {
 	if err := s.Close(); err != nil {
 		t.Fatalf("Close: %v", err)
 	}
-	if _, err := s.Postings(1, nil); !errors.Is(err, store.ErrClosed) {
+	if _, err := s.Postings(context.Background(), 1, nil); !errors.Is(err, store.ErrClosed) {
 		t.Errorf("Postings after Close: %v", err)
 	}
-	if _, _, err := s.Doc(1, nil); !errors.Is(err, store.ErrClosed) {
+	if _, _, err := s.Doc(context.Background(), 1, nil); !errors.Is(err, store.ErrClosed) {
 		t.Errorf("Doc after Close: %v", err)
 	}
-	if err := s.Docs(func(uint64, []byte) error { return nil }); !errors.Is(err, store.ErrClosed) {
+	if err := s.ScanDocs(context.Background(), func(uint64, []byte) error { return nil }); !errors.Is(err, store.ErrClosed) {
 		t.Errorf("Docs after Close: %v", err)
 	}
-	if err := b.Commit(); !errors.Is(err, store.ErrClosed) {
+	if err := b.Commit(context.Background()); !errors.Is(err, store.ErrClosed) {
 		t.Errorf("Commit after Close: %v", err)
 	}
 	if err := s.Close(); !errors.Is(err, store.ErrClosed) {
