@@ -1,0 +1,266 @@
+package redis_test
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/neardup/neardup/store"
+	"github.com/neardup/neardup/store/redis"
+	"github.com/neardup/neardup/store/redis/redistest"
+	"github.com/neardup/neardup/store/storetest"
+)
+
+var prefixes atomic.Int64
+
+// newPrefix returns a prefix no other store in this test binary uses, so
+// every store the suite opens on one server starts empty.
+func newPrefix(tag string) string {
+	return fmt.Sprintf("t%d%s", prefixes.Add(1), tag)
+}
+
+func open(t *testing.T, url string, o *redis.Options) *redis.Store {
+	t.Helper()
+	s, err := redis.Open(context.Background(), url, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func TestConformanceStandalone(t *testing.T) {
+	srv := redistest.Start(t)
+	storetest.Run(t, func(t *testing.T) store.Store {
+		s := open(t, srv.URL(), &redis.Options{Prefix: newPrefix("")})
+		if c := s.Capabilities(); c != (store.Capabilities{Durable: true, Atomic: true, Ordered: true, Shared: true}) {
+			t.Errorf("capabilities %+v", c)
+		}
+		return s
+	})
+}
+
+func TestConformanceCluster(t *testing.T) {
+	cl := redistest.StartCluster(t, 3)
+	t.Run("Spread", func(t *testing.T) {
+		storetest.Run(t, func(t *testing.T) store.Store {
+			s := open(t, cl.URL(), &redis.Options{Prefix: newPrefix("")})
+			if c := s.Capabilities(); c != (store.Capabilities{Durable: true, Atomic: false, Ordered: true, Shared: true}) {
+				t.Errorf("capabilities %+v", c)
+			}
+			return s
+		})
+	})
+	t.Run("OneSlot", func(t *testing.T) {
+		storetest.Run(t, func(t *testing.T) store.Store {
+			s := open(t, cl.URL(), &redis.Options{Prefix: "{" + newPrefix("") + "}"})
+			if c := s.Capabilities(); !c.Atomic {
+				t.Errorf("capabilities %+v, want atomic with a hash tag", c)
+			}
+			return s
+		})
+	})
+}
+
+// TestSpread checks that an index on a cluster really spreads over every
+// master (and that a hash-tagged one stays on one).
+func TestSpread(t *testing.T) {
+	cl := redistest.StartCluster(t, 3)
+	ctx := context.Background()
+	for _, c := range []struct {
+		prefix  string
+		masters int
+	}{{"spread", 3}, {"{tagged}", 1}} {
+		s := open(t, cl.URL(), &redis.Options{Prefix: c.prefix})
+		b := s.NewBatch()
+		for k := range uint64(300) {
+			b.AddPosting(k*0x9e3779b97f4a7c15, k)
+			b.PutDoc(k*0x9e3779b97f4a7c15, []byte("x"))
+		}
+		if err := b.Commit(ctx); err != nil {
+			t.Fatal(err)
+		}
+		used := 0
+		for _, n := range cl.Nodes {
+			if size := n.Client(t).DBSize(ctx).Val(); size > 0 {
+				used++
+			}
+			n.Client(t).FlushAll(ctx)
+		}
+		if used != c.masters {
+			t.Errorf("prefix %q: keys on %d masters, want %d", c.prefix, used, c.masters)
+		}
+		s.Close()
+	}
+}
+
+// TestKill9 commits batches, kills redis-server with SIGKILL after each
+// acknowledged commit at random points, restarts it, and checks that every
+// acknowledged write is there.
+func TestKill9(t *testing.T) {
+	srv := redistest.Start(t)
+	ctx := context.Background()
+	var acked []uint64
+	for round := range 3 {
+		s := open(t, srv.URL(), &redis.Options{Prefix: "kill"})
+		b := s.NewBatch()
+		for i := range 50 {
+			id := uint64(round*1000 + i)
+			b.AddPosting(id%7, id)
+			b.PutDoc(id, fmt.Appendf(nil, "doc %d", id))
+			if err := b.Commit(ctx); err != nil {
+				t.Fatal(err)
+			}
+			acked = append(acked, id)
+		}
+		srv.Kill()
+		s.Close()
+		if err := srv.Restart(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s := open(t, srv.URL(), &redis.Options{Prefix: "kill"})
+	defer s.Close()
+	var got []uint64
+	if err := s.ScanDocs(ctx, func(id uint64, rec []byte) error {
+		if string(rec) != fmt.Sprintf("doc %d", id) {
+			t.Errorf("doc %d = %q", id, rec)
+		}
+		got = append(got, id)
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(got, acked) {
+		t.Errorf("after kill -9: %d docs, want %d", len(got), len(acked))
+	}
+	n := 0
+	for k := range uint64(7) {
+		ids, err := s.Postings(ctx, k, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n += len(ids)
+	}
+	if n != len(acked) {
+		t.Errorf("after kill -9: %d postings, want %d", n, len(acked))
+	}
+}
+
+// TestClusterKill9 is TestKill9 on a cluster whose masters are all killed
+// and restarted.
+func TestClusterKill9(t *testing.T) {
+	if testing.Short() {
+		t.Skip("restarts a cluster")
+	}
+	cl := redistest.StartCluster(t, 3)
+	ctx := context.Background()
+	s := open(t, cl.URL(), &redis.Options{Prefix: "kill"})
+	b := s.NewBatch()
+	for id := range uint64(200) {
+		b.AddPosting(id*0x9e3779b97f4a7c15, id)
+		b.PutDoc(id<<52, []byte{byte(id)})
+		if err := b.Commit(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s.Close()
+	cl.Kill()
+	if err := cl.Restart(); err != nil {
+		t.Fatal(err)
+	}
+	s = open(t, cl.URL(), &redis.Options{Prefix: "kill"})
+	defer s.Close()
+	for id := range uint64(200) {
+		ids, err := s.Postings(ctx, id*0x9e3779b97f4a7c15, nil)
+		if err != nil || !slices.Equal(ids, []uint64{id}) {
+			t.Fatalf("posting %d after restart: %v %v", id, ids, err)
+		}
+		rec, ok, err := s.Doc(ctx, id<<52, nil)
+		if err != nil || !ok || !slices.Equal(rec, []byte{byte(id)}) {
+			t.Fatalf("doc %d after restart: %v %v %v", id, rec, ok, err)
+		}
+	}
+}
+
+// TestShared checks that two stores on one server see each other's
+// commits at once, and that prefixes keep indexes apart.
+func TestShared(t *testing.T) {
+	srv := redistest.Start(t)
+	ctx := context.Background()
+	a := open(t, srv.URL(), &redis.Options{Prefix: "shared"})
+	defer a.Close()
+	b := open(t, srv.URL()+"?prefix=shared", nil)
+	defer b.Close()
+	other := open(t, srv.URL(), &redis.Options{Prefix: "shared:p:"}) // a prefix that extends a's keys
+	defer other.Close()
+	w := a.NewBatch()
+	w.AddPosting(1, 10)
+	w.PutDoc(10, []byte("ten"))
+	w.PutMeta("config", []byte("c"))
+	if err := w.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if ids, _ := b.Postings(ctx, 1, nil); !slices.Equal(ids, []uint64{10}) {
+		t.Errorf("b sees %v", ids)
+	}
+	if v, ok, _ := b.Meta(ctx, "config", nil); !ok || string(v) != "c" {
+		t.Errorf("b meta %q %v", v, ok)
+	}
+	w2 := other.NewBatch()
+	w2.AddPosting(2, 20)
+	w2.PutDoc(20, []byte("twenty"))
+	if err := w2.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if ids, _ := other.Postings(ctx, 1, nil); len(ids) != 0 {
+		t.Errorf("other index sees a's postings: %v", ids)
+	}
+	var keys []uint64
+	a.ScanPostings(ctx, func(k, id uint64) error { keys = append(keys, k, id); return nil })
+	if !slices.Equal(keys, []uint64{1, 10}) {
+		t.Errorf("a's postings %v", keys)
+	}
+}
+
+func TestOpenErrors(t *testing.T) {
+	ctx := context.Background()
+	for _, u := range []string{
+		"http://127.0.0.1:1",
+		"127.0.0.1:6379",
+		"redis://a:1,b:2",
+		"redis+cluster://a:1,,b:2",
+		"redis://127.0.0.1:1?prefix=a*b",
+		"redis://127.0.0.1:1?no_such_option=1",
+	} {
+		if s, err := redis.Open(ctx, u, nil); err == nil {
+			s.Close()
+			t.Errorf("Open(%q) succeeded", u)
+		}
+	}
+	// A server that is not there: an error naming it, password hidden.
+	_, err := redis.Open(ctx, "redis://user:secret@127.0.0.1:1", &redis.Options{Timeout: 200e6})
+	if err == nil || !strings.Contains(err.Error(), "127.0.0.1:1") || strings.Contains(err.Error(), "secret") {
+		t.Errorf("Open of a missing server: %v", err)
+	}
+}
+
+func TestNotDurable(t *testing.T) {
+	srv := redistest.Start(t)
+	ctx := context.Background()
+	if err := srv.Client(t).ConfigSet(ctx, "appendfsync", "everysec").Err(); err != nil {
+		t.Fatal(err)
+	}
+	s := open(t, srv.URL(), nil)
+	if s.Capabilities().Durable {
+		t.Error("durable with appendfsync everysec")
+	}
+	s.Close()
+	s = open(t, srv.URL(), &redis.Options{AssumeDurable: true})
+	if !s.Capabilities().Durable {
+		t.Error("AssumeDurable ignored")
+	}
+	s.Close()
+}
