@@ -255,22 +255,56 @@ const (
 )
 
 // RecordError describes one rejected (or, for warnings, repaired) record:
-// where it is and why. Line is 1-based for JSONL and Parquet (row) records
-// and 0 when lines do not apply; Offset is the byte offset of the record
-// in the decompressed stream (-1 when unknown). Err is the underlying
-// cause, if any.
+// where it is and why. Err is the underlying cause, if any.
 type RecordError struct {
-	Path   string
-	Line   int64
+	// ID is the record's id when the reader got as far as reading it (the
+	// JSON id field, the WARC-Target-URI or WARC-Record-ID, the Parquet id
+	// column, a whole file's id); "" when unknown.
+	ID string
+	// Path is the input the record comes from, as walked ("-" for
+	// standard input).
+	Path string
+	// Line is the 1-based line of a JSONL or JSON record, or the 1-based
+	// row of a Parquet record (the first row when Count > 1); 0 when
+	// lines do not apply.
+	Line int64
+	// Offset is the byte offset of the record's first byte in the
+	// decompressed stream, -1 when unknown (Parquet rows).
 	Offset int64
+	// Reason is one of the Reason* constants.
 	Reason string
-	Err    error
+	// Err is the underlying cause.
+	Err error
+	// Fields lists, for ReasonMissingText, the fields the record does
+	// have: the keys of the JSON object (of the deepest object the
+	// dotted path reached, with its prefix), or the columns of the
+	// Parquet file; so that a command can say "no field "text"; the
+	// record has: content, url". At most 32 names; nil otherwise.
+	Fields []string
+	// Count is the number of records this error rejects. It is 1 (or 0,
+	// read as 1) except when a whole Parquet row group, or its rows from
+	// a corrupt page on, are rejected at once: then Line is the first of
+	// Count rows. Stats counts every one; use Records to read it.
+	Count int64
 
 	stop bool // the source cannot go on after this error
 }
 
+// maxFieldNames caps RecordError.Fields.
+const maxFieldNames = 32
+
+// Records returns the number of records e rejects: Count, or 1 when Count
+// is 0.
+func (e *RecordError) Records() int64 {
+	if e.Count > 1 {
+		return e.Count
+	}
+	return 1
+}
+
 // Error formats the error as "corpus: PATH:LINE: REASON: ERR" or
-// "corpus: PATH@OFFSET: REASON: ERR".
+// "corpus: PATH@OFFSET: REASON: ERR", with " (N records)" after REASON
+// when it rejects more than one.
 func (e *RecordError) Error() string {
 	var b strings.Builder
 	b.WriteString("corpus: ")
@@ -285,6 +319,11 @@ func (e *RecordError) Error() string {
 	}
 	b.WriteString(": ")
 	b.WriteString(e.Reason)
+	if n := e.Records(); n > 1 {
+		b.WriteString(" (")
+		b.WriteString(strconv.FormatInt(n, 10))
+		b.WriteString(" records)")
+	}
 	if e.Err != nil {
 		b.WriteString(": ")
 		b.WriteString(e.Err.Error())

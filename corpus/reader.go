@@ -52,9 +52,13 @@ type Options struct {
 	Include, Exclude []string
 
 	// MaxRecordBytes caps the size of one record: a JSONL line, a WARC
-	// block, a whole file, a Parquet row's text. Larger records are
-	// skipped without being held in memory and rejected with
-	// ReasonTooLarge. The default is DefaultMaxRecordBytes (64 MiB).
+	// block (and its decoded payload), a whole file, a Parquet value.
+	// Larger records are skipped without being held in memory and
+	// rejected with ReasonTooLarge. It also bounds what a Parquet file
+	// may claim: a footer may be max(MaxRecordBytes, 16 MiB) long and a
+	// page MaxRecordBytes + 1 MiB (compressed or not); a file or row
+	// group over these is rejected, see pqcheck.go. The default is
+	// DefaultMaxRecordBytes (64 MiB).
 	MaxRecordBytes int64
 
 	// Format forces the container format of every input instead of
@@ -397,9 +401,10 @@ func (r *Reader) closeCurrent() {
 }
 
 func (r *Reader) reject(e *RecordError) {
-	r.stats.Read++
-	r.stats.Rejected++
-	r.stats.RejectedBy[e.Reason]++
+	n := e.Records()
+	r.stats.Read += n
+	r.stats.Rejected += n
+	r.stats.RejectedBy[e.Reason] += n
 	if r.opts.OnReject != nil {
 		r.opts.OnReject(e)
 	}
