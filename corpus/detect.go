@@ -95,7 +95,9 @@ func (r *Reader) open(in *input) (source, *RecordError) {
 	} else {
 		file, err := os.Open(in.path)
 		if err != nil {
-			return nil, o.errAt(0, -1, ReasonOpen, err)
+			e := o.errAt(0, -1, ReasonOpen, err)
+			e.ID = in.id
+			return nil, e
 		}
 		o.file, f = file, file
 	}
@@ -109,7 +111,9 @@ func (r *Reader) open(in *input) (source, *RecordError) {
 	}
 	fail := func(reason string, err error) (source, *RecordError) {
 		o.close()
-		return nil, o.errAt(0, 0, reason, err)
+		e := o.errAt(0, 0, reason, err)
+		e.ID = in.id
+		return nil, e
 	}
 	head, err := raw.Peek(len(magicZstd))
 	if err != nil && err != io.EOF && !errors.Is(err, bufio.ErrBufferFull) {

@@ -149,6 +149,23 @@ func ExampleRecordError() {
 	// read 1, yielded 0, rejected 1 (open 1)
 }
 
+// A record without the text field names the fields it does have, so that a
+// command can suggest the right --text-field.
+func ExampleRecordError_fields() {
+	r, _ := corpus.Open([]string{"-"}, corpus.Options{
+		Stdin: strings.NewReader(`{"id":"p1","content":"the text is here","url":"http://example.com/"}` + "\n"),
+		OnReject: func(e *corpus.RecordError) {
+			fmt.Println(e.Reason, e.ID, e.Line, e.Offset, e.Fields, e.Records())
+			fmt.Println(e)
+		},
+	})
+	for r.Next() {
+	}
+	// Output:
+	// missing-text p1 1 0 [id content url] 1
+	// corpus: -:1: missing-text: no field "text"; the record has: id, content, url
+}
+
 func ExampleParseFormat() {
 	f, err := corpus.ParseFormat("ndjson")
 	fmt.Println(f, err)

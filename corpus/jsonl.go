@@ -123,11 +123,21 @@ func (s *jsonlSource) parse(d *Document, line []byte, off int64) error {
 		return s.o.errAt(s.line, off, ReasonBadJSON, errors.New("line is not a JSON object"))
 	}
 	text, ok := lookup(obj, s.textPath)
-	switch {
-	case !ok || isNull(text):
-		return s.o.errAt(s.line, off, ReasonMissingText, fmt.Errorf("no field %q", s.opts.TextField))
-	case text[0] != '"':
-		return s.o.errAt(s.line, off, ReasonMissingText, fmt.Errorf("field %q is not a string", s.opts.TextField))
+	if !ok || isNull(text) || text[0] != '"' {
+		what := "no field %q"
+		switch {
+		case ok && isNull(text):
+			what = "field %q is null"
+		case ok:
+			what = "field %q is not a string"
+		}
+		fields := objectFields(obj, s.textPath, s.tmp[:0])
+		e := s.o.errAt(s.line, off, ReasonMissingText, fmt.Errorf(what+"; the record has: %s", s.opts.TextField, fieldList(fields)))
+		e.Fields = fields
+		if v, ok := lookup(obj, s.idPath); ok && !isNull(v) {
+			e.ID = s.valueString(v)
+		}
+		return e
 	}
 	if inner := text[1 : len(text)-1]; bytes.IndexByte(inner, '\\') < 0 {
 		d.Body = inner // no escapes: no copy
@@ -390,4 +400,53 @@ func hex4(s []byte) (rune, bool) {
 		r = r<<4 | rune(c)
 	}
 	return r, true
+}
+
+// objectFields returns the keys of the deepest object that path reaches in
+// obj (the record itself when its first key is missing), each prefixed with
+// the path to that object ("doc.body" for a record {"doc":{"body":...}}
+// asked for "doc.text"), at most maxFieldNames of them, in record order.
+func objectFields(obj []byte, path []string, tmp []byte) []string {
+	prefix := ""
+	for _, key := range path[:len(path)-1] {
+		v, ok := lookup(obj, []string{key})
+		if !ok || len(trimWS(v)) == 0 || trimWS(v)[0] != '{' {
+			break
+		}
+		obj, prefix = v, prefix+key+"."
+	}
+	fields := []string{}
+	obj = trimWS(obj)
+	if len(obj) == 0 || obj[0] != '{' {
+		return fields
+	}
+	for i := 1; len(fields) < maxFieldNames; {
+		i = skipWS(obj, i)
+		if i >= len(obj) || obj[i] != '"' {
+			break
+		}
+		kend := skipString(obj, i)
+		if kend > len(obj) || kend-1 <= i {
+			break
+		}
+		fields = append(fields, prefix+string(unescape(tmp[:0], obj[i+1:kend-1])))
+		i = skipWS(obj, kend)
+		if i >= len(obj) || obj[i] != ':' {
+			break
+		}
+		i = skipWS(obj, skipValue(obj, skipWS(obj, i+1)))
+		if i >= len(obj) || obj[i] != ',' {
+			break
+		}
+		i++
+	}
+	return fields
+}
+
+// fieldList formats field names for a message: "a, b, c", or "no fields".
+func fieldList(fields []string) string {
+	if len(fields) == 0 {
+		return "no fields"
+	}
+	return strings.Join(fields, ", ")
 }

@@ -83,8 +83,9 @@ func newParquetSource(o *opened, opts *Options, size int64, total *atomic.Int64)
 		return fail(ReasonParquet, err)
 	}
 	if s.textIdx < 0 {
-		_, e := fail(ReasonMissingText, fmt.Errorf("no column %q", opts.ParquetTextColumn))
-		e.Fields = columnNames(schema)
+		cols := columnNames(schema)
+		_, e := fail(ReasonMissingText, fmt.Errorf("no column %q; the file has: %s", opts.ParquetTextColumn, fieldList(cols)))
+		e.Fields = cols
 		return nil, e
 	}
 	if l, _ := schema.Lookup(strings.Split(opts.ParquetTextColumn, ".")...); l.Node.Type().Kind() != parquet.ByteArray {

@@ -315,7 +315,7 @@ func (r *Reader) Next() bool {
 			in := &r.inputs[r.next]
 			r.next++
 			if in.err != nil {
-				r.reject(&RecordError{Path: in.path, Offset: -1, Reason: ReasonOpen, Err: in.err})
+				r.reject(&RecordError{ID: in.id, Path: in.path, Offset: -1, Reason: ReasonOpen, Err: in.err})
 				if r.err != nil {
 					return false
 				}
@@ -342,7 +342,7 @@ func (r *Reader) Next() bool {
 		switch e := err.(type) {
 		case nil:
 			if !utf8.Valid(d.Body) {
-				re := &RecordError{Path: d.Source, Line: d.Line, Offset: d.Offset, Reason: ReasonInvalidUTF8,
+				re := &RecordError{ID: d.ID, Path: d.Source, Line: d.Line, Offset: d.Offset, Reason: ReasonInvalidUTF8,
 					Err: errors.New("body is not valid UTF-8")}
 				if r.opts.RejectInvalidUTF8 {
 					r.reject(re)
