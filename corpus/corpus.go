@@ -22,6 +22,21 @@
 // or standard input, where re-reading is impossible or costly, and the
 // bytes are in memory anyway while the record is current.
 //
+// # Ids of files
+//
+// A document read from a whole file (HTML, text, or any file with Format
+// FormatFile) is named by the file's path relative to the common root of
+// all inputs given to Open: the deepest directory that holds every input,
+// where an input directory counts as itself and an input file as its
+// parent (paths are compared after filepath.Abs, lexically, without
+// resolving symbolic links; standard input does not count). So one
+// directory gives ids relative to it ("sub/page.html"), one file gives its
+// base name, and Open([]string{"crawl1", "crawl2"}) with crawl1/page.html
+// and crawl2/page.html gives "crawl1/page.html" and "crawl2/page.html":
+// distinct inputs never share an id or an output name (Document.Name is
+// the same relative path). The same file given twice yields two documents
+// with one id; a consumer that needs unique ids must reject the second.
+//
 // The package is not a normalizer and not a parser of document contents:
 // Body is the text field of a JSONL record, the HTML of a WARC response
 // (HTTP header stripped) or the bytes of a file, untouched apart from the
@@ -132,8 +147,9 @@ type Document struct {
 	// ID names the document: the JSONL id field (or "<source>:<line>"
 	// when the record has none), the WARC-Target-URI (or WARC-Record-ID),
 	// the Parquet id column (or "<source>:<row>"), or for a whole file its
-	// path relative to the directory given to Open (the path as given for
-	// a file named directly, "-" for standard input).
+	// name: its path relative to the common root of the inputs (see
+	// "Ids of files" in the package documentation), "-" for standard
+	// input.
 	ID string
 	// Body is the document's text: the JSONL text field (JSON escapes
 	// decoded), the WARC payload with the HTTP header stripped, the
@@ -151,10 +167,10 @@ type Document struct {
 	// Source is the path of the input file as walked ("-" for standard
 	// input).
 	Source string
-	// Name is Source relative to the root it was found under: the path
-	// inside the directory given to Open, the cleaned relative form of a
-	// file named directly, "stdin" for standard input. MirrorWriter writes
-	// a document's output to Name under its directory.
+	// Name is the input's path relative to the common root of all inputs
+	// (slash-separated, never leaving it; the ID of a whole file), "stdin"
+	// for standard input. MirrorWriter writes a document's output to Name
+	// under its directory, so two inputs never share an output.
 	Name string
 	// Line is the 1-based line of a JSONL record or the 1-based row of a
 	// Parquet record; 0 for other formats.

@@ -2,7 +2,6 @@ package corpus
 
 import (
 	"bytes"
-	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -68,7 +67,7 @@ func TestRecordErrorDetail(t *testing.T) {
 	// Whole files and open failures are named by the file's id.
 	f := writeFile(t, dir, "big.txt", bytes.Repeat([]byte("z"), 100))
 	res = readAll(t, []string{f, dir + "/missing.txt"}, Options{MaxRecordBytes: 10})
-	if len(res.rejects) != 2 || res.rejects[0].ID != filepath.ToSlash(f) || res.rejects[0].Reason != ReasonTooLarge || res.rejects[1].ID != filepath.ToSlash(dir+"/missing.txt") || res.rejects[1].Reason != ReasonOpen {
+	if len(res.rejects) != 2 || res.rejects[0].ID != "big.txt" || res.rejects[0].Reason != ReasonTooLarge || res.rejects[1].ID != "missing.txt" || res.rejects[1].Reason != ReasonOpen {
 		t.Errorf("file rejects %+v", res.rejects)
 	}
 

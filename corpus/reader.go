@@ -20,6 +20,10 @@ const DefaultMaxRecordBytes = 64 << 20
 // Options configure a Reader. The zero value reads every input with
 // detected formats, JSONL fields "id" and "text", a 64 MiB record cap, and
 // repairs invalid UTF-8.
+//
+// Whole files are named (Document.ID and Name) by their path relative to
+// the common root of the inputs given to Open, as the package
+// documentation describes under "Ids of files"; no option changes that.
 type Options struct {
 	// IDField is the JSONL field holding the document id, a dotted path
 	// into nested objects ("meta.url"). The default is "id". A record
@@ -241,8 +245,9 @@ func Open(paths []string, opts Options) (*Reader, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrOptions, err)
 	}
+	root := commonRoot(paths)
 	for _, p := range paths {
-		r.inputs = expand(r.inputs, p, g, &r.stats)
+		r.inputs = expand(r.inputs, p, root, g, &r.stats)
 	}
 	for _, in := range r.inputs {
 		if in.size < 0 {

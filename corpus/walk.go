@@ -97,16 +97,86 @@ func (g *globs) included(rel string) bool {
 	return false
 }
 
+// commonRoot returns the deepest directory that holds every input path:
+// a directory input counts as itself, anything else (a file, a path that
+// does not exist) as its parent. Paths are made absolute lexically
+// (filepath.Abs, no symbolic links resolved). Standard input ("-") does
+// not count; with no other input the root is "".
+func commonRoot(paths []string) string {
+	var root []string
+	first := true
+	for _, p := range paths {
+		if p == "-" {
+			continue
+		}
+		abs, err := filepath.Abs(p)
+		if err != nil {
+			continue
+		}
+		if fi, err := os.Stat(p); err != nil || !fi.IsDir() {
+			abs = filepath.Dir(abs)
+		}
+		segs := splitPath(abs)
+		if first {
+			root, first = segs, false
+			continue
+		}
+		n := 0
+		for n < len(root) && n < len(segs) && root[n] == segs[n] {
+			n++
+		}
+		root = root[:n]
+	}
+	if first || len(root) == 0 {
+		return ""
+	}
+	return filepath.Join(root...)
+}
+
+// splitPath splits an absolute path into its volume-and-root element
+// ("/" or `C:\`) followed by its names.
+func splitPath(abs string) []string {
+	vol := filepath.VolumeName(abs)
+	rest := abs[len(vol):]
+	segs := []string{vol + string(filepath.Separator)}
+	for _, s := range strings.Split(filepath.ToSlash(rest), "/") {
+		if s != "" {
+			segs = append(segs, s)
+		}
+	}
+	return segs
+}
+
+// relName returns the name of the file at path p under root: slash-
+// separated, relative, without ".." elements. When p does not lie under
+// root (only possible for a root of "" or across volumes), it falls back
+// to localName of the absolute path.
+func relName(root, p string) string {
+	abs, err := filepath.Abs(p)
+	if err == nil && root != "" {
+		if rel, err := filepath.Rel(root, abs); err == nil && filepath.IsLocal(rel) {
+			return filepath.ToSlash(rel)
+		}
+	}
+	if err != nil {
+		abs = p
+	}
+	return localName(abs)
+}
+
 // expand appends the inputs named by p: "-" for stdin, a file, or every
 // selected regular file under a directory in lexical order. A named path
 // is followed if it is a symbolic link; links met inside a walk are not.
-func expand(dst []input, p string, g *globs, st *Stats) []input {
+// Files are named by their path relative to root, the common root of all
+// inputs.
+func expand(dst []input, p, root string, g *globs, st *Stats) []input {
 	if p == "-" {
 		return append(dst, input{path: "-", name: "stdin", id: "-", size: -1, stdin: true})
 	}
 	fi, err := os.Stat(p)
 	if err != nil {
-		return append(dst, input{path: p, name: localName(p), id: filepath.ToSlash(p), err: err})
+		name := relName(root, p)
+		return append(dst, input{path: p, name: name, id: name, err: err})
 	}
 	if !fi.IsDir() {
 		if !fi.Mode().IsRegular() {
@@ -114,16 +184,25 @@ func expand(dst []input, p string, g *globs, st *Stats) []input {
 			st.SkippedBy[SkipNotRegular]++
 			return dst
 		}
-		clean := filepath.Clean(p)
-		return append(dst, input{path: p, name: localName(p), id: filepath.ToSlash(clean), size: fi.Size()})
+		name := relName(root, p)
+		return append(dst, input{path: p, name: name, id: name, size: fi.Size()})
 	}
+	// Names of walked files: the directory's name under the root, then
+	// the path inside it.
+	dirName := relName(root, p)
+	if root != "" {
+		if abs, err := filepath.Abs(p); err == nil && abs == root {
+			dirName = "."
+		}
+	}
+	named := func(rel string) string { return path.Join(dirName, rel) }
 	// WalkDir visits entries in lexical order and does not follow links;
 	// a trailing separator makes it enter a root named through a link.
-	root := p
+	walkRoot := p
 	if li, err := os.Lstat(p); err == nil && li.Mode()&fs.ModeSymlink != 0 {
-		root = p + string(filepath.Separator)
+		walkRoot = p + string(filepath.Separator)
 	}
-	filepath.WalkDir(root, func(fp string, d fs.DirEntry, err error) error {
+	filepath.WalkDir(walkRoot, func(fp string, d fs.DirEntry, err error) error {
 		rel, rerr := filepath.Rel(p, fp)
 		if rerr != nil {
 			rel = fp
@@ -132,7 +211,7 @@ func expand(dst []input, p string, g *globs, st *Stats) []input {
 		if err != nil {
 			// An unreadable directory (or entry): one rejection, and
 			// the walk goes on with its siblings.
-			dst = append(dst, input{path: fp, name: rel, id: rel, err: err})
+			dst = append(dst, input{path: fp, name: named(rel), id: named(rel), err: err})
 			if d != nil && d.IsDir() {
 				return fs.SkipDir
 			}
@@ -162,10 +241,10 @@ func expand(dst []input, p string, g *globs, st *Stats) []input {
 		}
 		info, ierr := d.Info()
 		if ierr != nil {
-			dst = append(dst, input{path: fp, name: rel, id: rel, err: ierr})
+			dst = append(dst, input{path: fp, name: named(rel), id: named(rel), err: ierr})
 			return nil
 		}
-		dst = append(dst, input{path: fp, name: rel, id: rel, size: info.Size()})
+		dst = append(dst, input{path: fp, name: named(rel), id: named(rel), size: info.Size()})
 		return nil
 	})
 	return dst
