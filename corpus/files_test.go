@@ -250,7 +250,7 @@ func TestIDsCommonRoot(t *testing.T) {
 		{[]string{c2 + "/"}, []string{"page.html", "sub/page.html"}}, // one directory: relative to it, as before
 		{[]string{c1, filepath.Join(c2, "sub", "page.html")}, []string{"crawl1/page.html", "crawl2/sub/page.html"}},
 		{[]string{filepath.Join(c2, "sub"), c2}, []string{"sub/page.html", "page.html", "sub/page.html"}}, // a file twice: one id, twice
-		{[]string{filepath.Join(dir, "x", "notes.txt")}, []string{"notes.txt"}},                          // one file: its base name
+		{[]string{filepath.Join(dir, "x", "notes.txt")}, []string{"notes.txt"}},                           // one file: its base name
 		{[]string{filepath.Join(dir, "x", "notes.txt"), "-"}, []string{"notes.txt", "-"}},
 	} {
 		res := readAll(t, c.paths, Options{Stdin: strings.NewReader("stdin text")})
