@@ -1,26 +1,37 @@
 // Package corpus provides streaming readers and writers for the document
-// collections neardup works on: single files, directory trees, JSONL, WARC
-// and Parquet, each optionally gzip- or zstd-compressed, and standard input.
-// A Reader turns any mix of these into one stream of Documents {ID, Body,
-// Meta}, holding at most one record in memory at a time, so a multi-gigabyte
-// JSONL.zst or a Common Crawl WARC.gz reads in constant memory.
+// collections neardup works on: single files, directory trees, JSONL, JSON,
+// WARC and Parquet, each optionally gzip- or zstd-compressed, and standard
+// input. A Reader turns any mix of these into one stream of Documents {ID,
+// Body, Meta}, holding at most one record in memory at a time, so a
+// multi-gigabyte JSONL.zst or a Common Crawl WARC.gz reads in constant
+// memory.
 //
-// This is the first stage of the book's pipeline (manasse, ch. 2: "corpora
-// typically contain billions of pages and petabytes of content", hence
-// streaming; section 2.1 builds features from the page's HTML, hence Body
-// keeps the markup and Document.HTML says so). Bad input never stops a run
-// and is never silent (DESIGN.md, decision 5 "Nothing lost"): a bad JSON
-// line, a truncated compressed stream, a WARC record whose Content-Length
-// is wrong, a record over the size cap, an unreadable file — each becomes a
-// *RecordError naming the file and the line or byte offset, is passed to
-// Options.OnReject, skipped and counted, and the reader goes on. Stats
-// always satisfies Read == Yielded + Rejected, with Rejected broken down by
-// reason. Writers (JSONLWriter, MirrorWriter) write kept documents back
-// out, in the input's own format where that is possible, from the raw
-// record bytes (Document.Raw) that every document carries: we keep the
-// bytes rather than an offset to re-read because inputs may be compressed
-// or standard input, where re-reading is impossible or costly, and the
-// bytes are in memory anyway while the record is current.
+// This is the first stage of the pipeline of "Efficient Determination of
+// Most Near Neighbors" (Manasse; chapter 2: corpora "contain billions of
+// pages and petabytes of content", hence streaming; section 2.1 builds
+// features from the page's HTML, hence Body keeps the markup and
+// Document.HTML says so). Bad input never stops a run and is never
+// silent: a bad JSON line, a truncated compressed stream, a WARC record
+// whose Content-Length is wrong, a record over the size cap, a corrupt
+// Parquet page, an unreadable file — each becomes a *RecordError naming
+// the file, the record's id when known, its line or byte offset and the
+// reason, is passed to Options.OnReject, skipped and counted, and the
+// reader goes on. Stats always satisfies Read == Yielded + Rejected, with
+// Rejected broken down by reason. Sizes that an input claims (a WARC
+// Content-Length, a Parquet footer or page) are checked against the
+// record cap and the file before anything is allocated for them.
+//
+// # Formats
+//
+// Options.Format picks the container format of every input, or FormatAuto
+// detects it per input (magic bytes, then extension, then content; see
+// Options.Format). A file found by walking a directory is a container
+// (JSONL, JSON, WARC, Parquet) only when its magic bytes or extension say
+// so; any other walked file is one document, so a source tree reads as
+// one document per file. FormatFile reads every input as one document.
+// A .json file is a JSON document — one object, an array of objects, or
+// objects one after another — whose objects are records; .jsonl and
+// .ndjson hold one object per line.
 //
 // # Ids of files
 //
@@ -37,14 +48,34 @@
 // the same relative path). The same file given twice yields two documents
 // with one id; a consumer that needs unique ids must reject the second.
 //
+// # Character sets
+//
+// Body is always UTF-8. HTML in another encoding is decoded here (the
+// HTML-to-text conversion of package feature reads UTF-8 only): the
+// encoding comes from a byte order mark, the HTTP Content-Type of a WARC
+// response, a <meta charset> or http-equiv in the page, or the web's
+// default windows-1252, as golang.org/x/net/html/charset determines it;
+// Document.Charset says what was decoded. See charset.go for the details
+// (valid UTF-8 is kept even when it declares otherwise).
+//
+// # Writers
+//
+// Writers (JSONLWriter, MirrorWriter) write kept documents back out, in
+// the input's own format where that is possible, from the raw record bytes
+// (Document.Raw) that every document carries: we keep the bytes rather
+// than an offset to re-read because inputs may be compressed or standard
+// input, where re-reading is impossible or costly, and the bytes are in
+// memory anyway while the record is current.
+//
 // The package is not a normalizer and not a parser of document contents:
-// Body is the text field of a JSONL record, the HTML of a WARC response
-// (HTTP header stripped) or the bytes of a file, untouched apart from the
-// replacement of invalid UTF-8 (see Options.RejectInvalidUTF8). Turning it
-// into visible text and features is package feature's job. It is not a WARC
-// library either: it reads the records a deduplicator needs (response and
-// resource records with HTML or plain-text payloads) and copies records
-// verbatim; it does not write new WARC records or index them.
+// Body is the text field of a JSON record, the payload of a WARC response
+// (HTTP header stripped) or the bytes of a file, untouched apart from
+// character set decoding and the replacement of invalid UTF-8 (see
+// Options.RejectInvalidUTF8). Turning it into visible text and features is
+// package feature's job. It is not a WARC library either: it reads the
+// records a deduplicator needs (response and resource records with HTML or
+// plain-text payloads) and copies records verbatim; it does not write new
+// WARC records or index them.
 package corpus
 
 import (
@@ -73,17 +104,26 @@ var (
 // asks for detection (see Options.Format).
 type Format uint8
 
-// Formats.
+// Formats. The values are stable (they are appended, never renumbered).
 const (
-	FormatAuto    Format = iota // detect from contents and extension
+	FormatAuto    Format = iota // detect from contents and name
 	FormatJSONL                 // one JSON object per line
 	FormatWARC                  // WARC/1.0 or WARC/1.1 records
 	FormatParquet               // Apache Parquet file
 	FormatHTML                  // one HTML document per file
 	FormatText                  // one plain-text document per file
+	// FormatJSON is a JSON document: one object, an array of objects, or
+	// several top-level objects one after another (so JSON Lines saved
+	// as .json reads too); each object is a record.
+	FormatJSON
+	// FormatFile reads every input as one document, whatever its name or
+	// contents (HTML when its name or first byte says so, else text);
+	// Documents read so have Format FormatHTML or FormatText. Options
+	// only: no Document has it.
+	FormatFile
 )
 
-var formatNames = [...]string{"auto", "jsonl", "warc", "parquet", "html", "text"}
+var formatNames = [...]string{"auto", "jsonl", "warc", "parquet", "html", "text", "json", "file"}
 
 // String returns the lower-case name of f ("jsonl", "warc", ...).
 func (f Format) String() string {
@@ -94,14 +134,17 @@ func (f Format) String() string {
 }
 
 // ParseFormat parses a format name as printed by Format.String ("auto",
-// "jsonl", "warc", "parquet", "html", "text"; "ndjson" and "txt" are
-// accepted aliases). It is meant for command-line flags.
+// "jsonl", "json", "text", "html", "warc", "parquet", "file"; "ndjson",
+// "txt", "plain" and "htm" are accepted aliases). It is meant for
+// command-line flags.
 func ParseFormat(s string) (Format, error) {
 	switch strings.ToLower(s) {
 	case "", "auto":
 		return FormatAuto, nil
 	case "jsonl", "ndjson":
 		return FormatJSONL, nil
+	case "json":
+		return FormatJSON, nil
 	case "warc":
 		return FormatWARC, nil
 	case "parquet":
@@ -110,8 +153,10 @@ func ParseFormat(s string) (Format, error) {
 		return FormatHTML, nil
 	case "text", "txt", "plain":
 		return FormatText, nil
+	case "file":
+		return FormatFile, nil
 	}
-	return FormatAuto, fmt.Errorf("%w: unknown format %q (want auto, jsonl, warc, parquet, html or text)", ErrOptions, s)
+	return FormatAuto, fmt.Errorf("%w: unknown format %q (want auto, jsonl, json, text, html, warc, parquet or file)", ErrOptions, s)
 }
 
 // Compression is the compression of an input stream, detected from its
@@ -151,11 +196,18 @@ type Document struct {
 	// "Ids of files" in the package documentation), "-" for standard
 	// input.
 	ID string
-	// Body is the document's text: the JSONL text field (JSON escapes
+	// Body is the document's text: the JSON text field (escapes
 	// decoded), the WARC payload with the HTTP header stripped, the
-	// Parquet text column, or the file's bytes. It is valid UTF-8 (see
-	// Options.RejectInvalidUTF8).
+	// Parquet text column, or the file's bytes. It is valid UTF-8: HTML
+	// and text in another encoding is decoded (see Charset), and what is
+	// still invalid is repaired or rejected (see Options.RejectInvalidUTF8).
 	Body []byte
+	// Charset is the name of the encoding Body was decoded from
+	// ("windows-1252", "iso-8859-2", "utf-16le", ...; WHATWG names, so a
+	// page declaring ISO-8859-1 says "windows-1252"), or "" when the input
+	// was UTF-8 (or repaired as such). See the package documentation,
+	// "Character sets".
+	Charset string
 	// HTML reports whether Body is HTML markup (HTML files, WARC payloads
 	// of type text/html or application/xhtml+xml) rather than plain text.
 	HTML bool
@@ -190,6 +242,8 @@ type Document struct {
 	// any UTF-8 repair. It is nil for Parquet rows, whose records are
 	// columnar and are written back as JSONL.
 	Raw []byte
+
+	inArray bool // a JSON record that is an element of a top-level array
 }
 
 // Clone returns a deep copy of d that stays valid after the Reader moves on.

@@ -146,15 +146,21 @@ func (r *Reader) open(in *input) (source, *RecordError) {
 		o.br, o.under = r.innerBR(r.zd), r.zd
 	}
 	format := r.opts.Format
-	if format == FormatAuto {
+	if format == FormatAuto || format == FormatFile {
 		// Errors of the decompressed stream show up again when the
 		// source reads; detection uses whatever bytes arrived.
 		head, _ := o.br.Peek(512)
-		format = detect(head, in.path)
+		if format == FormatFile {
+			format = detectWhole(head, in.path)
+		} else {
+			format = detect(head, in.path, in.walked)
+		}
 	}
 	switch format {
 	case FormatJSONL:
 		return newJSONLSource(o, &r.opts), nil
+	case FormatJSON:
+		return newJSONSource(o, &r.opts), nil
 	case FormatWARC:
 		return newWARCSource(o, &r.opts), nil
 	case FormatParquet:
@@ -178,8 +184,10 @@ func (r *Reader) innerBR(z io.Reader) *bufio.Reader {
 }
 
 // detect picks the format of a (decompressed) stream from its first bytes
-// and its name: magic bytes, then extension, then a content sniff.
-func detect(head []byte, path string) Format {
+// and its name: magic bytes, then extension, then, for an input that was
+// not found by walking a directory, a content sniff. A walked file that
+// neither says is a whole document.
+func detect(head []byte, path string, walked bool) Format {
 	switch {
 	case bytes.HasPrefix(head, magicWARC):
 		return FormatWARC
@@ -189,15 +197,30 @@ func detect(head []byte, path string) Format {
 	if f := formatFromName(path); f != FormatAuto {
 		return f
 	}
-	head = bytes.TrimPrefix(head, bom)
-	head = bytes.TrimLeft(head, " \t\r\n")
-	switch {
-	case len(head) > 0 && head[0] == '{':
+	if walked {
+		return detectWhole(head, path)
+	}
+	if h := trimHead(head); len(h) > 0 && h[0] == '{' {
 		return FormatJSONL
-	case len(head) > 0 && head[0] == '<':
+	}
+	return detectWhole(head, path)
+}
+
+// detectWhole picks HTML or text for a file read as one document: HTML by
+// extension or a first non-blank byte '<'.
+func detectWhole(head []byte, path string) Format {
+	if formatFromName(path) == FormatHTML {
+		return FormatHTML
+	}
+	if h := trimHead(head); len(h) > 0 && h[0] == '<' {
 		return FormatHTML
 	}
 	return FormatText
+}
+
+func trimHead(head []byte) []byte {
+	head = bytes.TrimPrefix(head, bom)
+	return bytes.TrimLeft(head, " \t\r\n")
 }
 
 // formatFromName maps a file extension (after .gz/.zst) to a format.
@@ -207,8 +230,10 @@ func formatFromName(path string) Format {
 		name = strings.TrimSuffix(name, ext)
 	}
 	switch filepath.Ext(name) {
-	case ".jsonl", ".ndjson", ".json":
+	case ".jsonl", ".ndjson":
 		return FormatJSONL
+	case ".json":
+		return FormatJSON
 	case ".warc":
 		return FormatWARC
 	case ".parquet", ".pq":

@@ -116,6 +116,47 @@ func ExampleOpen_warc() {
 	// read 1, yielded 1, rejected 0, skipped 1 (warc-type 1)
 }
 
+// A .json file is a JSON document: one object, an array of objects, or
+// objects one after another; every object is a record. Records without an
+// id are named by their number in the file.
+func ExampleOpen_json() {
+	dir, _ := os.MkdirTemp("", "corpus-example")
+	defer os.RemoveAll(dir)
+	doc := `[
+  {"id": "a", "text": "first"},
+  {"text": "second, without an id"}
+]`
+	os.WriteFile(filepath.Join(dir, "docs.json"), []byte(doc), 0o644)
+	r, _ := corpus.Open([]string{filepath.Join(dir, "docs.json")}, corpus.Options{})
+	defer r.Close()
+	for r.Next() {
+		d := r.Doc()
+		fmt.Println(strings.TrimPrefix(d.ID, dir+string(filepath.Separator)), d.Format, d.Line, string(d.Body))
+	}
+	// Output:
+	// a json 2 first
+	// docs.json#2 json 3 second, without an id
+}
+
+// Format "file" reads every input as one document, whatever its name or
+// contents, for example a source tree.
+func ExampleOpen_file() {
+	dir, _ := os.MkdirTemp("", "corpus-example")
+	defer os.RemoveAll(dir)
+	os.WriteFile(filepath.Join(dir, "data.jsonl"), []byte(`{"text":"one line"}`+"\n"), 0o644)
+	os.WriteFile(filepath.Join(dir, "main.go"), []byte("package main\n"), 0o644)
+	f, _ := corpus.ParseFormat("file")
+	r, _ := corpus.Open([]string{dir}, corpus.Options{Format: f})
+	defer r.Close()
+	for r.Next() {
+		d := r.Doc()
+		fmt.Printf("%s %s %q\n", d.ID, d.Format, d.Body)
+	}
+	// Output:
+	// data.jsonl text "{\"text\":\"one line\"}\n"
+	// main.go text "package main\n"
+}
+
 // TotalBytes and BytesRead drive a progress bar; BytesRead may be polled
 // from another goroutine.
 func ExampleReader_TotalBytes() {

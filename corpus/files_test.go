@@ -174,21 +174,31 @@ func TestGlobMatch(t *testing.T) {
 func TestDetect(t *testing.T) {
 	for _, c := range []struct {
 		head, path string
+		walked     bool
 		want       Format
 	}{
-		{"WARC/1.0\r\n", "x.txt", FormatWARC},
-		{"PAR1....", "x.jsonl", FormatParquet},
-		{`{"a":1}`, "x.txt", FormatText}, // extension before the '{' sniff
-		{`{"a":1}`, "x.json.gz", FormatJSONL},
-		{"\xef\xbb\xbf  {\"a\":1}", "data", FormatJSONL},
-		{"<html>", "page", FormatHTML},
-		{"hello", "page.HTM", FormatHTML},
-		{"hello", "notes", FormatText},
-		{"hello", "x.ndjson.zst", FormatJSONL},
-		{"", "empty.warc", FormatWARC},
+		{"WARC/1.0\r\n", "x.txt", false, FormatWARC},
+		{"PAR1....", "x.jsonl", false, FormatParquet},
+		{`{"a":1}`, "x.txt", false, FormatText}, // extension before the '{' sniff
+		{`{"a":1}`, "x.json.gz", false, FormatJSON},
+		{`{"a":1}`, "x.jsonl.gz", false, FormatJSONL},
+		{"\xef\xbb\xbf  {\"a\":1}", "data", false, FormatJSONL},
+		{"<html>", "page", false, FormatHTML},
+		{"hello", "page.HTM", false, FormatHTML},
+		{"hello", "notes", false, FormatText},
+		{"hello", "x.ndjson.zst", false, FormatJSONL},
+		{"", "empty.warc", false, FormatWARC},
+		// Walked files: containers by magic or extension only.
+		{`{{define "x"}}`, "x.tmpl", true, FormatText},
+		{`{"a":1}`, "data", true, FormatText},
+		{"<svg>", "logo.svg", true, FormatHTML},
+		{`{"a":1}`, "data.json", true, FormatJSON},
+		{`{"a":1}`, "data.jsonl", true, FormatJSONL},
+		{"WARC/1.1", "crawl", true, FormatWARC},
+		{"package main", "main.go", true, FormatText},
 	} {
-		if got := detect([]byte(c.head), c.path); got != c.want {
-			t.Errorf("detect(%q, %q) = %v, want %v", c.head, c.path, got, c.want)
+		if got := detect([]byte(c.head), c.path, c.walked); got != c.want {
+			t.Errorf("detect(%q, %q, walked %v) = %v, want %v", c.head, c.path, c.walked, got, c.want)
 		}
 	}
 	// An explicit format overrides detection.
@@ -196,7 +206,7 @@ func TestDetect(t *testing.T) {
 	if len(res.docs) != 1 || res.docs[0].Format != FormatText || string(res.docs[0].Body) != `{"text":"x"}` {
 		t.Errorf("forced text: %+v", res.docs)
 	}
-	for _, s := range []string{"auto", "jsonl", "warc", "parquet", "html", "text"} {
+	for _, s := range []string{"auto", "jsonl", "warc", "parquet", "html", "text", "json", "file"} {
 		f, err := ParseFormat(s)
 		if err != nil || f.String() != s {
 			t.Errorf("ParseFormat(%q) = %v, %v", s, f, err)

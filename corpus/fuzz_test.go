@@ -79,6 +79,16 @@ func FuzzJSONL(f *testing.F) {
 	})
 }
 
+// FuzzJSON reads arbitrary bytes as a JSON document (objects, arrays of
+// objects, garbage between them).
+func FuzzJSON(f *testing.F) {
+	f.Add([]byte("[\n {\"id\":\"a\",\"text\":\"x\"},\n {\"text\":\"y\",\"meta\":{\"url\":\"u\"}}\n]"))
+	f.Add([]byte(sampleJSONL))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		fuzzRead(t, data, FormatJSON)
+	})
+}
+
 func FuzzWARC(f *testing.F) {
 	data, _ := goodWARC(f)
 	f.Add(data)

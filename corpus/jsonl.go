@@ -14,37 +14,47 @@ import (
 )
 
 // jsonlSource reads one JSON object per line. It validates each line with
-// encoding/json (no allocation) and then extracts only the wanted fields
-// with a small scanner over the validated bytes, so that a text field
-// without escapes is yielded without copying.
+// a fast validator equivalent to encoding/json's and then extracts only the
+// wanted fields with a small scanner over the validated bytes, so that a
+// text field without escapes is yielded without copying.
 type jsonlSource struct {
 	o    *opened
 	opts *Options
+	f    jsonFields
 
 	line, off int64
 	buf       []byte // line accumulation for lines longer than the read buffer
-	body      []byte // unescaped text
-	tmp       []byte // unescaped id / meta / keys
+}
+
+// jsonFields extracts the id, text and meta fields of JSON objects (for
+// JSONL and JSON sources).
+type jsonFields struct {
+	opts *Options
+	body []byte // unescaped text
+	tmp  []byte // unescaped id / meta / keys
 
 	idPath, textPath []string
 	metaPaths        [][]string
 	meta             map[string]string
 }
 
-func newJSONLSource(o *opened, opts *Options) *jsonlSource {
-	s := &jsonlSource{
-		o:        o,
+func newJSONFields(opts *Options) jsonFields {
+	f := jsonFields{
 		opts:     opts,
 		idPath:   strings.Split(opts.IDField, "."),
 		textPath: strings.Split(opts.TextField, "."),
 	}
 	for _, m := range opts.MetaFields {
-		s.metaPaths = append(s.metaPaths, strings.Split(m, "."))
+		f.metaPaths = append(f.metaPaths, strings.Split(m, "."))
 	}
-	if len(s.metaPaths) > 0 {
-		s.meta = make(map[string]string, len(s.metaPaths))
+	if len(f.metaPaths) > 0 {
+		f.meta = make(map[string]string, len(f.metaPaths))
 	}
-	return s
+	return f
+}
+
+func newJSONLSource(o *opened, opts *Options) *jsonlSource {
+	return &jsonlSource{o: o, opts: opts, f: newJSONFields(opts)}
 }
 
 func (s *jsonlSource) close() error { return s.o.close() }
@@ -122,7 +132,18 @@ func (s *jsonlSource) parse(d *Document, line []byte, off int64) error {
 	if obj[0] != '{' {
 		return s.o.errAt(s.line, off, ReasonBadJSON, errors.New("line is not a JSON object"))
 	}
-	text, ok := lookup(obj, s.textPath)
+	if err := s.f.fill(d, s.o, obj, s.line, off, s.o.in.path+":"+strconv.FormatInt(s.line, 10)); err != nil {
+		return err
+	}
+	d.Raw = line
+	d.Format = FormatJSONL
+	return nil
+}
+
+// fill fills d from the valid JSON object obj, or returns the rejection of
+// a record without a text string. fallbackID names a record without an id.
+func (f *jsonFields) fill(d *Document, o *opened, obj []byte, line, off int64, fallbackID string) error {
+	text, ok := lookup(obj, f.textPath)
 	if !ok || isNull(text) || text[0] != '"' {
 		what := "no field %q"
 		switch {
@@ -131,51 +152,49 @@ func (s *jsonlSource) parse(d *Document, line []byte, off int64) error {
 		case ok:
 			what = "field %q is not a string"
 		}
-		fields := objectFields(obj, s.textPath, s.tmp[:0])
-		e := s.o.errAt(s.line, off, ReasonMissingText, fmt.Errorf(what+"; the record has: %s", s.opts.TextField, fieldList(fields)))
+		fields := objectFields(obj, f.textPath, f.tmp[:0])
+		e := o.errAt(line, off, ReasonMissingText, fmt.Errorf(what+"; the record has: %s", f.opts.TextField, fieldList(fields)))
 		e.Fields = fields
-		if v, ok := lookup(obj, s.idPath); ok && !isNull(v) {
-			e.ID = s.valueString(v)
+		if v, ok := lookup(obj, f.idPath); ok && !isNull(v) {
+			e.ID = f.valueString(v)
 		}
 		return e
 	}
 	if inner := text[1 : len(text)-1]; bytes.IndexByte(inner, '\\') < 0 {
 		d.Body = inner // no escapes: no copy
 	} else {
-		s.body = unescape(s.body[:0], inner)
-		d.Body = s.body
+		f.body = unescape(f.body[:0], inner)
+		d.Body = f.body
 	}
-	if v, ok := lookup(obj, s.idPath); ok && !isNull(v) {
-		d.ID = s.valueString(v)
+	if v, ok := lookup(obj, f.idPath); ok && !isNull(v) {
+		d.ID = f.valueString(v)
 	} else {
-		d.ID = s.o.in.path + ":" + strconv.FormatInt(s.line, 10)
+		d.ID = fallbackID
 	}
-	if s.meta != nil {
-		clear(s.meta)
-		for i, p := range s.metaPaths {
+	if f.meta != nil {
+		clear(f.meta)
+		for i, p := range f.metaPaths {
 			if v, ok := lookup(obj, p); ok && !isNull(v) {
-				s.meta[s.opts.MetaFields[i]] = s.valueString(v)
+				f.meta[f.opts.MetaFields[i]] = f.valueString(v)
 			}
 		}
-		if len(s.meta) > 0 {
-			d.Meta = s.meta
+		if len(f.meta) > 0 {
+			d.Meta = f.meta
 		}
 	}
-	d.Raw = line
-	d.Source = s.o.in.path
-	d.Name = s.o.in.name
-	d.Line = s.line
+	d.Source = o.in.path
+	d.Name = o.in.name
+	d.Line = line
 	d.Offset = off
-	d.Format = FormatJSONL
-	d.Compression = s.o.comp
+	d.Compression = o.comp
 	return nil
 }
 
 // valueString returns a JSON string's contents or any other value's JSON text.
-func (s *jsonlSource) valueString(v []byte) string {
+func (f *jsonFields) valueString(v []byte) string {
 	if v[0] == '"' {
-		s.tmp = appendUnquoted(s.tmp[:0], v)
-		return string(s.tmp)
+		f.tmp = appendUnquoted(f.tmp[:0], v)
+		return string(f.tmp)
 	}
 	return string(v)
 }

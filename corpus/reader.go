@@ -67,13 +67,22 @@ type Options struct {
 
 	// Format forces the container format of every input instead of
 	// detecting it; compression is still detected from magic bytes.
-	// The default, FormatAuto, detects: by magic bytes first (gzip, zstd,
-	// "WARC/1.", "PAR1"), then by extension after stripping .gz/.zst
-	// (.jsonl .ndjson .json, .warc, .parquet, .html .htm .xhtml, .txt
-	// .text .md), then by content (first non-blank byte '{' means JSONL,
-	// '<' HTML, else plain text). The extension is tried before the '{'
-	// sniff so that a text file that happens to start with '{' stays one
-	// document.
+	// FormatFile reads every input as one document. The default,
+	// FormatAuto, detects, in this order:
+	//
+	//   - magic bytes: gzip and zstd (then detection goes on with the
+	//     decompressed stream), "WARC/1.", "PAR1";
+	//   - the extension, after stripping .gz/.zst: .jsonl .ndjson (JSONL),
+	//     .json (JSON), .warc, .parquet .pq, .html .htm .xhtml (HTML),
+	//     .txt .text .md (text);
+	//   - for a file found by walking a directory, nothing more: any other
+	//     file is one document (HTML if its first non-blank byte is '<',
+	//     else text), so a source tree reads as one document per file;
+	//   - for an input named directly or standard input, the content: a
+	//     first non-blank byte '{' means JSONL, '<' HTML, else text.
+	//
+	// The extension is tried before the '{' sniff so that a text file
+	// that happens to start with '{' stays one document.
 	Format Format
 
 	// RejectInvalidUTF8 rejects records whose body is not valid UTF-8
@@ -129,7 +138,7 @@ func (o *Options) validate() error {
 	if o.MaxRejects < 0 {
 		errs = append(errs, fmt.Errorf("MaxRejects %d is negative", o.MaxRejects))
 	}
-	if o.Format > FormatText {
+	if o.Format > FormatFile {
 		errs = append(errs, fmt.Errorf("unknown Format %d", o.Format))
 	}
 	for _, p := range append(append([]string(nil), o.Include...), o.Exclude...) {
@@ -181,6 +190,7 @@ type Reader struct {
 	total int64        // sum of input file sizes, -1 if unknown
 
 	fix     []byte // UTF-8 repair buffer
+	cs      []byte // charset decoding buffer
 	filebuf []byte // whole-file buffer, reused
 	rawBR   *bufio.Reader
 	decBR   *bufio.Reader
@@ -195,9 +205,10 @@ type input struct {
 	path  string // as opened
 	name  string // relative to its root
 	id    string // document id for whole-file formats
-	size  int64  // -1 for stdin
-	stdin bool
-	err   error // set when walking failed: the input is a rejection
+	size   int64  // -1 for stdin
+	stdin  bool
+	walked bool  // found by walking a directory
+	err    error // set when walking failed: the input is a rejection
 }
 
 // source reads the records of one opened input.
@@ -346,7 +357,20 @@ func (r *Reader) Next() bool {
 		}
 		switch e := err.(type) {
 		case nil:
-			if !utf8.Valid(d.Body) {
+			valid := utf8.Valid(d.Body)
+			if d.Format != FormatJSONL && d.Format != FormatJSON && d.Format != FormatParquet && needsDecoding(d.Body, valid) {
+				// JSON and Parquet text is UTF-8 by definition; files and
+				// WARC payloads may declare another encoding.
+				ct := ""
+				if d.Format == FormatWARC {
+					ct = d.Meta["content-type"]
+				}
+				if out, name := decodeCharset(r.cs, d.Body, ct, d.HTML); name != "" {
+					r.cs, d.Body, d.Charset = out, out, name
+					valid = utf8.Valid(out)
+				}
+			}
+			if !valid {
 				re := &RecordError{ID: d.ID, Path: d.Source, Line: d.Line, Offset: d.Offset, Reason: ReasonInvalidUTF8,
 					Err: errors.New("body is not valid UTF-8")}
 				if r.opts.RejectInvalidUTF8 {

@@ -211,7 +211,7 @@ func expand(dst []input, p, root string, g *globs, st *Stats) []input {
 		if err != nil {
 			// An unreadable directory (or entry): one rejection, and
 			// the walk goes on with its siblings.
-			dst = append(dst, input{path: fp, name: named(rel), id: named(rel), err: err})
+			dst = append(dst, input{path: fp, name: named(rel), id: named(rel), err: err, walked: true})
 			if d != nil && d.IsDir() {
 				return fs.SkipDir
 			}
@@ -241,10 +241,10 @@ func expand(dst []input, p, root string, g *globs, st *Stats) []input {
 		}
 		info, ierr := d.Info()
 		if ierr != nil {
-			dst = append(dst, input{path: fp, name: named(rel), id: named(rel), err: ierr})
+			dst = append(dst, input{path: fp, name: named(rel), id: named(rel), err: ierr, walked: true})
 			return nil
 		}
-		dst = append(dst, input{path: fp, name: named(rel), id: named(rel), size: info.Size()})
+		dst = append(dst, input{path: fp, name: named(rel), id: named(rel), size: info.Size(), walked: true})
 		return nil
 	})
 	return dst
