@@ -22,7 +22,9 @@ func utf16LE(s string) []byte {
 func TestCharsets(t *testing.T) {
 	latin1 := "caf\xe9 cr\xe8me br\xfbl\xe9e \xe0 la fran\xe7aise" // ISO-8859-1 bytes
 	want := "café crème brûlée à la française"
-	page := func(head string) []byte { return []byte("<html><head>" + head + "</head><body><p>" + latin1 + "</p></body></html>") }
+	page := func(head string) []byte {
+		return []byte("<html><head>" + head + "</head><body><p>" + latin1 + "</p></body></html>")
+	}
 	dir := t.TempDir()
 	for _, c := range []struct {
 		name        string
@@ -40,7 +42,7 @@ func TestCharsets(t *testing.T) {
 		{name: "utf16.html", data: utf16LE("<p>" + want + "</p>"), want: "<p>" + want + "</p>", charset: "utf-16le"},
 		{name: "mislabelled.html", data: []byte(`<meta charset="iso-8859-1"><p>` + want + `</p>`), want: want, charset: ""}, // valid UTF-8 stays
 		{name: "utf8.html", data: page(`<meta charset="utf-8">`), want: "caf\uFFFD cr\uFFFDme", charset: "", warnings: 1},   // declared UTF-8: repaired
-		{name: "latin1.txt", data: []byte(latin1), want: "caf\uFFFD cr\uFFFDme", charset: "", warnings: 1},                // text without a declaration: repaired
+		{name: "latin1.txt", data: []byte(latin1), want: "caf\uFFFD cr\uFFFDme", charset: "", warnings: 1},                  // text without a declaration: repaired
 		{name: "utf16.txt", data: utf16LE(want), want: want, charset: "utf-16le"},
 		{name: "header.warc", data: response("http://x/", "text/html; charset=iso-8859-1", latin1), want: want, charset: "windows-1252"},
 		{name: "header-beats-meta.warc", data: response("http://y/", "text/html; charset=iso-8859-2", "<meta charset=\"iso-8859-1\"><p>\xb9</p>"), want: "š", charset: "iso-8859-2"},

@@ -202,9 +202,9 @@ type Reader struct {
 
 // input is one file (or stdin, or a path that could not be walked) to read.
 type input struct {
-	path  string // as opened
-	name  string // relative to its root
-	id    string // document id for whole-file formats
+	path   string // as opened
+	name   string // relative to its root
+	id     string // document id for whole-file formats
 	size   int64  // -1 for stdin
 	stdin  bool
 	walked bool  // found by walking a directory
