@@ -61,11 +61,17 @@
 // # Writers
 //
 // Writers (JSONLWriter, MirrorWriter) write kept documents back out, in
-// the input's own format where that is possible, from the raw record bytes
+// the input's own format with every field, from the raw record bytes
 // (Document.Raw) that every document carries: we keep the bytes rather
 // than an offset to re-read because inputs may be compressed or standard
 // input, where re-reading is impossible or costly, and the bytes are in
-// memory anyway while the record is current.
+// memory anyway while the record is current. Parquet rows, which are
+// columnar, are copied from the input file with its schema instead. A
+// filter writes its output by streaming the inputs a second time and
+// saying keep or drop per document number: CopyKept does that, and gives
+// a FilterWriter the dropped documents and the records that are not
+// documents too, so that MirrorWriter writes a WARC crawl's kept
+// responses with their request, metadata and warcinfo records.
 //
 // The package is not a normalizer and not a parser of document contents:
 // Body is the text field of a JSON record, the payload of a WARC response
@@ -239,8 +245,9 @@ type Document struct {
 	// that writers can copy it verbatim: the JSONL line without its line
 	// ending, the WARC record from the version line through the end of
 	// its block (without the trailing CRLF CRLF), the file's bytes before
-	// any UTF-8 repair. It is nil for Parquet rows, whose records are
-	// columnar and are written back as JSONL.
+	// any UTF-8 repair or charset decoding; a JSON record's object. It is
+	// nil for Parquet rows, whose records are columnar: MirrorWriter
+	// copies them from the input file (Source, row Line).
 	Raw []byte
 
 	inArray bool // a JSON record that is an element of a top-level array

@@ -1,6 +1,7 @@
 package corpus_test
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -260,6 +261,48 @@ func ExampleMirrorWriter() {
 	// Output:
 	// docs.jsonl: {"id":"keep","text":"x"}
 	// page.html: <p>kept page</p>
+}
+
+// CopyKept writes what a filter keeps: here, from a WARC crawl, the second
+// page is a duplicate. Its request and metadata records go with it; the
+// first page keeps its own and the warcinfo record.
+func ExampleCopyKept() {
+	in, _ := os.MkdirTemp("", "corpus-in")
+	out, _ := os.MkdirTemp("", "corpus-out")
+	defer os.RemoveAll(in)
+	defer os.RemoveAll(out)
+	rec := func(typ, id, extra, block string) string {
+		return fmt.Sprintf("WARC/1.1\r\nWARC-Type: %s\r\nWARC-Record-ID: <urn:%s>\r\n%sContent-Length: %d\r\n\r\n%s\r\n\r\n", typ, id, extra, len(block), block)
+	}
+	page := "HTTP/1.1 200 OK\r\nContent-Type: text/html\r\n\r\n<p>same page</p>"
+	warc := rec("warcinfo", "info", "", "software: example\r\n")
+	for _, p := range []string{"a", "b"} {
+		uri := "WARC-Target-URI: http://" + p + ".example/\r\n"
+		warc += rec("request", "req-"+p, uri+"WARC-Concurrent-To: <urn:resp-"+p+">\r\n", "GET / HTTP/1.1\r\n\r\n")
+		warc += rec("response", "resp-"+p, uri, page)
+		warc += rec("metadata", "meta-"+p, uri+"WARC-Concurrent-To: <urn:resp-"+p+">\r\n", "fetchTimeMs: 5\r\n")
+	}
+	os.WriteFile(filepath.Join(in, "crawl.warc"), []byte(warc), 0o644)
+
+	m, _ := corpus.NewMirrorWriter(out)
+	n, err := corpus.CopyKept(context.Background(), []string{in}, corpus.Options{}, m,
+		func(n int64, d *corpus.Document) bool { return n == 0 }) // keep the first document
+	if err == nil {
+		err = m.Close()
+	}
+	fmt.Println("kept", n, err)
+	b, _ := os.ReadFile(filepath.Join(out, "crawl.warc"))
+	for _, line := range strings.Split(string(b), "\r\n") {
+		if strings.HasPrefix(line, "WARC-Record-ID") {
+			fmt.Println(line)
+		}
+	}
+	// Output:
+	// kept 1 <nil>
+	// WARC-Record-ID: <urn:info>
+	// WARC-Record-ID: <urn:req-a>
+	// WARC-Record-ID: <urn:resp-a>
+	// WARC-Record-ID: <urn:meta-a>
 }
 
 // Clone keeps a document past the next call to Next.

@@ -100,6 +100,16 @@ type Options struct {
 	// OnWarning, if not nil, is called for every record yielded after a
 	// repair (invalid UTF-8, a missing WARC trailer at end of stream).
 	OnWarning func(*RecordError)
+	// OnSkip, if not nil, is called for every record inside an input
+	// that is skipped as not a document (a WARC warcinfo, request,
+	// metadata or revisit record, a response whose payload is not text),
+	// with the record as a Document (ID, Raw, Source, Name, Offset,
+	// Format, Compression; no Body), valid during the call, and the skip
+	// reason (SkipWARCType, SkipWARCContent). Writers use it to copy the
+	// records that belong to kept documents (see CopyKept). Skips met in
+	// a directory walk (symbolic links) are not records and are only
+	// counted.
+	OnSkip func(d *Document, reason string)
 	// MaxRejects stops the Reader with ErrTooManyRejects after that many
 	// rejections. The default, 0, never stops.
 	MaxRejects int64
@@ -396,6 +406,9 @@ func (r *Reader) Next() bool {
 		case skip:
 			r.stats.Skipped++
 			r.stats.SkippedBy[string(e)]++
+			if r.opts.OnSkip != nil && d.Raw != nil {
+				r.opts.OnSkip(d, string(e))
+			}
 		case *RecordError:
 			r.reject(e)
 			if e.stop {

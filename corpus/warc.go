@@ -353,8 +353,17 @@ func truncate(b []byte) string {
 	return string(b)
 }
 
-// document turns a well-framed record into a Document or a skip.
+// document turns a well-framed record into a Document or a skip. For a
+// skip, d still describes the record (ID, Raw, Source, Name, Offset,
+// Format, Compression) for Options.OnSkip.
 func (s *warcSource) document(d *Document, h *warcHeader, start int64, hlen int) error {
+	d.ID = h.docID()
+	d.Raw = s.raw
+	d.Source = s.o.in.path
+	d.Name = s.o.in.name
+	d.Offset = start
+	d.Format = FormatWARC
+	d.Compression = s.o.comp
 	block := s.raw[hlen:]
 	payload := block
 	ctype := h.contentType
@@ -408,7 +417,6 @@ func (s *warcSource) document(d *Document, h *warcHeader, start int64, hlen int)
 	if !ok {
 		return skip(SkipWARCContent)
 	}
-	d.ID = h.docID()
 	clear(s.meta)
 	s.meta["warc-record-id"] = h.id
 	s.meta["warc-date"] = h.date
@@ -420,12 +428,6 @@ func (s *warcSource) document(d *Document, h *warcHeader, start int64, hlen int)
 	d.Meta = s.meta
 	d.Body = payload
 	d.HTML = html
-	d.Raw = s.raw
-	d.Source = s.o.in.path
-	d.Name = s.o.in.name
-	d.Offset = start
-	d.Format = FormatWARC
-	d.Compression = s.o.comp
 	return nil
 }
 
