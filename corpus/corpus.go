@@ -33,6 +33,12 @@
 // objects one after another — whose objects are records; .jsonl and
 // .ndjson hold one object per line.
 //
+// # Output inside an input
+//
+// Options.ExcludePaths names paths that a directory walk skips, so that a
+// command whose output directory lies inside an input directory passes it
+// there and never reads its own output (or an earlier run's) back.
+//
 // # Ids of files
 //
 // A document read from a whole file (HTML, text, or any file with Format

@@ -98,6 +98,25 @@ func ExampleOpen_directory() {
 	// read 5, yielded 5, rejected 0, skipped 1 (symlink 1)
 }
 
+// ExcludePaths keeps a run from reading its own output back when the
+// output directory lies inside an input directory.
+func ExampleOptions_excludePaths() {
+	dir, _ := os.MkdirTemp("", "corpus-example")
+	defer os.RemoveAll(dir)
+	os.WriteFile(filepath.Join(dir, "page.txt"), []byte("input"), 0o644)
+	out := filepath.Join(dir, "out")
+	os.MkdirAll(filepath.Join(out, "kept"), 0o755)
+	os.WriteFile(filepath.Join(out, "kept", "page.txt"), []byte("output of an earlier run"), 0o644)
+
+	r, _ := corpus.Open([]string{dir}, corpus.Options{ExcludePaths: []string{out}})
+	defer r.Close()
+	for r.Next() {
+		fmt.Println(r.Doc().ID)
+	}
+	// Output:
+	// page.txt
+}
+
 // WARC response records yield their HTML payload, the HTTP header
 // stripped; other records are skipped and counted.
 func ExampleOpen_warc() {

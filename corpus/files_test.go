@@ -2,6 +2,7 @@ package corpus
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -302,5 +303,45 @@ func TestIDsCommonRoot(t *testing.T) {
 	}
 	if res.docs[0].Source != filepath.Join("crawl1", "page.html") {
 		t.Errorf("source %q", res.docs[0].Source)
+	}
+}
+
+// TestExcludePaths: an output directory inside an input directory is not
+// read back, however it is named.
+func TestExcludePaths(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "in")
+	writeFile(t, in, "a.txt", []byte("a"))
+	writeFile(t, in, "sub/b.txt", []byte("b"))
+	writeFile(t, in, "out/kept/a.txt", []byte("a"))
+	writeFile(t, in, "out/summary.json", []byte(`{"kept":1}`))
+	writeFile(t, in, "skip.txt", []byte("a single file"))
+	want := []string{"a.txt", "sub/b.txt"}
+	if err := os.Symlink(filepath.Join(in, "out"), filepath.Join(dir, "link")); err != nil {
+		t.Skip("no symlinks:", err)
+	}
+	for _, excl := range [][]string{
+		{filepath.Join(in, "out"), filepath.Join(in, "skip.txt")},
+		{filepath.Join(in, "out") + "/", filepath.Join(in, ".", "skip.txt")},
+		{filepath.Join(dir, "link"), filepath.Join(in, "skip.txt"), filepath.Join(dir, "does-not-exist")}, // the same directory by another name
+	} {
+		res := readAll(t, []string{in}, Options{ExcludePaths: excl})
+		if got := res.ids(); !reflect.DeepEqual(got, want) || res.stats.Skipped != 0 {
+			t.Errorf("ExcludePaths %q: ids %q, stats %v", excl, got, res.stats)
+		}
+	}
+	// Relative paths, as a command line gives them.
+	t.Chdir(dir)
+	res := readAll(t, []string{"in"}, Options{ExcludePaths: []string{"in/out", "./in/skip.txt"}})
+	if got := res.ids(); !reflect.DeepEqual(got, want) {
+		t.Errorf("relative: ids %q", got)
+	}
+	// An input named directly is read even when excluded.
+	res = readAll(t, []string{"in/out/kept/a.txt"}, Options{ExcludePaths: []string{"in/out"}})
+	if len(res.docs) != 1 {
+		t.Errorf("named input: %q", res.ids())
+	}
+	if _, err := Open([]string{"in"}, Options{ExcludePaths: []string{""}}); !errors.Is(err, ErrOptions) {
+		t.Errorf("empty path: %v", err)
 	}
 }

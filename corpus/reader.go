@@ -54,6 +54,17 @@ type Options struct {
 	// matching an Exclude pattern is not entered. Files named directly in
 	// Open are always read. Defaults: none.
 	Include, Exclude []string
+	// ExcludePaths are paths (files or directories, as given on a command
+	// line or absolute) that a directory walk skips, with everything under
+	// them: a command passes its output directory (--out) so that, when
+	// it lies inside an input directory, a run never reads its own output
+	// (or a previous run's) back as input. A walked entry is excluded
+	// when its path, made absolute, equals one of them, or when it is a
+	// directory that is the same directory (os.SameFile, so a path
+	// through a symbolic link matches too). Paths need not exist. Inputs
+	// named directly in Open are always read, even when excluded.
+	// Excluded entries are not counted anywhere. Default: none.
+	ExcludePaths []string
 
 	// MaxRecordBytes caps the size of one record: a JSONL line, a WARC
 	// block (and its decoded payload), a whole file, a Parquet value.
@@ -150,6 +161,11 @@ func (o *Options) validate() error {
 	}
 	if o.Format > FormatFile {
 		errs = append(errs, fmt.Errorf("unknown Format %d", o.Format))
+	}
+	for _, p := range o.ExcludePaths {
+		if p == "" {
+			errs = append(errs, errors.New("an ExcludePaths entry is empty"))
+		}
 	}
 	for _, p := range append(append([]string(nil), o.Include...), o.Exclude...) {
 		if err := checkGlob(p); err != nil {
@@ -263,6 +279,9 @@ func Open(paths []string, opts Options) (*Reader, error) {
 	r.stats.WarningsBy = map[string]int64{}
 	r.stats.SkippedBy = map[string]int64{}
 	g, err := newGlobs(opts.Include, opts.Exclude)
+	if err == nil {
+		err = g.setPaths(opts.ExcludePaths)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrOptions, err)
 	}

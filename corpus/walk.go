@@ -8,8 +8,55 @@ import (
 	"strings"
 )
 
-// globs holds validated Include and Exclude patterns.
-type globs struct{ include, exclude [][]string }
+// globs holds validated Include and Exclude patterns and the
+// ExcludePaths.
+type globs struct {
+	include, exclude [][]string
+	paths            []exclPath
+}
+
+// exclPath is one of Options.ExcludePaths: its absolute path, and what it
+// is (nil when it does not exist) to recognize it under another name.
+type exclPath struct {
+	abs  string
+	info fs.FileInfo
+}
+
+// setPaths records the ExcludePaths.
+func (g *globs) setPaths(paths []string) error {
+	for _, p := range paths {
+		abs, err := filepath.Abs(p)
+		if err != nil {
+			return err
+		}
+		info, _ := os.Stat(p)
+		g.paths = append(g.paths, exclPath{abs: abs, info: info})
+	}
+	return nil
+}
+
+// pathExcluded reports whether the walked entry at abs is one of the
+// ExcludePaths, by name or (for a directory) by identity.
+func (g *globs) pathExcluded(abs string, d fs.DirEntry) bool {
+	var info fs.FileInfo
+	for _, x := range g.paths {
+		if x.abs == abs {
+			return true
+		}
+		if x.info != nil && x.info.IsDir() && d.IsDir() {
+			if info == nil {
+				var err error
+				if info, err = d.Info(); err != nil {
+					return false
+				}
+			}
+			if os.SameFile(info, x.info) {
+				return true
+			}
+		}
+	}
+	return false
+}
 
 // checkGlob reports whether p is a valid pattern.
 func checkGlob(p string) error {
@@ -202,10 +249,17 @@ func expand(dst []input, p, root string, g *globs, st *Stats) []input {
 	if li, err := os.Lstat(p); err == nil && li.Mode()&fs.ModeSymlink != 0 {
 		walkRoot = p + string(filepath.Separator)
 	}
+	absP, _ := filepath.Abs(p)
 	filepath.WalkDir(walkRoot, func(fp string, d fs.DirEntry, err error) error {
 		rel, rerr := filepath.Rel(p, fp)
 		if rerr != nil {
 			rel = fp
+		}
+		if len(g.paths) > 0 && rel != "." && d != nil && g.pathExcluded(filepath.Join(absP, rel), d) {
+			if d.IsDir() {
+				return fs.SkipDir
+			}
+			return nil
 		}
 		rel = filepath.ToSlash(rel)
 		if err != nil {
