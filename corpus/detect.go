@@ -70,10 +70,27 @@ type opened struct {
 	comp  Compression
 	file  *os.File // nil for stdin
 	cr    *countingReader
-	under io.Reader // what br reads from
+	under io.Reader    // what br reads from
+	async *asyncReader // the decompressing goroutine, or nil
+	r     *Reader
 }
 
 func (o *opened) close() error {
+	if o.async != nil {
+		// Files answer reads at once: wait for the goroutine, then the
+		// decompressor and the blocks can serve the next input. Standard
+		// input may block forever: leave the goroutine to end after its
+		// read, and give it the decompressor for good.
+		wait := o.file != nil
+		if blocks := o.async.stop(wait); wait {
+			o.r.blocks = blocks
+		} else if o.comp == CompressionGzip {
+			o.r.gz = nil
+		} else {
+			o.r.zd = nil
+		}
+		o.async = nil
+	}
 	if o.file != nil {
 		err := o.file.Close()
 		o.file = nil
@@ -88,7 +105,7 @@ func (o *opened) errAt(line, off int64, reason string, err error) *RecordError {
 
 // open opens in, detects compression and format and returns its source.
 func (r *Reader) open(in *input) (source, *RecordError) {
-	o := &opened{in: in}
+	o := &opened{in: in, r: r}
 	var f io.Reader
 	if in.stdin {
 		f = r.opts.Stdin
@@ -132,18 +149,20 @@ func (r *Reader) open(in *input) (source, *RecordError) {
 			return fail(classify(err), fmt.Errorf("gzip: %w", err))
 		}
 		r.gz.Multistream(true)
-		o.br, o.under = r.innerBR(r.gz), r.gz
+		o.async = startAsync(r.gz, r.takeBlocks())
+		o.br, o.under = r.innerBR(o.async), o.async
 	case bytes.HasPrefix(head, magicZstd):
 		o.comp = CompressionZstd
 		if r.zd == nil {
-			r.zd, err = zstd.NewReader(raw, zstd.WithDecoderConcurrency(1), zstd.WithDecoderLowmem(true))
+			r.zd, err = zstd.NewReader(raw, zstd.WithDecoderConcurrency(1), zstd.WithDecoderLowmem(true), zstd.WithDecoderMaxWindow(maxZstdWindow))
 		} else {
 			err = r.zd.Reset(raw)
 		}
 		if err != nil {
 			return fail(classify(err), fmt.Errorf("zstd: %w", err))
 		}
-		o.br, o.under = r.innerBR(r.zd), r.zd
+		o.async = startAsync(r.zd, r.takeBlocks())
+		o.br, o.under = r.innerBR(o.async), o.async
 	}
 	format := r.opts.Format
 	if format == FormatAuto || format == FormatFile {
@@ -171,6 +190,20 @@ func (r *Reader) open(in *input) (source, *RecordError) {
 	default:
 		return newFileSource(o, &r.opts, format, &r.filebuf), nil
 	}
+}
+
+// maxZstdWindow is the largest zstd window the reader accepts, 128 MiB: the
+// reference decoder's default limit (zstd --long=27), which every stream
+// compressed without an explicit larger --long fits. It bounds the memory
+// a crafted frame header can claim.
+const maxZstdWindow = 128 << 20
+
+// takeBlocks returns the blocks of the last decompressing goroutine for
+// the next one (nil the first time).
+func (r *Reader) takeBlocks() []*asyncBlock {
+	b := r.blocks
+	r.blocks = nil
+	return b
 }
 
 // innerBR returns the Reader's reusable buffer over a decompressed stream.
