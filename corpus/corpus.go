@@ -236,14 +236,16 @@ type Document struct {
 	// for standard input. MirrorWriter writes a document's output to Name
 	// under its directory, so two inputs never share an output.
 	Name string
-	// Line is the 1-based line of a JSONL record or the 1-based row of a
-	// Parquet record; 0 for other formats.
+	// Line is the 1-based line of a JSONL record, the line where a JSON
+	// record starts, or the 1-based row of a Parquet record; 0 for other
+	// formats.
 	Line int64
 	// Offset is the byte offset of the record's first byte in the
-	// decompressed stream (JSONL line start, WARC version line); 0 for
-	// whole files and Parquet rows.
+	// decompressed stream (JSONL line start, JSON object start, WARC
+	// version line); 0 for whole files and Parquet rows.
 	Offset int64
-	// Format is the container format the document was read from.
+	// Format is the container format the document was read from
+	// (never FormatAuto or FormatFile).
 	Format Format
 	// Compression is the compression of the input it was read from.
 	Compression Compression
@@ -296,7 +298,9 @@ const (
 	ReasonCorrupt = "corrupt"
 	// ReasonTooLarge: the record is over Options.MaxRecordBytes.
 	ReasonTooLarge = "too-large"
-	// ReasonBadJSON: a JSONL line is not a JSON object.
+	// ReasonBadJSON: a JSONL line or a JSON record is not a JSON object
+	// (invalid JSON, another kind of value, bytes between records, a
+	// value cut short by the end of the input).
 	ReasonBadJSON = "bad-json"
 	// ReasonMissingText: the record has no text field/column, or it is
 	// null or not a string.
@@ -317,8 +321,12 @@ const (
 	// ReasonHTTP: a WARC response whose HTTP header cannot be parsed, or
 	// whose payload uses an unsupported Content-Encoding or chunking.
 	ReasonHTTP = "http"
-	// ReasonParquet: a Parquet file or page cannot be decoded, or its
-	// schema does not fit (repeated id/text column).
+	// ReasonParquet: a Parquet file cannot be read (bad magic bytes, a
+	// footer that claims more than the file holds or fails to decode, a
+	// schema that does not fit: repeated id/text column), or a row group
+	// fails the size checks or a page in it is corrupt: then its rows
+	// from there on are rejected with one RecordError whose Count says
+	// how many.
 	ReasonParquet = "parquet"
 	// ReasonUnsupported: an input that cannot be read in this form
 	// (Parquet from standard input or inside gzip/zstd).
@@ -418,7 +426,8 @@ func (e *RecordError) Error() string {
 func (e *RecordError) Unwrap() error { return e.Err }
 
 // Stats counts what a Reader has seen. Every record attempted is counted in
-// Read, and Read == Yielded + Rejected always holds; RejectedBy breaks
+// Read (a RecordError that rejects several records, see RecordError.Count,
+// counts each), and Read == Yielded + Rejected always holds; RejectedBy breaks
 // Rejected down by reason (the Reason* constants) and sums to it.
 // Warnings are records that were yielded after a repair (invalid UTF-8
 // replaced). Skipped are things that are not candidate documents and so are

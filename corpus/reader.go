@@ -97,11 +97,13 @@ type Options struct {
 	Format Format
 
 	// RejectInvalidUTF8 rejects records whose body is not valid UTF-8
-	// (ReasonInvalidUTF8). By default such bodies are repaired instead:
-	// each invalid byte becomes U+FFFD, the record is yielded, and a
-	// warning is counted and passed to OnWarning. Repair is the default
-	// because web text in legacy encodings is common and still worth
-	// deduplicating.
+	// after character set decoding (ReasonInvalidUTF8). HTML is always
+	// decoded, so what remains is text and JSON or Parquet strings with
+	// invalid bytes, and pages that declare UTF-8 but are not. By default
+	// such bodies are repaired instead: each invalid byte becomes U+FFFD,
+	// the record is yielded, and a warning is counted and passed to
+	// OnWarning. Repair is the default because web text in legacy
+	// encodings is common and still worth deduplicating.
 	RejectInvalidUTF8 bool
 
 	// OnReject, if not nil, is called with every rejected record, before
