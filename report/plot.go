@@ -430,9 +430,17 @@ func Histogram(w io.Writer, format, title string, values []float64, bins int) er
 // The range [0, 1] is labelled every 0.1. The default axis labels are
 // "value" and "count". Cost: O(values + bins).
 func StackedHistogram(w io.Writer, format string, c Chart, lo, hi float64, bins int, series ...Series) error {
+	f, err := stackedFigure(c, lo, hi, bins, series)
+	if err != nil {
+		return err
+	}
+	return render(w, format, f)
+}
+
+func stackedFigure(c Chart, lo, hi float64, bins int, series []Series) (*figure, error) {
 	c = c.withDefaults("value", "count")
 	if bins < 1 || bins > 1<<16 {
-		return fmt.Errorf("%w: %d bins", ErrInput, bins)
+		return nil, fmt.Errorf("%w: %d bins", ErrInput, bins)
 	}
 	n := 0
 	if lo >= hi {
@@ -446,13 +454,13 @@ func StackedHistogram(w io.Writer, format string, c Chart, lo, hi float64, bins 
 	for _, s := range series {
 		for _, v := range s.Values {
 			if math.IsNaN(v) || math.IsInf(v, 0) {
-				return fmt.Errorf("%w: series %q holds %v", ErrInput, s.Name, v)
+				return nil, fmt.Errorf("%w: series %q holds %v", ErrInput, s.Name, v)
 			}
 			n++
 		}
 	}
 	if n == 0 {
-		return fmt.Errorf("%w: no values", ErrInput)
+		return nil, fmt.Errorf("%w: no values", ErrInput)
 	}
 	if lo == hi {
 		lo, hi = lo-0.5, hi+0.5
@@ -503,7 +511,7 @@ func StackedHistogram(w io.Writer, format string, c Chart, lo, hi float64, bins 
 		p.Y.Min = 0
 		p.Y.Max = top * 1.05
 	}
-	return render(w, format, f)
+	return f, nil
 }
 
 // SizeDistribution writes the distribution of sizes (cluster sizes, any
@@ -512,15 +520,23 @@ func StackedHistogram(w io.Writer, format string, c Chart, lo, hi float64, bins 
 // binned by powers of two ([2,3], [4,7], [8,15], …) on a logarithmic size
 // axis. The default labels are "size" and "count". Cost: O(len(sizes)).
 func SizeDistribution(w io.Writer, format string, c Chart, sizes []int) error {
+	f, err := sizeFigure(c, sizes)
+	if err != nil {
+		return err
+	}
+	return render(w, format, f)
+}
+
+func sizeFigure(c Chart, sizes []int) (*figure, error) {
 	c = c.withDefaults("size", "count")
 	if len(sizes) == 0 {
-		return fmt.Errorf("%w: no sizes", ErrInput)
+		return nil, fmt.Errorf("%w: no sizes", ErrInput)
 	}
 	counts := map[int]int{}
 	hi := 0
 	for _, s := range sizes {
 		if s < 1 {
-			return fmt.Errorf("%w: size %d", ErrInput, s)
+			return nil, fmt.Errorf("%w: size %d", ErrInput, s)
 		}
 		counts[s]++
 		hi = max(hi, s)
@@ -565,7 +581,7 @@ func SizeDistribution(w io.Writer, format string, c Chart, sizes []int) error {
 	p.Y.Tick.Marker = logTicks{}
 	p.Y.Min = base
 	p.Y.Max = math.Pow(10, math.Ceil(math.Log10(float64(ymax))+0.05))
-	return render(w, format, f)
+	return f, nil
 }
 
 func floorLog2(x int) int { return int(math.Floor(math.Log2(float64(x)))) }
@@ -618,9 +634,17 @@ func SCurve(w io.Writer, format string, c Chart, params []lsh.Params, threshold 
 // are not lsh.Params, or for naming them otherwise (a measured collision
 // rate, a weighted scheme, "AltaVista").
 func Curves(w io.Writer, format string, c Chart, curves []Curve, threshold float64) error {
+	f, err := curvesFigure(c, curves, threshold)
+	if err != nil {
+		return err
+	}
+	return render(w, format, f)
+}
+
+func curvesFigure(c Chart, curves []Curve, threshold float64) (*figure, error) {
 	c = c.withDefaults("Jaccard similarity J", "P(candidate)")
 	if len(curves) == 0 {
-		return fmt.Errorf("%w: no curves", ErrInput)
+		return nil, fmt.Errorf("%w: no curves", ErrInput)
 	}
 	mark := threshold > 0 && threshold <= 1
 	if mark {
@@ -638,7 +662,7 @@ func Curves(w io.Writer, format string, c Chart, curves []Curve, threshold float
 			j := float64(k) / n
 			y := cv.P(j)
 			if math.IsNaN(y) {
-				return fmt.Errorf("%w: curve %q is NaN at %v", ErrInput, cv.Name, j)
+				return nil, fmt.Errorf("%w: curve %q is NaN at %v", ErrInput, cv.Name, j)
 			}
 			if c.LogY && y < c.MinY {
 				if len(run) > 0 {
@@ -655,7 +679,7 @@ func Curves(w io.Writer, format string, c Chart, curves []Curve, threshold float
 		for _, r := range runs {
 			l, err := plotter.NewLine(r)
 			if err != nil {
-				return err
+				return nil, err
 			}
 			l.LineStyle = style
 			p.Add(l)
@@ -677,7 +701,7 @@ func Curves(w io.Writer, format string, c Chart, curves []Curve, threshold float
 		p.Y.Min, p.Y.Max = 0, 1.02
 		p.Y.Tick.Marker = plot.ConstantTicks{{Value: 0, Label: "0"}, {Value: 0.25, Label: "0.25"}, {Value: 0.5, Label: "0.5"}, {Value: 0.75, Label: "0.75"}, {Value: 1, Label: "1"}}
 	}
-	return render(w, format, f)
+	return f, nil
 }
 
 // lineThumb is a legend thumbnail: a short line.
