@@ -172,7 +172,7 @@ func TestLegendOutsideData(t *testing.T) {
 			legend[e.label] = true
 		}
 		var axisBottom vg.Length = h // lowest tick or axis label
-		var legendTop vg.Length     // highest legend text
+		var legendTop vg.Length      // highest legend text
 		found := 0
 		for _, a := range rec.Actions {
 			fs, ok := a.(*recorder.FillString)
