@@ -74,6 +74,9 @@ type Chart struct {
 	// Marks are dashed vertical lines at given x values, each with a
 	// legend entry. The default is none.
 	Marks []Mark
+	// Colors are the colours of StackedHistogram's series, in order. The
+	// default (and a nil entry) is a colour-blind-safe palette.
+	Colors []color.Color
 }
 
 // Mark is a dashed vertical line across a plot at X, named in the legend
@@ -200,9 +203,10 @@ func (f *figure) draw(c draw.Canvas) {
 	// settle it (the y axis's width does not depend on the height).
 	c.SetColor(color.White)
 	c.Fill(c.Rectangle.Path())
-	// A little room at the top and right keeps the highest and rightmost
-	// tick labels, centred on the data area's edges, inside the image.
-	c = draw.Crop(c, 0, -4, 0, -6)
+	// A little room around keeps the highest and rightmost tick labels,
+	// centred on the data area's edges, and the rotated y label (whose
+	// line box a browser makes taller than its glyphs) inside the image.
+	c = draw.Crop(c, 4, -4, 0, -6)
 	data := f.p.DataCanvas(c)
 	_, _, rows := f.legendLayout(c.Max.X - data.Min.X)
 	band := vg.Length(0)
@@ -471,6 +475,10 @@ func stackedFigure(c Chart, lo, hi float64, bins int, series []Series) (*figure,
 	b := &bars{}
 	f := c.newFigure()
 	for si, s := range series {
+		fill := colorOf(si)
+		if si < len(c.Colors) && c.Colors[si] != nil {
+			fill = c.Colors[si]
+		}
 		counts := make([]float64, bins)
 		for _, v := range s.Values {
 			if v < lo || v > hi {
@@ -486,12 +494,12 @@ func stackedFigure(c Chart, lo, hi float64, bins int, series []Series) (*figure,
 				if c.LogY && y0 == 0 {
 					y0 = logBase
 				}
-				b.rects = append(b.rects, rect{x0, x0 + width, y0, base[i] + k, colorOf(si)})
+				b.rects = append(b.rects, rect{x0, x0 + width, y0, base[i] + k, fill})
 				base[i] += k
 			}
 		}
 		if s.Name != "" {
-			f.addLegend(s.Name, swatch{colorOf(si)})
+			f.addLegend(s.Name, swatch{fill})
 		}
 	}
 	p := f.p
