@@ -8,6 +8,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -197,12 +199,14 @@ const (
 	exampleKey   = 0x7265706f7274 // "report"
 )
 
-// shippedReport runs the dedup pipeline on the shipped corpus with the
-// command's defaults and converts its result into the report's input the
-// way the dedup command does, texts of the example documents included.
-func shippedReport(t *testing.T, ctx context.Context) *report.DedupData {
+// shipped is the sample corpus.
+var shipped = filepath.Join("..", "testdata", "licenses", "docs.jsonl.gz")
+
+// reportData runs the dedup pipeline on the input with the command's
+// defaults and converts its result into the report's input the way the
+// dedup command does, texts of the example documents included.
+func reportData(t *testing.T, ctx context.Context, in string) *report.DedupData {
 	t.Helper()
-	in := filepath.Join("..", "testdata", "licenses", "docs.jsonl.gz")
 	o := dedup.Options{Inputs: []string{in}}
 	res, err := dedup.Run(ctx, o)
 	if err != nil {
@@ -272,7 +276,7 @@ func shippedReport(t *testing.T, ctx context.Context) *report.DedupData {
 		add(i, "random")
 	}
 	texts := map[int]string{}
-	r, err := corpus.Open(o.Inputs, corpus.Options{})
+	r, err := corpus.Open(o.Inputs, o.Corpus)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -300,9 +304,53 @@ func shippedReport(t *testing.T, ctx context.Context) *report.DedupData {
 	return d
 }
 
-// TestDedupReportInBrowser renders the HTML report of the shipped corpus
-// in a real headless Chromium and checks it as a reader would meet it, at
-// a desktop and a narrow window width: the page is shorter than 5,000 CSS
+// withCopies writes the shipped corpus to a JSONL file in dir with ten
+// byte-identical copies of each of its three longest documents, whose
+// clusters then become the largest: a report whose examples show identical
+// bodies of long texts.
+func withCopies(t *testing.T, dir string) string {
+	t.Helper()
+	r, err := corpus.Open([]string{shipped}, corpus.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	type doc struct {
+		ID   string `json:"id"`
+		Text string `json:"text"`
+	}
+	var docs []doc
+	for r.Next() {
+		docs = append(docs, doc{r.Doc().ID, string(r.Doc().Body)})
+	}
+	if err := r.Err(); err != nil {
+		t.Fatal(err)
+	}
+	long := slices.Clone(docs)
+	slices.SortStableFunc(long, func(a, b doc) int { return len(b.Text) - len(a.Text) })
+	for _, d := range long[:3] {
+		for i := range 10 {
+			docs = append(docs, doc{fmt.Sprintf("%s (copy %d)", d.ID, i+1), d.Text})
+		}
+	}
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	for _, d := range docs {
+		if err := enc.Encode(d); err != nil {
+			t.Fatal(err)
+		}
+	}
+	path := filepath.Join(dir, "copies.jsonl")
+	if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// TestDedupReportInBrowser renders the HTML report of the shipped corpus,
+// and of the corpus with identical copies of its longest documents, in a
+// real headless Chromium and checks each as a reader would meet it, at a
+// desktop and a narrow window width: the page is shorter than 5,000 CSS
 // pixels (at 1280 px), nothing scrolls sideways, no text runs out of its
 // box, the three plots are shown with texts inside the image, not
 // overlapping, and at least 11 px tall. It leaves full-page screenshots in
@@ -312,55 +360,64 @@ func TestDedupReportInBrowser(t *testing.T) {
 	bin := chromium(t) // fail (or, with -short, skip) before any work without one
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	data := shippedReport(t, ctx)
 	dir := t.TempDir()
 	if d := os.Getenv("NEARDUP_REPORT_SCREENSHOTS"); d != "" {
 		dir = d
 	}
-	path := filepath.Join(dir, "report.html")
-	var page bytes.Buffer
-	if err := report.Dedup(&page, data); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(path, page.Bytes(), 0o644); err != nil {
-		t.Fatal(err)
-	}
 	tab := browser(t, ctx, bin)
-	for _, width := range []int64{1280, 800} {
-		l, png, err := inspect(tab, fileURL(t, path), width)
-		if err != nil {
-			t.Fatalf("width %d: %v", width, err)
-		}
-		shot := filepath.Join(dir, fmt.Sprintf("report-%d.png", width))
-		if err := os.WriteFile(shot, png, 0o644); err != nil {
+	for _, c := range []struct{ name, input string }{
+		{"shipped", shipped},
+		{"copies", withCopies(t, t.TempDir())},
+	} {
+		data := reportData(t, ctx, c.input)
+		path := filepath.Join(dir, c.name+".html")
+		var page bytes.Buffer
+		if err := report.Dedup(&page, data); err != nil {
 			t.Fatal(err)
 		}
-		t.Logf("width %d: page %.0f x %.0f px, smallest plot text %.1f px; screenshot %s", width, l.Width, l.Height, l.MinFont, shot)
-		if width == 1280 && l.Height >= 5000 {
-			t.Errorf("width %d: page is %.0f px high, want < 5000", width, l.Height)
+		if err := os.WriteFile(path, page.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
 		}
-		if l.Width > l.Viewport {
-			t.Errorf("width %d: page scrolls sideways: %.0f px wide", width, l.Width)
+		if c.name == "copies" && !strings.Contains(page.String(), "Identical to the kept document") {
+			t.Errorf("%s: no identical member among the examples", c.name)
 		}
-		for _, o := range l.Overflows {
-			t.Errorf("width %d: text overflows its box: %s", width, o)
-		}
-		if len(l.Plots) != 3 {
-			t.Errorf("width %d: %d plots, want 3", width, len(l.Plots))
-		}
-		for i, p := range l.Plots {
-			if !p.Complete || p.NaturalWidth <= 0 || p.NaturalHeight <= 0 || p.ShownWidth <= 0 || p.ShownHeight <= 0 {
-				t.Errorf("width %d: plot %d (%s) not shown: %+v", width, i+1, p.Tag, p)
+		for _, width := range []int64{1280, 800} {
+			l, png, err := inspect(tab, fileURL(t, path), width)
+			if err != nil {
+				t.Fatalf("%s, width %d: %v", c.name, width, err)
 			}
-		}
-		for _, s := range l.TextOutside {
-			t.Errorf("width %d: text outside its plot: %s", width, s)
-		}
-		for _, s := range l.TextOverlaps {
-			t.Errorf("width %d: plot texts overlap: %s", width, s)
-		}
-		if l.MinFont < 11 {
-			t.Errorf("width %d: plot text shown %.1f px tall, want >= 11", width, l.MinFont)
+			shot := filepath.Join(dir, fmt.Sprintf("%s-%d.png", c.name, width))
+			if err := os.WriteFile(shot, png, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			t.Logf("%s, width %d: page %.0f x %.0f px, smallest plot text %.1f px; screenshot %s", c.name, width, l.Width, l.Height, l.MinFont, shot)
+			at := fmt.Sprintf("%s, width %d", c.name, width)
+			if width == 1280 && l.Height >= 5000 {
+				t.Errorf("%s: page is %.0f px high, want < 5000", at, l.Height)
+			}
+			if l.Width > l.Viewport {
+				t.Errorf("%s: page scrolls sideways: %.0f px wide", at, l.Width)
+			}
+			for _, o := range l.Overflows {
+				t.Errorf("%s: text overflows its box: %s", at, o)
+			}
+			if len(l.Plots) != 3 {
+				t.Errorf("%s: %d plots, want 3", at, len(l.Plots))
+			}
+			for i, p := range l.Plots {
+				if !p.Complete || p.NaturalWidth <= 0 || p.NaturalHeight <= 0 || p.ShownWidth <= 0 || p.ShownHeight <= 0 {
+					t.Errorf("%s: plot %d (%s) not shown: %+v", at, i+1, p.Tag, p)
+				}
+			}
+			for _, s := range l.TextOutside {
+				t.Errorf("%s: text outside its plot: %s", at, s)
+			}
+			for _, s := range l.TextOverlaps {
+				t.Errorf("%s: plot texts overlap: %s", at, s)
+			}
+			if l.MinFont < 11 {
+				t.Errorf("%s: plot text shown %.1f px tall, want >= 11", at, l.MinFont)
+			}
 		}
 	}
 }

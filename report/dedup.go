@@ -357,11 +357,13 @@ type diffView struct {
 	WordsB, TotB int
 	Note         string
 	NoDifference bool
-	// Identical members show their text once, not a diff: Preview, then
-	// RestWords more words in Rest, folded.
+	// Identical members show their text, not a diff: Preview, then
+	// RestWords more words in Rest, folded; or, when an earlier member of
+	// the example showed it, only the name of that member (SameAs).
 	Identical     bool
 	Preview, Rest string
 	RestWords     int
+	SameAs        string
 	Open          bool
 }
 
@@ -403,6 +405,7 @@ func (d *DedupData) exampleView(df *differ, in *interner, ex Example) exampleVie
 		ka, ta = words(ex.Kept.Text, d.MaxWords)
 		ia = in.intern(nil, ka)
 	}
+	shownAt := "" // the member under which an identical text is shown
 	for i, m := range ex.Members {
 		if i >= d.MaxDiffs {
 			v.NotShown = len(ex.Members) - i
@@ -410,9 +413,15 @@ func (d *DedupData) exampleView(df *differ, in *interner, ex Example) exampleVie
 		}
 		dv := diffView{Member: m, Open: i == 0, WordsA: len(ka), TotA: ta}
 		switch {
-		case m.Identical && m.HasText:
-			ws, _ := words(m.Text, 0)
+		case m.Identical && shownAt != "":
 			dv.Identical = true
+			dv.SameAs = shownAt
+		case m.Identical && m.HasText:
+			// The text once per example, its first MaxWords words.
+			ws, tot := words(m.Text, d.MaxWords)
+			dv.Identical = true
+			dv.WordsB, dv.TotB = len(ws), tot
+			shownAt = m.Name
 			if len(ws) > d.Preview+previewSlack {
 				dv.Preview = strings.Join(ws[:d.Preview], " ")
 				dv.Rest = strings.Join(ws[d.Preview:], " ")

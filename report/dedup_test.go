@@ -247,6 +247,7 @@ func TestLongTextsFolded(t *testing.T) {
 		Kept: ExampleDoc{Name: "k", HasText: true, Text: text},
 		Members: []ExampleDoc{
 			{Name: "same", Similarity: 1, Identical: true, HasText: true, Text: text},
+			{Name: "same2", Similarity: 1, Identical: true, HasText: true, Text: text},
 			{Name: "edited", Similarity: 0.9, Exact: true, HasText: true, Text: strings.Join(changed, " ")},
 		},
 	}}}
@@ -255,7 +256,8 @@ func TestLongTextsFolded(t *testing.T) {
 		t.Fatal(err)
 	}
 	page := b.String()
-	for _, w := range []string{"Identical to the kept document", "Show the whole text (440 more words)", "Show the rest of the diff ("} {
+	for _, w := range []string{"Identical to the kept document", "Show the text (440 more words)", "Show the rest of the diff (",
+		"the text is shown under <code>same</code>"} {
 		if !strings.Contains(page, w) {
 			t.Errorf("page lacks %q", w)
 		}
@@ -269,6 +271,21 @@ func TestLongTextsFolded(t *testing.T) {
 	i := strings.Index(page, "Show the rest of the diff")
 	if !strings.Contains(page[:i], `<span class="ins">CHANGED</span>`) || !strings.Contains(page[i:], "w485") {
 		t.Error("the diff is not split into a preview and a fold")
+	}
+	// An identical text is cut at MaxWords, as diffs are.
+	d.MaxWords = 300
+	b.Reset()
+	if err := Dedup(&b, d); err != nil {
+		t.Fatal(err)
+	}
+	page = b.String()
+	for _, w := range []string{"(the first 300 of 500 words)", "Show more of the text (240 more words)"} {
+		if !strings.Contains(page, w) {
+			t.Errorf("MaxWords 300: page lacks %q", w)
+		}
+	}
+	if strings.Contains(page, " w300 ") {
+		t.Error("MaxWords 300: word 301 shown")
 	}
 }
 

@@ -130,9 +130,10 @@ tr.skip td { text-align: center; color: #7a8291; background: #fafbfc; font-size:
 <details{{if .Open}} open{{end}}>
 <summary><code>{{.Member.Name}}</code> vs kept <span class="note">— {{sim .Member.Similarity .Member.Exact .Member.Identical}}{{if not (or .Note .Identical)}}; {{words .Del}} deleted, {{num .Ins}} inserted{{end}}</span></summary>
 {{if .Note}}<p class="note pad">{{.Note}}</p>
-{{else if .Identical}}<p class="note pad">Identical to the kept document, byte for byte:</p>
+{{else if .SameAs}}<p class="note pad">Identical to the kept document, byte for byte; the text is shown under <code>{{.SameAs}}</code>.</p>
+{{else if .Identical}}<p class="note pad">Identical to the kept document, byte for byte{{if lt .WordsB .TotB}} (the first {{num .WordsB}} of {{num .TotB}} words){{end}}:</p>
 <div class="text">{{.Preview}}{{if .Rest}} …
-<details class="more"><summary>Show the whole text ({{num .RestWords}} more words)</summary>{{.Rest}}</details>{{end}}</div>
+<details class="more"><summary>Show {{if lt .WordsB .TotB}}more of {{end}}the text ({{num .RestWords}} more words)</summary>{{.Rest}}</details>{{end}}</div>
 {{else}}{{if or (lt .WordsA .TotA) (lt .WordsB .TotB)}}<p class="note pad">Diff of the first {{num .WordsA}} of {{num .TotA}} words (kept) and {{num .WordsB}} of {{num .TotB}} words (member).</p>
 {{end}}{{if .NoDifference}}<p class="note pad">No word-level difference: the texts differ at most in case, punctuation or spacing.</p>
 {{end}}<table class="diff">
