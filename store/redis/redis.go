@@ -99,6 +99,14 @@ type Store struct {
 
 var _ store.Store = (*Store)(nil)
 
+// quietLogger drops go-redis's log lines: every failure also reaches the
+// caller as an error, and libraries here never print.
+type quietLogger struct{}
+
+func (quietLogger) Printf(context.Context, string, ...any) {}
+
+var quiet sync.Once
+
 // Open connects to Redis and returns the store of the index under the
 // configured prefix. url is one of
 //
@@ -111,7 +119,12 @@ var _ store.Store = (*Store)(nil)
 // ...). Open checks the connection with PING on every master and reads the
 // servers' persistence settings to fill Capabilities().Durable. o may be
 // nil.
+//
+// go-redis logs through one process-wide logger; the first Open replaces
+// it with one that drops messages (errors reach callers anyway). A program
+// that wants them calls go-redis's SetLogger after Open.
 func Open(ctx context.Context, rawURL string, o *Options) (*Store, error) {
+	quiet.Do(func() { goredis.SetLogger(quietLogger{}) })
 	var opts Options
 	if o != nil {
 		opts = *o
