@@ -73,6 +73,13 @@ type IndexOptions struct {
 	Threshold float64
 	// StoreName names the store in Stats ("pebble", "redis"...).
 	StoreName string
+	// CollapseUnverified serves collapse from the in-memory table alone
+	// (the Bing design: 6 × 16 bits, parameters leaning to precision, some
+	// pairs below the threshold collapse). The default verifies every
+	// pair the table proposes against the stored documents, exactly as a
+	// query verifies a candidate, with a 16-byte table leaning to recall:
+	// every collapsed pair is then a verified pair at the threshold.
+	CollapseUnverified bool
 }
 
 // IndexBackend is the Backend over package index, with a sketcher for text
@@ -98,6 +105,7 @@ type IndexBackend struct {
 	removed  atomic.Int64
 	queried  atomic.Int64
 	features bool
+	verify   bool
 }
 
 var _ Backend = (*IndexBackend)(nil)
@@ -145,7 +153,11 @@ func OpenIndex(st store.Store, o IndexOptions) (*IndexBackend, error) {
 	if err != nil {
 		return nil, err
 	}
-	cc, err := lsh.ChooseCollapse(lsh.CollapseOptions{Threshold: min(o.Threshold, 0.99), MaxSamples: o.K, Seed: o.Seed})
+	co := lsh.CollapseOptions{Threshold: min(o.Threshold, 0.99), MaxSamples: o.K, Seed: o.Seed, BudgetBytes: 16, FPWeight: 0.1, FNWeight: 0.9}
+	if o.CollapseUnverified {
+		co.BudgetBytes, co.FPWeight, co.FNWeight = 12, 0.8, 0.2
+	}
+	cc, err := lsh.ChooseCollapse(co)
 	if err != nil {
 		return nil, fmt.Errorf("server: collapse: %w", err)
 	}
@@ -153,7 +165,7 @@ func OpenIndex(st store.Store, o IndexOptions) (*IndexBackend, error) {
 	if err != nil {
 		return nil, fmt.Errorf("server: collapse: %w", err)
 	}
-	b := &IndexBackend{st: st, x: x, hdr: smp.Header(), fo: o.Features, smp: smp, ct: ct, name: o.StoreName, features: true}
+	b := &IndexBackend{st: st, x: x, hdr: smp.Header(), fo: o.Features, smp: smp, ct: ct, name: o.StoreName, features: true, verify: !o.CollapseUnverified}
 	b.exPool.New = func() any {
 		ex, err := feature.New(b.fo)
 		if err != nil {
@@ -351,7 +363,41 @@ func (b *IndexBackend) Collapse(ctx context.Context, ids []string) (*api.Collaps
 			b.ct.Put(id, d.Sketch.Values) // a too short sketch stays unknown
 		}
 	}
-	into := b.ct.Collapse(nil, hashed)
+	var verify func(i, j int) (bool, error)
+	if b.verify {
+		docs := map[int]*index.Doc{}
+		load := func(i int) (*index.Doc, error) {
+			if d, ok := docs[i]; ok {
+				return d, nil
+			}
+			d, _, err := b.x.Get(ids[i])
+			docs[i] = d // nil when removed meanwhile
+			return d, err
+		}
+		cfg := b.x.Config()
+		verify = func(i, j int) (bool, error) {
+			di, err := load(i)
+			if err != nil || di == nil {
+				return false, err
+			}
+			dj, err := load(j)
+			if err != nil || dj == nil {
+				return false, err
+			}
+			if di.Features != nil && dj.Features != nil {
+				return index.ExactJaccard(di.Features, dj.Features) >= cfg.Threshold, nil
+			}
+			est, err := sketch.Jaccard(&di.Sketch, &dj.Sketch)
+			if err != nil {
+				return false, err
+			}
+			return index.Accept(cfg.Threshold, cfg.Slack, len(di.Sketch.Values), est.J, false), nil
+		}
+	}
+	into, err := b.ct.CollapseFunc(nil, hashed, verify)
+	if err != nil {
+		return nil, err
+	}
 	res := &api.CollapseResponse{Kept: []string{}, Collapsed: []api.Collapsed{}, Unknown: []string{}}
 	for i, j := range into {
 		switch {
@@ -374,7 +420,7 @@ func (b *IndexBackend) Stats(ctx context.Context) (*api.Stats, error) {
 	return &api.Stats{
 		Sketch:            b.hdr.String(),
 		LSH:               cfg.LSH.String(),
-		Collapse:          b.ct.Params().String(),
+		Collapse:          collapseName(b.ct.Params(), b.verify),
 		Threshold:         cfg.Threshold,
 		Store:             b.name,
 		Durable:           caps.Durable,
@@ -392,4 +438,11 @@ func (b *IndexBackend) Stats(ctx context.Context) (*api.Stats, error) {
 func (b *IndexBackend) Ready(ctx context.Context) error {
 	_, _, err := b.st.Meta(ctx, "neardup.index.config", nil)
 	return err
+}
+
+func collapseName(p lsh.Params, verified bool) string {
+	if verified {
+		return p.String() + " verified"
+	}
+	return p.String()
 }
