@@ -73,7 +73,7 @@ var prefixes atomic.Int64
 // openStore opens an empty store of kind for t: Pebble in a temporary
 // directory, or a fresh prefix on a redis-server (or cluster) started for
 // t. url, when not "", reuses a running Redis.
-func openStore(t *testing.T, kind, url string) store.Store {
+func openStore(t testing.TB, kind, url string) store.Store {
 	t.Helper()
 	switch kind {
 	case "pebble":

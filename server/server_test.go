@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/neardup/neardup/server"
@@ -210,9 +211,28 @@ func raw(t *testing.T, method, url, contentType, token string, body io.Reader) (
 	return resp.StatusCode, e, resp.Header
 }
 
-// TestErrors checks every error reply: status, message and field.
+// TestErrors checks every error reply (status, message and field) on each
+// store, including a store failing under the server.
 func TestErrors(t *testing.T) {
-	st := openStore(t, "pebble", "")
+	for _, kind := range backendKinds {
+		t.Run(kind, func(t *testing.T) {
+			if kind == "cluster" && testing.Short() {
+				t.Skip("starts a cluster")
+			}
+			testErrors(t, kind)
+		})
+	}
+	// A request that outlives its timeout: 504.
+	slow := serve(t, openStore(t, "pebble", ""), server.Options{RequestTimeout: 1}, &client.Options{MaxRetries: -1})
+	_, err := slow.C.Add(context.Background(), []api.Document{doc("a", text(1, 50))}, false)
+	var ce *client.Error
+	if !errors.As(err, &ce) || ce.StatusCode != 504 {
+		t.Errorf("timeout: %v", err)
+	}
+}
+
+func testErrors(t *testing.T, kind string) {
+	st := openStore(t, kind, "")
 	r := serve(t, st, server.Options{MaxDocuments: 3, MaxIDs: 4, MaxBodyBytes: 4096, MaxIDBytes: 16}, nil)
 	long := strings.Repeat("x", 5000)
 	for _, c := range []struct {
@@ -249,14 +269,6 @@ func TestErrors(t *testing.T) {
 		if code != c.code || !strings.Contains(e.Error, c.msg) || e.Field != c.field {
 			t.Errorf("%s: %d %q field %q, want %d %q field %q", c.name, code, e.Error, e.Field, c.code, c.msg, c.field)
 		}
-	}
-
-	// A request that outlives its timeout: 504.
-	slow := serve(t, openStore(t, "pebble", ""), server.Options{RequestTimeout: 1}, &client.Options{MaxRetries: -1})
-	_, err := slow.C.Add(context.Background(), []api.Document{doc("a", text(1, 50))}, false)
-	var ce *client.Error
-	if !errors.As(err, &ce) || ce.StatusCode != 504 {
-		t.Errorf("timeout: %v", err)
 	}
 
 	// A failing store: 500, counted in metrics; /readyz says 503.
@@ -397,5 +409,38 @@ func TestTLS(t *testing.T) {
 		if resp.StatusCode == 200 && bytes.Contains(b, []byte("ok")) {
 			t.Error("plain HTTP served on the TLS port")
 		}
+	}
+}
+
+// TestIfNewConcurrent: many clients add near-duplicates of one page with
+// if_new at once; exactly one is added and every other reply names a
+// near-duplicate (find-then-add is atomic within a server).
+func TestIfNewConcurrent(t *testing.T) {
+	r := serve(t, openStore(t, "pebble", ""), server.Options{}, nil)
+	base := text(7, 300)
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	added := 0
+	for i := range 12 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			res, err := r.C.Add(context.Background(), []api.Document{doc(fmtID("v", uint64(i)), edit(base, uint64(i), 1))}, true)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			if res[0].Added {
+				added++
+			} else if len(res[0].Matches) == 0 {
+				t.Errorf("%s not added and no match named", res[0].ID)
+			}
+		}()
+	}
+	wg.Wait()
+	if added != 1 {
+		t.Errorf("%d of 12 near-duplicates added with if_new", added)
 	}
 }

@@ -348,6 +348,9 @@ func (s *Store) Postings(ctx context.Context, key uint64, dst []uint64) ([]uint6
 	if s.closed.Load() {
 		return dst, store.ErrClosed
 	}
+	if err := ctx.Err(); err != nil {
+		return dst, err
+	}
 	k := s.key(func(b []byte) []byte { return s.keys.posting(b, key) })
 	members, err := s.c.SMembers(ctx, k).Result()
 	if err != nil {
@@ -363,6 +366,9 @@ func (s *Store) Postings(ctx context.Context, key uint64, dst []uint64) ([]uint6
 func (s *Store) LookupPostings(ctx context.Context, keys []uint64, fn func(i int, ids []uint64) error) error {
 	if s.closed.Load() {
 		return store.ErrClosed
+	}
+	if err := ctx.Err(); err != nil {
+		return err
 	}
 	if len(keys) == 0 {
 		return nil
@@ -395,6 +401,9 @@ func (s *Store) Doc(ctx context.Context, id uint64, dst []byte) ([]byte, bool, e
 	if s.closed.Load() {
 		return dst, false, store.ErrClosed
 	}
+	if err := ctx.Err(); err != nil {
+		return dst, false, err
+	}
 	rec, err := s.c.HGet(ctx, s.keys.docBucket(id), docField(id)).Result()
 	if errors.Is(err, goredis.Nil) {
 		return dst, false, nil
@@ -409,6 +418,9 @@ func (s *Store) Doc(ctx context.Context, id uint64, dst []byte) ([]byte, bool, e
 func (s *Store) LookupDocs(ctx context.Context, ids []uint64, fn func(i int, rec []byte, ok bool) error) error {
 	if s.closed.Load() {
 		return store.ErrClosed
+	}
+	if err := ctx.Err(); err != nil {
+		return err
 	}
 	if len(ids) == 0 {
 		return nil
@@ -446,6 +458,9 @@ func (s *Store) Meta(ctx context.Context, name string, dst []byte) ([]byte, bool
 	if s.closed.Load() {
 		return dst, false, store.ErrClosed
 	}
+	if err := ctx.Err(); err != nil {
+		return dst, false, err
+	}
 	v, err := s.c.HGet(ctx, s.keys.meta(), name).Result()
 	if errors.Is(err, goredis.Nil) {
 		return dst, false, nil
@@ -463,6 +478,9 @@ func (s *Store) Meta(ctx context.Context, name string, dst []byte) ([]byte, bool
 func (s *Store) ScanDocs(ctx context.Context, fn func(id uint64, rec []byte) error) error {
 	if s.closed.Load() {
 		return store.ErrClosed
+	}
+	if err := ctx.Err(); err != nil {
+		return err
 	}
 	lens := make([]*goredis.IntCmd, numBuckets)
 	_, err := s.c.Pipelined(ctx, func(p goredis.Pipeliner) error {
@@ -535,6 +553,9 @@ func cmpU64(a, b uint64) int {
 func (s *Store) ScanPostings(ctx context.Context, fn func(key, id uint64) error) error {
 	if s.closed.Load() {
 		return store.ErrClosed
+	}
+	if err := ctx.Err(); err != nil {
+		return err
 	}
 	var mu sync.Mutex
 	var keys []uint64

@@ -2,6 +2,7 @@ package redis_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -263,4 +264,58 @@ func TestNotDurable(t *testing.T) {
 		t.Error("AssumeDurable ignored")
 	}
 	s.Close()
+}
+
+func TestCanceled(t *testing.T) {
+	srv := redistest.Start(t)
+	s := open(t, srv.URL(), nil)
+	defer s.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := s.Postings(ctx, 1, nil); !errors.Is(err, context.Canceled) {
+		t.Errorf("Postings: %v", err)
+	}
+	if err := s.LookupDocs(ctx, []uint64{1}, func(int, []byte, bool) error { return nil }); !errors.Is(err, context.Canceled) {
+		t.Errorf("LookupDocs: %v", err)
+	}
+	b := s.NewBatch()
+	b.PutDoc(1, nil)
+	if err := b.Commit(ctx); !errors.Is(err, context.Canceled) {
+		t.Errorf("Commit: %v", err)
+	}
+	if _, ok, _ := s.Doc(context.Background(), 1, nil); ok {
+		t.Error("canceled commit applied")
+	}
+}
+
+// BenchmarkLookupPostings: one pipelined round trip for the 17 keys of a
+// query, each set holding 4 ids, on a standalone redis-server.
+func BenchmarkLookupPostings(b *testing.B) {
+	srv := redistest.Start(b)
+	s, err := redis.Open(context.Background(), srv.URL(), nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	ctx := context.Background()
+	w := s.NewBatch()
+	for k := range uint64(10000) {
+		for id := range uint64(4) {
+			w.AddPosting(k*0x9e3779b97f4a7c15, k<<8|id)
+		}
+	}
+	if err := w.Commit(ctx); err != nil {
+		b.Fatal(err)
+	}
+	keys := make([]uint64, 17)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := range b.N {
+		for j := range keys {
+			keys[j] = uint64((i*17+j)%10000) * 0x9e3779b97f4a7c15
+		}
+		if err := s.LookupPostings(ctx, keys, func(int, []uint64) error { return nil }); err != nil {
+			b.Fatal(err)
+		}
+	}
 }
