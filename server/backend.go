@@ -5,6 +5,7 @@ package server
 // package index. When the index API changes, this file alone changes.
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -351,17 +352,8 @@ func (b *IndexBackend) Collapse(ctx context.Context, ids []string) (*api.Collaps
 		hashed[i] = index.ID(name)
 		byID[hashed[i]] = name
 	}
-	for _, id := range b.ct.Missing(nil, hashed) {
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
-		d, ok, err := b.x.Get(byID[id])
-		if err != nil {
-			return nil, err
-		}
-		if ok {
-			b.ct.Put(id, d.Sketch.Values) // a too short sketch stays unknown
-		}
+	if err := b.fill(ctx, b.ct.Missing(nil, hashed), byID); err != nil {
+		return nil, err
 	}
 	var verify func(i, j int) (bool, error)
 	if b.verify {
@@ -411,6 +403,44 @@ func (b *IndexBackend) Collapse(ctx context.Context, ids []string) (*api.Collaps
 		}
 	}
 	return res, nil
+}
+
+// fill reads the documents of missing ids from the store (8 at a time) and
+// puts their signatures in the collapse table; a removed or too short
+// document stays unknown.
+func (b *IndexBackend) fill(ctx context.Context, missing []uint64, byID map[uint64]string) error {
+	const workers = 8
+	var mu sync.Mutex
+	var first error
+	var wg sync.WaitGroup
+	next := make(chan uint64)
+	for range min(workers, len(missing)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for id := range next {
+				d, ok, err := b.x.Get(byID[id])
+				if err == nil {
+					err = ctx.Err()
+				}
+				if err != nil {
+					mu.Lock()
+					first = cmp.Or(first, err)
+					mu.Unlock()
+					continue
+				}
+				if ok {
+					b.ct.Put(id, d.Sketch.Values)
+				}
+			}
+		}()
+	}
+	for _, id := range missing {
+		next <- id
+	}
+	close(next)
+	wg.Wait()
+	return first
 }
 
 // Stats implements Backend.

@@ -31,6 +31,7 @@ import (
 	"net/http"
 	"os"
 	"runtime"
+	"runtime/pprof"
 	"slices"
 	"strings"
 	"sync"
@@ -57,6 +58,7 @@ type flags struct {
 	queryShare float64
 	batch      int
 	seed       uint64
+	cpuprofile string
 }
 
 func main() {
@@ -72,6 +74,7 @@ func main() {
 	flag.Float64Var(&f.queryShare, "queries", 0.9, "share of queries in the mixed phase (the rest are adds)")
 	flag.IntVar(&f.batch, "batch", 256, "documents per add request while preloading")
 	flag.Uint64Var(&f.seed, "seed", 1, "generator seed")
+	flag.StringVar(&f.cpuprofile, "cpuprofile", "", "write a CPU profile of the mixed phase (server and load generator) to this file")
 	flag.Parse()
 	if err := run(f); err != nil {
 		fmt.Fprintln(os.Stderr, "bench/serve:", err)
@@ -277,6 +280,16 @@ func run(f flags) error {
 		found bool
 	}
 	results := make([][]sample, f.conc)
+	if f.cpuprofile != "" {
+		pf, err := os.Create(f.cpuprofile)
+		if err != nil {
+			return err
+		}
+		defer pf.Close()
+		if err := pprof.StartCPUProfile(pf); err != nil {
+			return err
+		}
+	}
 	deadline := time.Now().Add(f.duration)
 	var failures atomic.Int64
 	var addSeq atomic.Int64
@@ -308,6 +321,9 @@ func run(f flags) error {
 		}()
 	}
 	wg.Wait()
+	if f.cpuprofile != "" {
+		pprof.StopCPUProfile()
+	}
 	var q, a []time.Duration
 	found := 0
 	for _, rs := range results {
