@@ -141,11 +141,23 @@ func testEndpoints(t *testing.T, r *running) {
 		t.Errorf("collapse after delete: %+v", cr)
 	}
 
+	// Ids with slashes, spaces and percent signs travel escaped in paths.
+	odd := "debian-copyright/a b%2F?#é"
+	if _, err := r.C.Add(ctx, []api.Document{doc(odd, text(5, 50))}, false); err != nil {
+		t.Fatal(err)
+	}
+	if info, err := r.C.Get(ctx, odd); err != nil || info.ID != odd {
+		t.Errorf("get %q: %+v %v", odd, info, err)
+	}
+	if err := r.C.Remove(ctx, odd); err != nil {
+		t.Errorf("remove %q: %v", odd, err)
+	}
+
 	st, err := r.C.Stats(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if st.Added != 5 || st.Removed != 1 || st.Threshold != 0.8 || !st.Durable || st.CollapseDocuments != 3 {
+	if st.Added != 6 || st.Removed != 2 || st.Threshold != 0.8 || !st.Durable || st.CollapseDocuments != 3 {
 		t.Errorf("stats: %+v", st)
 	}
 	if err := r.C.Ready(ctx); err != nil {
@@ -159,7 +171,7 @@ func testEndpoints(t *testing.T, r *running) {
 		if path == "/metrics" {
 			for _, want := range []string{
 				`neardup_http_request_duration_seconds_bucket{code="200",route="POST /v1/documents"`,
-				`neardup_documents_total{op="added"} 5`,
+				`neardup_documents_total{op="added"} 6`,
 				`neardup_documents_total{op="skipped"} 2`,
 				`neardup_store_errors_total 0`,
 				`neardup_http_request_duration_seconds_count{code="400",route="POST /v1/query"} 1`,

@@ -105,6 +105,7 @@ func New(baseURL string, o *Options) (*Client, error) {
 		opts.BatchSize = 256
 	}
 	u.Path = strings.TrimSuffix(u.Path, "/")
+	u.RawPath, u.RawQuery, u.Fragment = "", "", ""
 	return &Client{base: u, o: opts}, nil
 }
 
@@ -126,11 +127,10 @@ func (c *Client) do(ctx context.Context, method, path string, in, out any) error
 			return fmt.Errorf("client: %w", err)
 		}
 	}
-	u := *c.base
-	u.Path += path
+	u := c.base.String() + path // path is escaped already
 	var lastErr error
 	for attempt := 0; ; attempt++ {
-		wait, err := c.once(ctx, method, u.String(), body, out)
+		wait, err := c.once(ctx, method, u, body, out)
 		if err == nil {
 			return nil
 		}
@@ -312,8 +312,6 @@ func (c *Client) Stats(ctx context.Context) (*api.Stats, error) {
 // Ready returns nil when the server reports itself ready (without
 // retrying).
 func (c *Client) Ready(ctx context.Context) error {
-	u := *c.base
-	u.Path += "/readyz"
-	_, err := c.once(ctx, "GET", u.String(), nil, nil)
+	_, err := c.once(ctx, "GET", c.base.String()+"/readyz", nil, nil)
 	return err
 }
