@@ -3,7 +3,9 @@
 // adds it in the same call; a search engine collapses near-duplicates out
 // of each ranked result list at query time (the Bing design of
 // "Efficient determination of most near neighbors", ch. 6.1: a few 16-bit
-// supershingles per document held in memory, "m of b must match").
+// supershingles per document held in memory, "m of b must match"; here
+// each pair the table proposes is also verified against the stored
+// documents, unless IndexOptions.CollapseUnverified).
 //
 // The API is JSON over HTTP (net/http with Go 1.22 patterns), every route
 // registered in Install and described by the OpenAPI 3 document
