@@ -74,6 +74,11 @@ type IndexOptions struct {
 	Threshold float64
 	// StoreName names the store in Stats ("pebble", "redis"...).
 	StoreName string
+	// NoFeatures stores sketches only, not feature sets: records are
+	// smaller, and matches (and collapse pairs) are verified by the sketch
+	// estimate within the index's slack instead of exactly. The default
+	// stores feature sets.
+	NoFeatures bool
 	// CollapseUnverified serves collapse from the in-memory table alone
 	// (the Bing design: 6 × 16 bits, parameters leaning to precision, some
 	// pairs below the threshold collapse). The default verifies every
@@ -166,7 +171,7 @@ func OpenIndex(st store.Store, o IndexOptions) (*IndexBackend, error) {
 	if err != nil {
 		return nil, fmt.Errorf("server: collapse: %w", err)
 	}
-	b := &IndexBackend{st: st, x: x, hdr: smp.Header(), fo: o.Features, smp: smp, ct: ct, name: o.StoreName, features: true, verify: !o.CollapseUnverified}
+	b := &IndexBackend{st: st, x: x, hdr: smp.Header(), fo: o.Features, smp: smp, ct: ct, name: o.StoreName, features: !o.NoFeatures, verify: !o.CollapseUnverified}
 	b.exPool.New = func() any {
 		ex, err := feature.New(b.fo)
 		if err != nil {

@@ -456,3 +456,29 @@ func TestIfNewConcurrent(t *testing.T) {
 		t.Errorf("%d of 12 near-duplicates added with if_new", added)
 	}
 }
+
+// TestNoFeatures: without stored feature sets matches and collapse pairs
+// are verified by the sketch estimate.
+func TestNoFeatures(t *testing.T) {
+	st := openStore(t, "pebble", "")
+	b, err := server.OpenIndex(st, server.IndexOptions{NoFeatures: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	a := text(21, 300)
+	res, err := b.Add(ctx, []api.Document{doc("a", a), doc("a1", edit(a, 1, 1)), doc("z", text(22, 300))}, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m := res[1].Matches; len(m) != 1 || m[0].ID != "a" || m[0].Exact || m[0].Similarity != m[0].Estimate || m[0].StdErr <= 0 {
+		t.Errorf("matches without features: %+v", m)
+	}
+	if info, _, _ := b.Get(ctx, "a"); info.Features != -1 {
+		t.Errorf("features stored: %+v", info)
+	}
+	cr, err := b.Collapse(ctx, []string{"z", "a1", "a"})
+	if err != nil || !slices.Equal(cr.Kept, []string{"z", "a1"}) || len(cr.Collapsed) != 1 || cr.Collapsed[0].Into != "a1" {
+		t.Errorf("collapse without features: %+v %v", cr, err)
+	}
+}
