@@ -4,9 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
+	"net/http"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/neardup/neardup/server"
 	"github.com/neardup/neardup/server/api"
@@ -94,5 +98,59 @@ func TestNewErrors(t *testing.T) {
 	c, _ := client.New("http://127.0.0.1:1", &client.Options{MaxRetries: 1})
 	if _, err := c.Stats(context.Background()); err == nil || !strings.Contains(err.Error(), "refused") {
 		t.Errorf("no server: %v", err)
+	}
+}
+
+// TestBatcher: 60 goroutines add one page each; the batcher sends them in
+// a few requests, every caller gets its own result, duplicates are found.
+func TestBatcher(t *testing.T) {
+	url := start(t, server.Options{})
+	c, _ := client.New(url, &client.Options{BatchSize: 16})
+	b := c.NewBatcher(true, 50*time.Millisecond)
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	added, dup := 0, 0
+	for i := range 60 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r, err := b.Add(context.Background(), api.Document{ID: fmt.Sprint("p", i), Text: page(i % 30)})
+			if err != nil || r.ID != fmt.Sprint("p", i) {
+				t.Errorf("Add p%d: %+v %v", i, r, err)
+				return
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			if r.Added {
+				added++
+			} else if len(r.Matches) == 1 {
+				dup++
+			}
+		}()
+	}
+	wg.Wait()
+	if err := b.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if added != 30 || dup != 30 {
+		t.Errorf("%d added, %d duplicates, want 30 and 30", added, dup)
+	}
+	if _, err := b.Add(context.Background(), api.Document{ID: "late"}); !errors.Is(err, client.ErrBatcherClosed) {
+		t.Errorf("Add after Close: %v", err)
+	}
+	resp, err := http.Get(url + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	var n int
+	for _, line := range strings.Split(string(body), "\n") {
+		if rest, ok := strings.CutPrefix(line, `neardup_http_request_duration_seconds_count{code="200",route="POST /v1/documents"} `); ok {
+			fmt.Sscan(rest, &n)
+		}
+	}
+	if n < 4 || n > 20 {
+		t.Errorf("%d add requests for 60 documents in batches of 16", n)
 	}
 }

@@ -31,3 +31,26 @@ func ExampleClient_Add() {
 		}
 	}
 }
+
+// Fetchers on many goroutines each ask about their own page; the batcher
+// sends them to the server in requests of up to BatchSize pages.
+func ExampleBatcher() {
+	c, err := client.New("http://127.0.0.1:8080", &client.Options{BatchSize: 200})
+	if err != nil {
+		log.Fatal(err)
+	}
+	b := c.NewBatcher(true, 20*time.Millisecond)
+	defer b.Close()
+	pages := make(chan api.Document)
+	for range 32 {
+		go func() {
+			for p := range pages {
+				r, err := b.Add(context.Background(), p)
+				if err == nil && !r.Added {
+					fmt.Println(p.ID, "seen before as", r.Matches[0].ID)
+				}
+			}
+		}()
+	}
+	close(pages)
+}
