@@ -344,6 +344,20 @@ func (t *CollapseTable) Match(a, b []uint16) bool {
 // dst[len(dst)-len(ids):]. No allocation for up to 256 ids when dst has
 // room.
 func (t *CollapseTable) Collapse(dst []int, ids []uint64) []int {
+	dst, _ = t.CollapseFunc(dst, ids, nil)
+	return dst
+}
+
+// CollapseFunc is Collapse with a second opinion: when the signatures of
+// ids[i] and a kept ids[j] match, ids[i] collapses into ids[j] only if
+// verify(i, j) also says so (for example a full-sketch or exact Jaccard
+// check against the threshold); otherwise the next kept result is tried.
+// The same id listed twice collapses without verification. With a verify
+// that accepts only pairs at or above a threshold, every collapsed pair is
+// such a pair, and the table's parameters can favour recall (candidates
+// below the threshold cost a verification, not a wrong answer). An error
+// from verify stops the collapse and is returned. verify may be nil.
+func (t *CollapseTable) CollapseFunc(dst []int, ids []uint64, verify func(i, j int) (bool, error)) ([]int, error) {
 	b := t.p.B
 	var sigBuf [256 * MaxCollapseBands]uint16
 	var keptBuf [256]int32
@@ -372,14 +386,28 @@ func (t *CollapseTable) Collapse(dst []int, ids []uint64) []int {
 		}
 		si := sigs[i*b : (i+1)*b]
 		for _, j := range kept {
-			if ids[j] == id || t.Match(si, sigs[int(j)*b:(int(j)+1)*b]) {
+			if ids[j] == id {
 				out[i] = int(j)
 				break
 			}
+			if !t.Match(si, sigs[int(j)*b:(int(j)+1)*b]) {
+				continue
+			}
+			if verify != nil {
+				ok, err := verify(i, int(j))
+				if err != nil {
+					return dst, err
+				}
+				if !ok {
+					continue
+				}
+			}
+			out[i] = int(j)
+			break
 		}
 		if out[i] == i {
 			kept = append(kept, int32(i))
 		}
 	}
-	return dst
+	return dst, nil
 }

@@ -1,6 +1,7 @@
 package lsh
 
 import (
+	"errors"
 	"fmt"
 	"maps"
 	"math"
@@ -105,7 +106,7 @@ func TestCollapseAccidental(t *testing.T) {
 }
 
 // collapseOracle is Collapse written the plainest way.
-func collapseOracle(sigs map[uint64][]uint16, m int, ids []uint64) []int {
+func collapseOracle(sigs map[uint64][]uint16, m int, ids []uint64, verify func(i, j int) bool) []int {
 	out := make([]int, len(ids))
 	for i, id := range ids {
 		si, ok := sigs[id]
@@ -124,7 +125,7 @@ func collapseOracle(sigs map[uint64][]uint16, m int, ids []uint64) []int {
 					agree++
 				}
 			}
-			if ids[j] == id || agree >= m {
+			if ids[j] == id || agree >= m && (verify == nil || verify(i, j)) {
 				out[i] = j
 				break
 			}
@@ -162,9 +163,15 @@ func TestCollapseOracle(t *testing.T) {
 			if got[0] != -7 {
 				t.Fatal("Collapse overwrote dst")
 			}
-			want := collapseOracle(sigs, p.M, ids)
+			want := collapseOracle(sigs, p.M, ids, nil)
 			if !slices.Equal(got[1:], want) {
 				t.Fatalf("%v ids %v:\n got %v\nwant %v", p, ids, got[1:], want)
+			}
+			// With a second opinion that rejects some pairs.
+			verify := func(i, j int) bool { return (ids[i]^ids[j])%3 != 0 }
+			got, err := ct.CollapseFunc(got[:0], ids, func(i, j int) (bool, error) { return verify(i, j), nil })
+			if want := collapseOracle(sigs, p.M, ids, verify); err != nil || !slices.Equal(got, want) {
+				t.Fatalf("%v ids %v with verify:\n got %v\nwant %v", p, ids, got, want)
 			}
 		}
 	}
@@ -268,6 +275,19 @@ func TestCollapseTableBytes(t *testing.T) {
 			t.Errorf("%v: up to %.1f bytes per document, want <= %.1f", p, worst, payload*1.2)
 		}
 		t.Logf("%v: %d bytes signature, up to %.1f bytes per document with the id", p, 2*p.B, worst)
+	}
+}
+
+func TestCollapseFuncError(t *testing.T) {
+	ct := mustTable(t, Params{R: 1, B: 1, M: 1, KeyBits: 16})
+	ct.PutSignature(1, []uint16{7})
+	ct.PutSignature(2, []uint16{7})
+	boom := errors.New("store down")
+	if _, err := ct.CollapseFunc(nil, []uint64{1, 2}, func(i, j int) (bool, error) { return false, boom }); !errors.Is(err, boom) {
+		t.Errorf("CollapseFunc error: %v", err)
+	}
+	if got, _ := ct.CollapseFunc(nil, []uint64{1, 1, 2}, func(i, j int) (bool, error) { return false, nil }); !slices.Equal(got, []int{0, 0, 2}) {
+		t.Errorf("CollapseFunc rejecting all: %v", got)
 	}
 }
 

@@ -99,6 +99,14 @@ type Store struct {
 
 var _ store.Store = (*Store)(nil)
 
+// quietLogger drops go-redis's log lines: every failure also reaches the
+// caller as an error, and libraries here never print.
+type quietLogger struct{}
+
+func (quietLogger) Printf(context.Context, string, ...any) {}
+
+var quiet sync.Once
+
 // Open connects to Redis and returns the store of the index under the
 // configured prefix. url is one of
 //
@@ -111,7 +119,12 @@ var _ store.Store = (*Store)(nil)
 // ...). Open checks the connection with PING on every master and reads the
 // servers' persistence settings to fill Capabilities().Durable. o may be
 // nil.
+//
+// go-redis logs through one process-wide logger; the first Open replaces
+// it with one that drops messages (errors reach callers anyway). A program
+// that wants them calls go-redis's SetLogger after Open.
 func Open(ctx context.Context, rawURL string, o *Options) (*Store, error) {
+	quiet.Do(func() { goredis.SetLogger(quietLogger{}) })
 	var opts Options
 	if o != nil {
 		opts = *o
@@ -335,6 +348,9 @@ func (s *Store) Postings(ctx context.Context, key uint64, dst []uint64) ([]uint6
 	if s.closed.Load() {
 		return dst, store.ErrClosed
 	}
+	if err := ctx.Err(); err != nil {
+		return dst, err
+	}
 	k := s.key(func(b []byte) []byte { return s.keys.posting(b, key) })
 	members, err := s.c.SMembers(ctx, k).Result()
 	if err != nil {
@@ -350,6 +366,9 @@ func (s *Store) Postings(ctx context.Context, key uint64, dst []uint64) ([]uint6
 func (s *Store) LookupPostings(ctx context.Context, keys []uint64, fn func(i int, ids []uint64) error) error {
 	if s.closed.Load() {
 		return store.ErrClosed
+	}
+	if err := ctx.Err(); err != nil {
+		return err
 	}
 	if len(keys) == 0 {
 		return nil
@@ -382,6 +401,9 @@ func (s *Store) Doc(ctx context.Context, id uint64, dst []byte) ([]byte, bool, e
 	if s.closed.Load() {
 		return dst, false, store.ErrClosed
 	}
+	if err := ctx.Err(); err != nil {
+		return dst, false, err
+	}
 	rec, err := s.c.HGet(ctx, s.keys.docBucket(id), docField(id)).Result()
 	if errors.Is(err, goredis.Nil) {
 		return dst, false, nil
@@ -396,6 +418,9 @@ func (s *Store) Doc(ctx context.Context, id uint64, dst []byte) ([]byte, bool, e
 func (s *Store) LookupDocs(ctx context.Context, ids []uint64, fn func(i int, rec []byte, ok bool) error) error {
 	if s.closed.Load() {
 		return store.ErrClosed
+	}
+	if err := ctx.Err(); err != nil {
+		return err
 	}
 	if len(ids) == 0 {
 		return nil
@@ -433,6 +458,9 @@ func (s *Store) Meta(ctx context.Context, name string, dst []byte) ([]byte, bool
 	if s.closed.Load() {
 		return dst, false, store.ErrClosed
 	}
+	if err := ctx.Err(); err != nil {
+		return dst, false, err
+	}
 	v, err := s.c.HGet(ctx, s.keys.meta(), name).Result()
 	if errors.Is(err, goredis.Nil) {
 		return dst, false, nil
@@ -450,6 +478,9 @@ func (s *Store) Meta(ctx context.Context, name string, dst []byte) ([]byte, bool
 func (s *Store) ScanDocs(ctx context.Context, fn func(id uint64, rec []byte) error) error {
 	if s.closed.Load() {
 		return store.ErrClosed
+	}
+	if err := ctx.Err(); err != nil {
+		return err
 	}
 	lens := make([]*goredis.IntCmd, numBuckets)
 	_, err := s.c.Pipelined(ctx, func(p goredis.Pipeliner) error {
@@ -522,6 +553,9 @@ func cmpU64(a, b uint64) int {
 func (s *Store) ScanPostings(ctx context.Context, fn func(key, id uint64) error) error {
 	if s.closed.Load() {
 		return store.ErrClosed
+	}
+	if err := ctx.Err(); err != nil {
+		return err
 	}
 	var mu sync.Mutex
 	var keys []uint64

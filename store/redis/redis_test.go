@@ -2,6 +2,7 @@ package redis_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -33,6 +34,7 @@ func open(t *testing.T, url string, o *redis.Options) *redis.Store {
 
 func TestConformanceStandalone(t *testing.T) {
 	srv := redistest.Start(t)
+	t.Run("Lookups", func(t *testing.T) { testLookups(t, open(t, srv.URL(), &redis.Options{Prefix: newPrefix("")})) })
 	storetest.Run(t, func(t *testing.T) store.Store {
 		s := open(t, srv.URL(), &redis.Options{Prefix: newPrefix("")})
 		if c := s.Capabilities(); c != (store.Capabilities{Durable: true, Atomic: true, Ordered: true, Shared: true}) {
@@ -44,6 +46,7 @@ func TestConformanceStandalone(t *testing.T) {
 
 func TestConformanceCluster(t *testing.T) {
 	cl := redistest.StartCluster(t, 3)
+	t.Run("Lookups", func(t *testing.T) { testLookups(t, open(t, cl.URL(), &redis.Options{Prefix: newPrefix("")})) })
 	t.Run("Spread", func(t *testing.T) {
 		storetest.Run(t, func(t *testing.T) store.Store {
 			s := open(t, cl.URL(), &redis.Options{Prefix: newPrefix("")})
@@ -263,4 +266,137 @@ func TestNotDurable(t *testing.T) {
 		t.Error("AssumeDurable ignored")
 	}
 	s.Close()
+}
+
+func TestCanceled(t *testing.T) {
+	srv := redistest.Start(t)
+	s := open(t, srv.URL(), nil)
+	defer s.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := s.Postings(ctx, 1, nil); !errors.Is(err, context.Canceled) {
+		t.Errorf("Postings: %v", err)
+	}
+	if err := s.LookupDocs(ctx, []uint64{1}, func(int, []byte, bool) error { return nil }); !errors.Is(err, context.Canceled) {
+		t.Errorf("LookupDocs: %v", err)
+	}
+	b := s.NewBatch()
+	b.PutDoc(1, nil)
+	if err := b.Commit(ctx); !errors.Is(err, context.Canceled) {
+		t.Errorf("Commit: %v", err)
+	}
+	if _, ok, _ := s.Doc(context.Background(), 1, nil); ok {
+		t.Error("canceled commit applied")
+	}
+}
+
+// BenchmarkLookupPostings: one pipelined round trip for the 17 keys of a
+// query, each set holding 4 ids, on a standalone redis-server.
+func BenchmarkLookupPostings(b *testing.B) {
+	srv := redistest.Start(b)
+	s, err := redis.Open(context.Background(), srv.URL(), nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	ctx := context.Background()
+	w := s.NewBatch()
+	for k := range uint64(10000) {
+		for id := range uint64(4) {
+			w.AddPosting(k*0x9e3779b97f4a7c15, k<<8|id)
+		}
+	}
+	if err := w.Commit(ctx); err != nil {
+		b.Fatal(err)
+	}
+	keys := make([]uint64, 17)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := range b.N {
+		for j := range keys {
+			keys[j] = uint64((i*17+j)%10000) * 0x9e3779b97f4a7c15
+		}
+		if err := s.LookupPostings(ctx, keys, func(int, []uint64) error { return nil }); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// testLookups checks the multi-key and scanning methods against the
+// single-key ones: order, missing keys and ids, stopping on an error,
+// DeleteMeta.
+func testLookups(t *testing.T, s *redis.Store) {
+	defer s.Close()
+	ctx := context.Background()
+	b := s.NewBatch()
+	for k := range uint64(50) {
+		for id := range k % 5 {
+			b.AddPosting(k*0x9e3779b97f4a7c15, id<<60|k)
+		}
+		if k%3 == 0 {
+			b.PutDoc(k<<50, []byte{byte(k)})
+		}
+	}
+	b.PutMeta("a", []byte("1"))
+	b.PutMeta("b", []byte("2"))
+	if err := b.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	golden := uint64(0x9e3779b97f4a7c15)
+	k49, k3 := golden*49, golden*3
+	keys := []uint64{k49, 12345, k3, k49}
+	var seen []int
+	err := s.LookupPostings(ctx, keys, func(i int, ids []uint64) error {
+		seen = append(seen, i)
+		want, _ := s.Postings(ctx, keys[i], nil)
+		if !slices.Equal(ids, want) || !slices.IsSorted(ids) {
+			t.Errorf("LookupPostings key %d: %v, Postings %v", i, ids, want)
+		}
+		return nil
+	})
+	if err != nil || !slices.Equal(seen, []int{0, 1, 2, 3}) {
+		t.Errorf("LookupPostings: %v %v", seen, err)
+	}
+	stop := errors.New("stop")
+	if err := s.LookupPostings(ctx, keys, func(int, []uint64) error { return stop }); !errors.Is(err, stop) {
+		t.Errorf("LookupPostings stopping: %v", err)
+	}
+	ids := []uint64{3 << 50, 4 << 50, 0, 48 << 50}
+	var got []string
+	err = s.LookupDocs(ctx, ids, func(i int, rec []byte, ok bool) error {
+		got = append(got, fmt.Sprint(i, rec, ok))
+		return nil
+	})
+	if want := []string{"0 [3] true", "1 [] false", "2 [0] true", "3 [48] true"}; err != nil || !slices.Equal(got, want) {
+		t.Errorf("LookupDocs: %q %v, want %q", got, err, want)
+	}
+	var pk, pid []uint64
+	if err := s.ScanPostings(ctx, func(k, id uint64) error { pk, pid = append(pk, k), append(pid, id); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for k := range uint64(50) {
+		n += int(k % 5)
+	}
+	if len(pk) != n {
+		t.Errorf("ScanPostings: %d postings, want %d", len(pk), n)
+	}
+	for i := 1; i < len(pk); i++ {
+		if pk[i-1] > pk[i] || pk[i-1] == pk[i] && pid[i-1] >= pid[i] {
+			t.Fatalf("ScanPostings out of order at %d", i)
+		}
+	}
+	if err := s.ScanPostings(ctx, func(uint64, uint64) error { return stop }); !errors.Is(err, stop) {
+		t.Errorf("ScanPostings stopping: %v", err)
+	}
+	b.DeleteMeta("a")
+	if err := b.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok, _ := s.Meta(ctx, "a", nil); ok {
+		t.Error("DeleteMeta: still there")
+	}
+	if v, ok, _ := s.Meta(ctx, "b", nil); !ok || string(v) != "2" {
+		t.Errorf("Meta b = %q %v", v, ok)
+	}
 }

@@ -62,23 +62,34 @@ type Server struct {
 // Start starts a standalone redis-server for t and stops it when t ends.
 func Start(t testing.TB) *Server {
 	t.Helper()
-	s := newServer(t, false)
-	if err := s.start(); err != nil {
-		t.Fatal(err)
-	}
-	return s
-}
-
-func newServer(t testing.TB, cluster bool) *Server {
-	t.Helper()
-	s := &Server{bin: Binary(t), Dir: t.TempDir(), cluster: cluster}
-	port, err := freePort(cluster)
+	s, err := New(Binary(t), t.TempDir(), false)
 	if err != nil {
 		t.Fatal(err)
 	}
-	s.Addr = net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
-	t.Cleanup(func() { s.Kill() })
+	t.Cleanup(s.Kill)
 	return s
+}
+
+// New starts redis-server (the binary at bin, "" for the one on PATH) on a
+// free 127.0.0.1 port with its data in dir, as a cluster node when
+// cluster is set (see FormCluster). The caller must Kill it. Tests use
+// Start and StartCluster instead; New serves programs such as benchmarks.
+func New(bin, dir string, cluster bool) (*Server, error) {
+	if bin == "" {
+		var err error
+		if bin, err = exec.LookPath("redis-server"); err != nil {
+			return nil, errors.New(NotFound)
+		}
+	}
+	port, err := freePort(cluster)
+	if err != nil {
+		return nil, err
+	}
+	s := &Server{bin: bin, Dir: dir, cluster: cluster, Addr: net.JoinHostPort("127.0.0.1", strconv.Itoa(port))}
+	if err := s.start(); err != nil {
+		return nil, err
+	}
+	return s, nil
 }
 
 // freePort returns a port free on 127.0.0.1; for a cluster node the bus
@@ -211,18 +222,29 @@ type Cluster struct {
 // ends.
 func StartCluster(t testing.TB, n int) *Cluster {
 	t.Helper()
-	c := &Cluster{}
+	bin := Binary(t)
+	var nodes []*Server
 	for range n {
-		s := newServer(t, true)
-		if err := s.start(); err != nil {
+		s, err := New(bin, t.TempDir(), true)
+		if err != nil {
 			t.Fatal(err)
 		}
-		c.Nodes = append(c.Nodes, s)
+		t.Cleanup(s.Kill)
+		nodes = append(nodes, s)
 	}
-	if err := c.form(); err != nil {
+	c, err := FormCluster(nodes)
+	if err != nil {
 		t.Fatal(err)
 	}
 	return c
+}
+
+// FormCluster makes a cluster of nodes started with New(..., true): it
+// splits the slots between them, joins them and waits until every node
+// reports the cluster ok.
+func FormCluster(nodes []*Server) (*Cluster, error) {
+	c := &Cluster{Nodes: nodes}
+	return c, c.form()
 }
 
 func (c *Cluster) form() error {
