@@ -53,6 +53,11 @@ func (s *Memory) Doc(_ context.Context, id uint64, dst []byte) ([]byte, bool, er
 func (s *Memory) LookupPostings(ctx context.Context, keys []uint64, fn func(i int, ids []uint64) error) error {
 	var ids []uint64
 	for i, k := range keys {
+		if i&63 == 0 {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+		}
 		var err error
 		if ids, err = s.Postings(ctx, k, ids[:0]); err != nil {
 			return err
@@ -68,6 +73,11 @@ func (s *Memory) LookupPostings(ctx context.Context, keys []uint64, fn func(i in
 func (s *Memory) LookupDocs(ctx context.Context, ids []uint64, fn func(i int, rec []byte, ok bool) error) error {
 	var rec []byte
 	for i, id := range ids {
+		if i&63 == 0 {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+		}
 		var ok bool
 		var err error
 		if rec, ok, err = s.Doc(ctx, id, rec[:0]); err != nil {

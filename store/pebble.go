@@ -340,7 +340,7 @@ func (s *Pebble) LookupPostings(ctx context.Context, keys []uint64, fn func(i in
 	defer s.putIter(l)
 	var ids []uint64
 	for i, k := range keys {
-		if i&63 == 63 {
+		if i&63 == 0 {
 			if err := ctx.Err(); err != nil {
 				return err
 			}
@@ -397,7 +397,7 @@ func (s *Pebble) Doc(_ context.Context, id uint64, dst []byte) ([]byte, bool, er
 func (s *Pebble) LookupDocs(ctx context.Context, ids []uint64, fn func(i int, rec []byte, ok bool) error) error {
 	var rec []byte
 	for i, id := range ids {
-		if i&63 == 63 {
+		if i&63 == 0 {
 			if err := ctx.Err(); err != nil {
 				return err
 			}
@@ -436,12 +436,13 @@ func (s *Pebble) ScanPostings(ctx context.Context, fn func(key, id uint64) error
 	}
 	n := 0
 	for it.First(); it.Valid(); it.Next() {
-		if n++; n&1023 == 0 {
+		if n&1023 == 0 {
 			if err := ctx.Err(); err != nil {
 				it.Close()
 				return err
 			}
 		}
+		n++
 		k := it.Key()
 		if len(k) != postingKeyLen {
 			it.Close()
@@ -469,12 +470,13 @@ func (s *Pebble) ScanDocs(ctx context.Context, fn func(id uint64, rec []byte) er
 	}
 	n := 0
 	for it.First(); it.Valid(); it.Next() {
-		if n++; n&1023 == 0 {
+		if n&1023 == 0 {
 			if err := ctx.Err(); err != nil {
 				it.Close()
 				return err
 			}
 		}
+		n++
 		k := it.Key()
 		if len(k) != 9 {
 			it.Close()

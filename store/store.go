@@ -155,3 +155,26 @@ func Compact(ctx context.Context, s Store) error {
 	}
 	return nil
 }
+
+// Bulker is implemented by stores that apply a large set of writes faster
+// in one piece than through batches of ordinary size (Pebble: sorted in
+// memory and in runs on disk, then written as finished tables and
+// ingested, instead of one write-ahead-log record and memtable insert per
+// posting that compactions rewrite again). Reach it through NewBulk.
+type Bulker interface {
+	// NewBulk returns an empty bulk: a Batch with a Batch's semantics
+	// (Commit applies every write atomically, later writes win, durable
+	// when Commit returns if the store is Durable), meant for many
+	// writes (a whole build, millions of postings) rather than a few.
+	NewBulk() Batch
+}
+
+// NewBulk returns a batch for a large set of writes: s.NewBulk() if s
+// implements Bulker, and s.NewBatch() otherwise. Small online additions
+// should use NewBatch, which keeps the write-ahead-log path.
+func NewBulk(s Store) Batch {
+	if b, ok := s.(Bulker); ok {
+		return b.NewBulk()
+	}
+	return s.NewBatch()
+}
