@@ -141,7 +141,7 @@ func openIndexSession(opts indexOptions) (*indexSession, error) {
 	if alg.IsSet() || alg.IsWeighted() {
 		return nil, usagef("--sampler %v: the index needs a slot-wise unweighted sampler", alg)
 	}
-	smp, err := sample.New(alg, opts.K, opts.Seed, sample.WithFeatures(fo.ConfigHash()))
+	smp, err := sample.New(sample.Config{Algorithm: alg, K: opts.K, Seed: opts.Seed, Features: fo})
 	if err != nil {
 		return nil, usagef("%v", err)
 	}
