@@ -134,7 +134,7 @@ func OpenIndex(st store.Store, o IndexOptions) (*IndexBackend, error) {
 	if _, err := feature.New(o.Features); err != nil {
 		return nil, fmt.Errorf("server: %w", err)
 	}
-	smp, err := sample.New(o.Sampler, o.K, o.Seed, sample.WithFeatures(o.Features.ConfigHash()))
+	smp, err := sample.New(sample.Config{Algorithm: o.Sampler, K: o.K, Seed: o.Seed, Features: o.Features})
 	if err != nil {
 		return nil, fmt.Errorf("server: %w", err)
 	}

@@ -177,7 +177,7 @@ func newSketcher(c Config) (*sketcher, error) {
 		}
 	}
 	alg, _ := sketch.ParseAlgorithm(c.Sampler) // checked by Validate
-	smp, err := sample.New(alg, c.K, c.Seed, sample.WithFeatures(fo.ConfigHash()))
+	smp, err := sample.New(sample.Config{Algorithm: alg, K: c.K, Seed: c.Seed, Features: fo})
 	if err != nil {
 		return nil, err
 	}
