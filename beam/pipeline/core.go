@@ -78,6 +78,14 @@ func (c Config) withDefaults() Config {
 
 // Validate reports every problem of c at once.
 func (c Config) Validate() error {
+	if errs := c.problems(); len(errs) > 0 {
+		return fmt.Errorf("neardup-beam: %w", errors.Join(errs...))
+	}
+	return nil
+}
+
+// problems lists the problems of c.
+func (c Config) problems() []error {
 	c = c.withDefaults()
 	var errs []error
 	alg, err := sketch.ParseAlgorithm(c.Sampler)
@@ -98,10 +106,7 @@ func (c Config) Validate() error {
 	if c.MaxRun < 1 {
 		errs = append(errs, fmt.Errorf("max run %d < 1", c.MaxRun))
 	}
-	if len(errs) > 0 {
-		return fmt.Errorf("neardup-beam: %w", errors.Join(errs...))
-	}
-	return nil
+	return errs
 }
 
 // features returns the feature options: the core's defaults, as

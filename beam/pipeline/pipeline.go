@@ -45,9 +45,7 @@ func (o *Options) Validate() error {
 	if o.Shards < 0 {
 		errs = append(errs, fmt.Errorf("shards %d < 0", o.Shards))
 	}
-	if err := o.Config.Validate(); err != nil {
-		errs = append(errs, err)
-	}
+	errs = append(errs, o.Config.problems()...)
 	if len(errs) > 0 {
 		return fmt.Errorf("neardup-beam: %w", errors.Join(errs...))
 	}
