@@ -70,10 +70,27 @@ type opened struct {
 	comp  Compression
 	file  *os.File // nil for stdin
 	cr    *countingReader
-	under io.Reader // what br reads from
+	under io.Reader    // what br reads from
+	async *asyncReader // the decompressing goroutine, or nil
+	r     *Reader
 }
 
 func (o *opened) close() error {
+	if o.async != nil {
+		// Files answer reads at once: wait for the goroutine, then the
+		// decompressor and the blocks can serve the next input. Standard
+		// input may block forever: leave the goroutine to end after its
+		// read, and give it the decompressor for good.
+		wait := o.file != nil
+		if blocks := o.async.stop(wait); wait {
+			o.r.blocks = blocks
+		} else if o.comp == CompressionGzip {
+			o.r.gz = nil
+		} else {
+			o.r.zd = nil
+		}
+		o.async = nil
+	}
 	if o.file != nil {
 		err := o.file.Close()
 		o.file = nil
@@ -88,14 +105,16 @@ func (o *opened) errAt(line, off int64, reason string, err error) *RecordError {
 
 // open opens in, detects compression and format and returns its source.
 func (r *Reader) open(in *input) (source, *RecordError) {
-	o := &opened{in: in}
+	o := &opened{in: in, r: r}
 	var f io.Reader
 	if in.stdin {
 		f = r.opts.Stdin
 	} else {
 		file, err := os.Open(in.path)
 		if err != nil {
-			return nil, o.errAt(0, -1, ReasonOpen, err)
+			e := o.errAt(0, -1, ReasonOpen, err)
+			e.ID = in.id
+			return nil, e
 		}
 		o.file, f = file, file
 	}
@@ -109,7 +128,9 @@ func (r *Reader) open(in *input) (source, *RecordError) {
 	}
 	fail := func(reason string, err error) (source, *RecordError) {
 		o.close()
-		return nil, o.errAt(0, 0, reason, err)
+		e := o.errAt(0, 0, reason, err)
+		e.ID = in.id
+		return nil, e
 	}
 	head, err := raw.Peek(len(magicZstd))
 	if err != nil && err != io.EOF && !errors.Is(err, bufio.ErrBufferFull) {
@@ -128,29 +149,37 @@ func (r *Reader) open(in *input) (source, *RecordError) {
 			return fail(classify(err), fmt.Errorf("gzip: %w", err))
 		}
 		r.gz.Multistream(true)
-		o.br, o.under = r.innerBR(r.gz), r.gz
+		o.async = startAsync(r.gz, r.takeBlocks())
+		o.br, o.under = r.innerBR(o.async), o.async
 	case bytes.HasPrefix(head, magicZstd):
 		o.comp = CompressionZstd
 		if r.zd == nil {
-			r.zd, err = zstd.NewReader(raw, zstd.WithDecoderConcurrency(1), zstd.WithDecoderLowmem(true))
+			r.zd, err = zstd.NewReader(raw, zstd.WithDecoderConcurrency(1), zstd.WithDecoderLowmem(true), zstd.WithDecoderMaxWindow(maxZstdWindow))
 		} else {
 			err = r.zd.Reset(raw)
 		}
 		if err != nil {
 			return fail(classify(err), fmt.Errorf("zstd: %w", err))
 		}
-		o.br, o.under = r.innerBR(r.zd), r.zd
+		o.async = startAsync(r.zd, r.takeBlocks())
+		o.br, o.under = r.innerBR(o.async), o.async
 	}
 	format := r.opts.Format
-	if format == FormatAuto {
+	if format == FormatAuto || format == FormatFile {
 		// Errors of the decompressed stream show up again when the
 		// source reads; detection uses whatever bytes arrived.
 		head, _ := o.br.Peek(512)
-		format = detect(head, in.path)
+		if format == FormatFile {
+			format = detectWhole(head, in.path)
+		} else {
+			format = detect(head, in.path, in.walked)
+		}
 	}
 	switch format {
 	case FormatJSONL:
 		return newJSONLSource(o, &r.opts), nil
+	case FormatJSON:
+		return newJSONSource(o, &r.opts), nil
 	case FormatWARC:
 		return newWARCSource(o, &r.opts), nil
 	case FormatParquet:
@@ -161,6 +190,20 @@ func (r *Reader) open(in *input) (source, *RecordError) {
 	default:
 		return newFileSource(o, &r.opts, format, &r.filebuf), nil
 	}
+}
+
+// maxZstdWindow is the largest zstd window the reader accepts, 128 MiB: the
+// reference decoder's default limit (zstd --long=27), which every stream
+// compressed without an explicit larger --long fits. It bounds the memory
+// a crafted frame header can claim.
+const maxZstdWindow = 128 << 20
+
+// takeBlocks returns the blocks of the last decompressing goroutine for
+// the next one (nil the first time).
+func (r *Reader) takeBlocks() []*asyncBlock {
+	b := r.blocks
+	r.blocks = nil
+	return b
 }
 
 // innerBR returns the Reader's reusable buffer over a decompressed stream.
@@ -174,8 +217,10 @@ func (r *Reader) innerBR(z io.Reader) *bufio.Reader {
 }
 
 // detect picks the format of a (decompressed) stream from its first bytes
-// and its name: magic bytes, then extension, then a content sniff.
-func detect(head []byte, path string) Format {
+// and its name: magic bytes, then extension, then, for an input that was
+// not found by walking a directory, a content sniff. A walked file that
+// neither says is a whole document.
+func detect(head []byte, path string, walked bool) Format {
 	switch {
 	case bytes.HasPrefix(head, magicWARC):
 		return FormatWARC
@@ -185,15 +230,30 @@ func detect(head []byte, path string) Format {
 	if f := formatFromName(path); f != FormatAuto {
 		return f
 	}
-	head = bytes.TrimPrefix(head, bom)
-	head = bytes.TrimLeft(head, " \t\r\n")
-	switch {
-	case len(head) > 0 && head[0] == '{':
+	if walked {
+		return detectWhole(head, path)
+	}
+	if h := trimHead(head); len(h) > 0 && h[0] == '{' {
 		return FormatJSONL
-	case len(head) > 0 && head[0] == '<':
+	}
+	return detectWhole(head, path)
+}
+
+// detectWhole picks HTML or text for a file read as one document: HTML by
+// extension or a first non-blank byte '<'.
+func detectWhole(head []byte, path string) Format {
+	if formatFromName(path) == FormatHTML {
+		return FormatHTML
+	}
+	if h := trimHead(head); len(h) > 0 && h[0] == '<' {
 		return FormatHTML
 	}
 	return FormatText
+}
+
+func trimHead(head []byte) []byte {
+	head = bytes.TrimPrefix(head, bom)
+	return bytes.TrimLeft(head, " \t\r\n")
 }
 
 // formatFromName maps a file extension (after .gz/.zst) to a format.
@@ -203,8 +263,10 @@ func formatFromName(path string) Format {
 		name = strings.TrimSuffix(name, ext)
 	}
 	switch filepath.Ext(name) {
-	case ".jsonl", ".ndjson", ".json":
+	case ".jsonl", ".ndjson":
 		return FormatJSONL
+	case ".json":
+		return FormatJSON
 	case ".warc":
 		return FormatWARC
 	case ".parquet", ".pq":

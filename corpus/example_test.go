@@ -1,6 +1,7 @@
 package corpus_test
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -97,6 +98,25 @@ func ExampleOpen_directory() {
 	// read 5, yielded 5, rejected 0, skipped 1 (symlink 1)
 }
 
+// ExcludePaths keeps a run from reading its own output back when the
+// output directory lies inside an input directory.
+func ExampleOptions_excludePaths() {
+	dir, _ := os.MkdirTemp("", "corpus-example")
+	defer os.RemoveAll(dir)
+	os.WriteFile(filepath.Join(dir, "page.txt"), []byte("input"), 0o644)
+	out := filepath.Join(dir, "out")
+	os.MkdirAll(filepath.Join(out, "kept"), 0o755)
+	os.WriteFile(filepath.Join(out, "kept", "page.txt"), []byte("output of an earlier run"), 0o644)
+
+	r, _ := corpus.Open([]string{dir}, corpus.Options{ExcludePaths: []string{out}})
+	defer r.Close()
+	for r.Next() {
+		fmt.Println(r.Doc().ID)
+	}
+	// Output:
+	// page.txt
+}
+
 // WARC response records yield their HTML payload, the HTTP header
 // stripped; other records are skipped and counted.
 func ExampleOpen_warc() {
@@ -114,6 +134,47 @@ func ExampleOpen_warc() {
 	// Output:
 	// http://example.com/ warc true <p>archived</p> 56
 	// read 1, yielded 1, rejected 0, skipped 1 (warc-type 1)
+}
+
+// A .json file is a JSON document: one object, an array of objects, or
+// objects one after another; every object is a record. Records without an
+// id are named by their number in the file.
+func ExampleOpen_json() {
+	dir, _ := os.MkdirTemp("", "corpus-example")
+	defer os.RemoveAll(dir)
+	doc := `[
+  {"id": "a", "text": "first"},
+  {"text": "second, without an id"}
+]`
+	os.WriteFile(filepath.Join(dir, "docs.json"), []byte(doc), 0o644)
+	r, _ := corpus.Open([]string{filepath.Join(dir, "docs.json")}, corpus.Options{})
+	defer r.Close()
+	for r.Next() {
+		d := r.Doc()
+		fmt.Println(strings.TrimPrefix(d.ID, dir+string(filepath.Separator)), d.Format, d.Line, string(d.Body))
+	}
+	// Output:
+	// a json 2 first
+	// docs.json#2 json 3 second, without an id
+}
+
+// Format "file" reads every input as one document, whatever its name or
+// contents, for example a source tree.
+func ExampleOpen_file() {
+	dir, _ := os.MkdirTemp("", "corpus-example")
+	defer os.RemoveAll(dir)
+	os.WriteFile(filepath.Join(dir, "data.jsonl"), []byte(`{"text":"one line"}`+"\n"), 0o644)
+	os.WriteFile(filepath.Join(dir, "main.go"), []byte("package main\n"), 0o644)
+	f, _ := corpus.ParseFormat("file")
+	r, _ := corpus.Open([]string{dir}, corpus.Options{Format: f})
+	defer r.Close()
+	for r.Next() {
+		d := r.Doc()
+		fmt.Printf("%s %s %q\n", d.ID, d.Format, d.Body)
+	}
+	// Output:
+	// data.jsonl text "{\"text\":\"one line\"}\n"
+	// main.go text "package main\n"
 }
 
 // TotalBytes and BytesRead drive a progress bar; BytesRead may be polled
@@ -147,6 +208,23 @@ func ExampleRecordError() {
 	// Output:
 	// open no/such/file.jsonl true
 	// read 1, yielded 0, rejected 1 (open 1)
+}
+
+// A record without the text field names the fields it does have, so that a
+// command can suggest the right --text-field.
+func ExampleRecordError_fields() {
+	r, _ := corpus.Open([]string{"-"}, corpus.Options{
+		Stdin: strings.NewReader(`{"id":"p1","content":"the text is here","url":"http://example.com/"}` + "\n"),
+		OnReject: func(e *corpus.RecordError) {
+			fmt.Println(e.Reason, e.ID, e.Line, e.Offset, e.Fields, e.Records())
+			fmt.Println(e)
+		},
+	})
+	for r.Next() {
+	}
+	// Output:
+	// missing-text p1 1 0 [id content url] 1
+	// corpus: -:1: missing-text: no field "text"; the record has: id, content, url
 }
 
 func ExampleParseFormat() {
@@ -202,6 +280,48 @@ func ExampleMirrorWriter() {
 	// Output:
 	// docs.jsonl: {"id":"keep","text":"x"}
 	// page.html: <p>kept page</p>
+}
+
+// CopyKept writes what a filter keeps: here, from a WARC crawl, the second
+// page is a duplicate. Its request and metadata records go with it; the
+// first page keeps its own and the warcinfo record.
+func ExampleCopyKept() {
+	in, _ := os.MkdirTemp("", "corpus-in")
+	out, _ := os.MkdirTemp("", "corpus-out")
+	defer os.RemoveAll(in)
+	defer os.RemoveAll(out)
+	rec := func(typ, id, extra, block string) string {
+		return fmt.Sprintf("WARC/1.1\r\nWARC-Type: %s\r\nWARC-Record-ID: <urn:%s>\r\n%sContent-Length: %d\r\n\r\n%s\r\n\r\n", typ, id, extra, len(block), block)
+	}
+	page := "HTTP/1.1 200 OK\r\nContent-Type: text/html\r\n\r\n<p>same page</p>"
+	warc := rec("warcinfo", "info", "", "software: example\r\n")
+	for _, p := range []string{"a", "b"} {
+		uri := "WARC-Target-URI: http://" + p + ".example/\r\n"
+		warc += rec("request", "req-"+p, uri+"WARC-Concurrent-To: <urn:resp-"+p+">\r\n", "GET / HTTP/1.1\r\n\r\n")
+		warc += rec("response", "resp-"+p, uri, page)
+		warc += rec("metadata", "meta-"+p, uri+"WARC-Concurrent-To: <urn:resp-"+p+">\r\n", "fetchTimeMs: 5\r\n")
+	}
+	os.WriteFile(filepath.Join(in, "crawl.warc"), []byte(warc), 0o644)
+
+	m, _ := corpus.NewMirrorWriter(out)
+	n, err := corpus.CopyKept(context.Background(), []string{in}, corpus.Options{}, m,
+		func(n int64, d *corpus.Document) bool { return n == 0 }) // keep the first document
+	if err == nil {
+		err = m.Close()
+	}
+	fmt.Println("kept", n, err)
+	b, _ := os.ReadFile(filepath.Join(out, "crawl.warc"))
+	for _, line := range strings.Split(string(b), "\r\n") {
+		if strings.HasPrefix(line, "WARC-Record-ID") {
+			fmt.Println(line)
+		}
+	}
+	// Output:
+	// kept 1 <nil>
+	// WARC-Record-ID: <urn:info>
+	// WARC-Record-ID: <urn:req-a>
+	// WARC-Record-ID: <urn:resp-a>
+	// WARC-Record-ID: <urn:meta-a>
 }
 
 // Clone keeps a document past the next call to Next.

@@ -28,7 +28,7 @@ func (s *fileSource) next(d *Document) error {
 	s.done = true
 	max := s.opts.MaxRecordBytes
 	if s.o.comp == CompressionNone && s.o.in.size > max {
-		return s.o.errAt(0, 0, ReasonTooLarge, fmt.Errorf("file is %d bytes, over the %d-byte cap", s.o.in.size, max))
+		return s.fileErr(0, ReasonTooLarge, fmt.Errorf("file is %d bytes, over the %d-byte cap", s.o.in.size, max))
 	}
 	b := (*s.buf)[:0]
 	if s.o.in.size > 0 && s.o.comp == CompressionNone && int64(cap(b)) < s.o.in.size {
@@ -47,12 +47,12 @@ func (s *fileSource) next(d *Document) error {
 		}
 		if err != nil {
 			*s.buf = b
-			return s.o.errAt(0, int64(len(b)), classify(err), err)
+			return s.fileErr(int64(len(b)), classify(err), err)
 		}
 	}
 	*s.buf = b
 	if int64(len(b)) > max {
-		return s.o.errAt(0, 0, ReasonTooLarge, fmt.Errorf("record is over the %d-byte cap", max))
+		return s.fileErr(0, ReasonTooLarge, fmt.Errorf("record is over the %d-byte cap", max))
 	}
 	in := s.o.in
 	d.ID = in.id
@@ -64,4 +64,11 @@ func (s *fileSource) next(d *Document) error {
 	d.Format = s.format
 	d.Compression = s.o.comp
 	return nil
+}
+
+// fileErr is a rejection of the whole file, named by its id.
+func (s *fileSource) fileErr(off int64, reason string, err error) *RecordError {
+	e := s.o.errAt(0, off, reason, err)
+	e.ID = s.o.in.id
+	return e
 }

@@ -2,6 +2,7 @@ package corpus
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -122,9 +123,10 @@ func TestDirectoryWalk(t *testing.T) {
 		t.Errorf("BytesRead %d, want %d", r.BytesRead(), total)
 	}
 
-	// A symlink named directly is followed, and so is a linked root.
+	// A symlink named directly is followed, and so is a linked root;
+	// both are named under the common root of the inputs.
 	res = readAll(t, []string{filepath.Join(root, "link.txt"), filepath.Join(root, "linkdir")}, Options{})
-	if got := res.ids(); !reflect.DeepEqual(got, []string{filepath.ToSlash(filepath.Join(root, "link.txt")), "o.txt"}) {
+	if got := res.ids(); !reflect.DeepEqual(got, []string{"link.txt", "linkdir/o.txt"}) {
 		t.Errorf("ids %q", got)
 	}
 
@@ -141,7 +143,9 @@ func TestDirectoryWalk(t *testing.T) {
 	for r.Next() {
 		ids = append(ids, r.Doc().ID)
 	}
-	if !reflect.DeepEqual(ids, want) || !reflect.DeepEqual(rejects, []string{"open missing", "open x.txt"}) {
+	// The common root of the three inputs is dir: names start with root/.
+	wantUnder := []string{"root/a.html", "root/b.txt", "c1", "root/sub/deep/d.txt"}
+	if !reflect.DeepEqual(ids, wantUnder) || !reflect.DeepEqual(rejects, []string{"open missing", "open x.txt"}) {
 		t.Errorf("ids %q rejects %q", ids, rejects)
 	}
 	checkStats(t, r.Stats())
@@ -171,21 +175,31 @@ func TestGlobMatch(t *testing.T) {
 func TestDetect(t *testing.T) {
 	for _, c := range []struct {
 		head, path string
+		walked     bool
 		want       Format
 	}{
-		{"WARC/1.0\r\n", "x.txt", FormatWARC},
-		{"PAR1....", "x.jsonl", FormatParquet},
-		{`{"a":1}`, "x.txt", FormatText}, // extension before the '{' sniff
-		{`{"a":1}`, "x.json.gz", FormatJSONL},
-		{"\xef\xbb\xbf  {\"a\":1}", "data", FormatJSONL},
-		{"<html>", "page", FormatHTML},
-		{"hello", "page.HTM", FormatHTML},
-		{"hello", "notes", FormatText},
-		{"hello", "x.ndjson.zst", FormatJSONL},
-		{"", "empty.warc", FormatWARC},
+		{"WARC/1.0\r\n", "x.txt", false, FormatWARC},
+		{"PAR1....", "x.jsonl", false, FormatParquet},
+		{`{"a":1}`, "x.txt", false, FormatText}, // extension before the '{' sniff
+		{`{"a":1}`, "x.json.gz", false, FormatJSON},
+		{`{"a":1}`, "x.jsonl.gz", false, FormatJSONL},
+		{"\xef\xbb\xbf  {\"a\":1}", "data", false, FormatJSONL},
+		{"<html>", "page", false, FormatHTML},
+		{"hello", "page.HTM", false, FormatHTML},
+		{"hello", "notes", false, FormatText},
+		{"hello", "x.ndjson.zst", false, FormatJSONL},
+		{"", "empty.warc", false, FormatWARC},
+		// Walked files: containers by magic or extension only.
+		{`{{define "x"}}`, "x.tmpl", true, FormatText},
+		{`{"a":1}`, "data", true, FormatText},
+		{"<svg>", "logo.svg", true, FormatHTML},
+		{`{"a":1}`, "data.json", true, FormatJSON},
+		{`{"a":1}`, "data.jsonl", true, FormatJSONL},
+		{"WARC/1.1", "crawl", true, FormatWARC},
+		{"package main", "main.go", true, FormatText},
 	} {
-		if got := detect([]byte(c.head), c.path); got != c.want {
-			t.Errorf("detect(%q, %q) = %v, want %v", c.head, c.path, got, c.want)
+		if got := detect([]byte(c.head), c.path, c.walked); got != c.want {
+			t.Errorf("detect(%q, %q, walked %v) = %v, want %v", c.head, c.path, c.walked, got, c.want)
 		}
 	}
 	// An explicit format overrides detection.
@@ -193,7 +207,7 @@ func TestDetect(t *testing.T) {
 	if len(res.docs) != 1 || res.docs[0].Format != FormatText || string(res.docs[0].Body) != `{"text":"x"}` {
 		t.Errorf("forced text: %+v", res.docs)
 	}
-	for _, s := range []string{"auto", "jsonl", "warc", "parquet", "html", "text"} {
+	for _, s := range []string{"auto", "jsonl", "warc", "parquet", "html", "text", "json", "file"} {
 		f, err := ParseFormat(s)
 		if err != nil || f.String() != s {
 			t.Errorf("ParseFormat(%q) = %v, %v", s, f, err)
@@ -224,7 +238,110 @@ func TestWholeFiles(t *testing.T) {
 	if d := res.docs[1]; string(d.Body) != "<p>zipped</p>" || !d.HTML || d.Compression != CompressionGzip {
 		t.Errorf("gz doc %+v", d)
 	}
-	if d := res.docs[2]; len(d.Body) != 0 || d.ID != filepath.ToSlash(p5) {
+	if d := res.docs[2]; len(d.Body) != 0 || d.ID != "empty.txt" || d.Name != "empty.txt" {
 		t.Errorf("empty doc %+v", d)
+	}
+}
+
+// TestIDsCommonRoot: files of the same relative name in two input
+// directories get distinct ids and names (issue: "dedup crawl1/ crawl2/"
+// made two documents with one id and concatenated the kept files).
+func TestIDsCommonRoot(t *testing.T) {
+	dir := t.TempDir()
+	writeFile(t, dir, "crawl1/page.html", []byte("<p>one</p>"))
+	writeFile(t, dir, "crawl2/page.html", []byte("<p>two</p>"))
+	writeFile(t, dir, "crawl2/sub/page.html", []byte("<p>three</p>"))
+	writeFile(t, dir, "x/notes.txt", []byte("notes"))
+	c1, c2 := filepath.Join(dir, "crawl1"), filepath.Join(dir, "crawl2")
+	for _, c := range []struct {
+		paths []string
+		want  []string
+	}{
+		{[]string{c1, c2}, []string{"crawl1/page.html", "crawl2/page.html", "crawl2/sub/page.html"}},
+		{[]string{c2 + "/"}, []string{"page.html", "sub/page.html"}}, // one directory: relative to it, as before
+		{[]string{c1, filepath.Join(c2, "sub", "page.html")}, []string{"crawl1/page.html", "crawl2/sub/page.html"}},
+		{[]string{filepath.Join(c2, "sub"), c2}, []string{"sub/page.html", "page.html", "sub/page.html"}}, // a file twice: one id, twice
+		{[]string{filepath.Join(dir, "x", "notes.txt")}, []string{"notes.txt"}},                           // one file: its base name
+		{[]string{filepath.Join(dir, "x", "notes.txt"), "-"}, []string{"notes.txt", "-"}},
+	} {
+		res := readAll(t, c.paths, Options{Stdin: strings.NewReader("stdin text")})
+		if got := res.ids(); !reflect.DeepEqual(got, c.want) {
+			t.Errorf("Open(%q): ids %q, want %q", c.paths, got, c.want)
+		}
+		for _, d := range res.docs {
+			if d.ID != "-" && d.Name != d.ID {
+				t.Errorf("name %q differs from id %q", d.Name, d.ID)
+			}
+		}
+	}
+
+	// Kept files are written side by side, never concatenated.
+	out := filepath.Join(dir, "out")
+	m, err := NewMirrorWriter(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range readAll(t, []string{c1, c2}, Options{}).docs {
+		if err := m.Write(d); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := m.Close(); err != nil {
+		t.Fatal(err)
+	}
+	for name, want := range map[string]string{"crawl1/page.html": "<p>one</p>", "crawl2/page.html": "<p>two</p>", "crawl2/sub/page.html": "<p>three</p>"} {
+		if got, err := os.ReadFile(filepath.Join(out, name)); err != nil || string(got) != want {
+			t.Errorf("%s = %q, %v", name, got, err)
+		}
+	}
+
+	// Relative paths as given on a command line, from the parent.
+	t.Chdir(dir)
+	res := readAll(t, []string{"crawl1", "./crawl2/"}, Options{})
+	if got := res.ids(); !reflect.DeepEqual(got, []string{"crawl1/page.html", "crawl2/page.html", "crawl2/sub/page.html"}) {
+		t.Errorf("relative inputs: ids %q", got)
+	}
+	if res.docs[0].Source != filepath.Join("crawl1", "page.html") {
+		t.Errorf("source %q", res.docs[0].Source)
+	}
+}
+
+// TestExcludePaths: an output directory inside an input directory is not
+// read back, however it is named.
+func TestExcludePaths(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "in")
+	writeFile(t, in, "a.txt", []byte("a"))
+	writeFile(t, in, "sub/b.txt", []byte("b"))
+	writeFile(t, in, "out/kept/a.txt", []byte("a"))
+	writeFile(t, in, "out/summary.json", []byte(`{"kept":1}`))
+	writeFile(t, in, "skip.txt", []byte("a single file"))
+	want := []string{"a.txt", "sub/b.txt"}
+	if err := os.Symlink(filepath.Join(in, "out"), filepath.Join(dir, "link")); err != nil {
+		t.Skip("no symlinks:", err)
+	}
+	for _, excl := range [][]string{
+		{filepath.Join(in, "out"), filepath.Join(in, "skip.txt")},
+		{filepath.Join(in, "out") + "/", filepath.Join(in, ".", "skip.txt")},
+		{filepath.Join(dir, "link"), filepath.Join(in, "skip.txt"), filepath.Join(dir, "does-not-exist")}, // the same directory by another name
+	} {
+		res := readAll(t, []string{in}, Options{ExcludePaths: excl})
+		if got := res.ids(); !reflect.DeepEqual(got, want) || res.stats.Skipped != 0 {
+			t.Errorf("ExcludePaths %q: ids %q, stats %v", excl, got, res.stats)
+		}
+	}
+	// Relative paths, as a command line gives them.
+	t.Chdir(dir)
+	res := readAll(t, []string{"in"}, Options{ExcludePaths: []string{"in/out", "./in/skip.txt"}})
+	if got := res.ids(); !reflect.DeepEqual(got, want) {
+		t.Errorf("relative: ids %q", got)
+	}
+	// An input named directly is read even when excluded.
+	res = readAll(t, []string{"in/out/kept/a.txt"}, Options{ExcludePaths: []string{"in/out"}})
+	if len(res.docs) != 1 {
+		t.Errorf("named input: %q", res.ids())
+	}
+	if _, err := Open([]string{"in"}, Options{ExcludePaths: []string{""}}); !errors.Is(err, ErrOptions) {
+		t.Errorf("empty path: %v", err)
 	}
 }

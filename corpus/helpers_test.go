@@ -62,8 +62,12 @@ func readAll(t testing.TB, paths []string, opts Options) *result {
 		if got := int64(len(res.docs)); got != res.stats.Yielded {
 			t.Errorf("yielded %d documents, Stats.Yielded = %d", got, res.stats.Yielded)
 		}
-		if got := int64(len(res.rejects)); got != res.stats.Rejected {
-			t.Errorf("OnReject called %d times, Stats.Rejected = %d", got, res.stats.Rejected)
+		var got int64
+		for _, e := range res.rejects {
+			got += e.Records()
+		}
+		if got != res.stats.Rejected {
+			t.Errorf("OnReject reported %d records, Stats.Rejected = %d", got, res.stats.Rejected)
 		}
 	}
 	return res
@@ -171,8 +175,15 @@ type pqRowOther struct {
 
 func parquetBytes[T any](t testing.TB, rows []T, rowGroupRows int) []byte {
 	t.Helper()
+	return parquetBytesOpts(t, rows, rowGroupRows)
+}
+
+// parquetBytesOpts writes rows as a Parquet file with pages of about 256
+// bytes and row groups of rowGroupRows rows.
+func parquetBytesOpts[T any](t testing.TB, rows []T, rowGroupRows int, opts ...parquet.WriterOption) []byte {
+	t.Helper()
 	var buf bytes.Buffer
-	w := parquet.NewGenericWriter[T](&buf, parquet.PageBufferSize(256))
+	w := parquet.NewGenericWriter[T](&buf, append([]parquet.WriterOption{parquet.PageBufferSize(256)}, opts...)...)
 	for i := 0; i < len(rows); i += rowGroupRows {
 		end := min(i+rowGroupRows, len(rows))
 		if _, err := w.Write(rows[i:end]); err != nil {

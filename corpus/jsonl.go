@@ -14,37 +14,47 @@ import (
 )
 
 // jsonlSource reads one JSON object per line. It validates each line with
-// encoding/json (no allocation) and then extracts only the wanted fields
-// with a small scanner over the validated bytes, so that a text field
-// without escapes is yielded without copying.
+// a fast validator equivalent to encoding/json's and then extracts only the
+// wanted fields with a small scanner over the validated bytes, so that a
+// text field without escapes is yielded without copying.
 type jsonlSource struct {
 	o    *opened
 	opts *Options
+	f    jsonFields
 
 	line, off int64
 	buf       []byte // line accumulation for lines longer than the read buffer
-	body      []byte // unescaped text
-	tmp       []byte // unescaped id / meta / keys
+}
+
+// jsonFields extracts the id, text and meta fields of JSON objects (for
+// JSONL and JSON sources).
+type jsonFields struct {
+	opts *Options
+	body []byte // unescaped text
+	tmp  []byte // unescaped id / meta / keys
 
 	idPath, textPath []string
 	metaPaths        [][]string
 	meta             map[string]string
 }
 
-func newJSONLSource(o *opened, opts *Options) *jsonlSource {
-	s := &jsonlSource{
-		o:        o,
+func newJSONFields(opts *Options) jsonFields {
+	f := jsonFields{
 		opts:     opts,
 		idPath:   strings.Split(opts.IDField, "."),
 		textPath: strings.Split(opts.TextField, "."),
 	}
 	for _, m := range opts.MetaFields {
-		s.metaPaths = append(s.metaPaths, strings.Split(m, "."))
+		f.metaPaths = append(f.metaPaths, strings.Split(m, "."))
 	}
-	if len(s.metaPaths) > 0 {
-		s.meta = make(map[string]string, len(s.metaPaths))
+	if len(f.metaPaths) > 0 {
+		f.meta = make(map[string]string, len(f.metaPaths))
 	}
-	return s
+	return f
+}
+
+func newJSONLSource(o *opened, opts *Options) *jsonlSource {
+	return &jsonlSource{o: o, opts: opts, f: newJSONFields(opts)}
 }
 
 func (s *jsonlSource) close() error { return s.o.close() }
@@ -122,50 +132,69 @@ func (s *jsonlSource) parse(d *Document, line []byte, off int64) error {
 	if obj[0] != '{' {
 		return s.o.errAt(s.line, off, ReasonBadJSON, errors.New("line is not a JSON object"))
 	}
-	text, ok := lookup(obj, s.textPath)
-	switch {
-	case !ok || isNull(text):
-		return s.o.errAt(s.line, off, ReasonMissingText, fmt.Errorf("no field %q", s.opts.TextField))
-	case text[0] != '"':
-		return s.o.errAt(s.line, off, ReasonMissingText, fmt.Errorf("field %q is not a string", s.opts.TextField))
+	if err := s.f.fill(d, s.o, obj, s.line, off, s.o.in.path+":"+strconv.FormatInt(s.line, 10)); err != nil {
+		return err
+	}
+	d.Raw = line
+	d.Format = FormatJSONL
+	return nil
+}
+
+// fill fills d from the valid JSON object obj, or returns the rejection of
+// a record without a text string. fallbackID names a record without an id.
+func (f *jsonFields) fill(d *Document, o *opened, obj []byte, line, off int64, fallbackID string) error {
+	text, ok := lookup(obj, f.textPath)
+	if !ok || isNull(text) || text[0] != '"' {
+		what := "no field %q"
+		switch {
+		case ok && isNull(text):
+			what = "field %q is null"
+		case ok:
+			what = "field %q is not a string"
+		}
+		fields := objectFields(obj, f.textPath, f.tmp[:0])
+		e := o.errAt(line, off, ReasonMissingText, fmt.Errorf(what+"; the record has: %s", f.opts.TextField, fieldList(fields)))
+		e.Fields = fields
+		if v, ok := lookup(obj, f.idPath); ok && !isNull(v) {
+			e.ID = f.valueString(v)
+		}
+		return e
 	}
 	if inner := text[1 : len(text)-1]; bytes.IndexByte(inner, '\\') < 0 {
 		d.Body = inner // no escapes: no copy
 	} else {
-		s.body = unescape(s.body[:0], inner)
-		d.Body = s.body
+		f.body = unescape(f.body[:0], inner)
+		d.Body = f.body
 	}
-	if v, ok := lookup(obj, s.idPath); ok && !isNull(v) {
-		d.ID = s.valueString(v)
+	if v, ok := lookup(obj, f.idPath); ok && !isNull(v) {
+		d.ID = f.valueString(v)
 	} else {
-		d.ID = s.o.in.path + ":" + strconv.FormatInt(s.line, 10)
+		d.ID = fallbackID
 	}
-	if s.meta != nil {
-		clear(s.meta)
-		for i, p := range s.metaPaths {
+	if f.meta != nil {
+		clear(f.meta)
+		for i, p := range f.metaPaths {
 			if v, ok := lookup(obj, p); ok && !isNull(v) {
-				s.meta[s.opts.MetaFields[i]] = s.valueString(v)
+				f.meta[f.opts.MetaFields[i]] = f.valueString(v)
 			}
 		}
-		if len(s.meta) > 0 {
-			d.Meta = s.meta
+		if len(f.meta) > 0 {
+			d.Meta = f.meta
 		}
 	}
-	d.Raw = line
-	d.Source = s.o.in.path
-	d.Name = s.o.in.name
-	d.Line = s.line
+	d.Source = o.in.path
+	d.Name = o.in.name
+	d.Line = line
 	d.Offset = off
-	d.Format = FormatJSONL
-	d.Compression = s.o.comp
+	d.Compression = o.comp
 	return nil
 }
 
 // valueString returns a JSON string's contents or any other value's JSON text.
-func (s *jsonlSource) valueString(v []byte) string {
+func (f *jsonFields) valueString(v []byte) string {
 	if v[0] == '"' {
-		s.tmp = appendUnquoted(s.tmp[:0], v)
-		return string(s.tmp)
+		f.tmp = appendUnquoted(f.tmp[:0], v)
+		return string(f.tmp)
 	}
 	return string(v)
 }
@@ -390,4 +419,53 @@ func hex4(s []byte) (rune, bool) {
 		r = r<<4 | rune(c)
 	}
 	return r, true
+}
+
+// objectFields returns the keys of the deepest object that path reaches in
+// obj (the record itself when its first key is missing), each prefixed with
+// the path to that object ("doc.body" for a record {"doc":{"body":...}}
+// asked for "doc.text"), at most maxFieldNames of them, in record order.
+func objectFields(obj []byte, path []string, tmp []byte) []string {
+	prefix := ""
+	for _, key := range path[:len(path)-1] {
+		v, ok := lookup(obj, []string{key})
+		if !ok || len(trimWS(v)) == 0 || trimWS(v)[0] != '{' {
+			break
+		}
+		obj, prefix = v, prefix+key+"."
+	}
+	fields := []string{}
+	obj = trimWS(obj)
+	if len(obj) == 0 || obj[0] != '{' {
+		return fields
+	}
+	for i := 1; len(fields) < maxFieldNames; {
+		i = skipWS(obj, i)
+		if i >= len(obj) || obj[i] != '"' {
+			break
+		}
+		kend := skipString(obj, i)
+		if kend > len(obj) || kend-1 <= i {
+			break
+		}
+		fields = append(fields, prefix+string(unescape(tmp[:0], obj[i+1:kend-1])))
+		i = skipWS(obj, kend)
+		if i >= len(obj) || obj[i] != ':' {
+			break
+		}
+		i = skipWS(obj, skipValue(obj, skipWS(obj, i+1)))
+		if i >= len(obj) || obj[i] != ',' {
+			break
+		}
+		i++
+	}
+	return fields
+}
+
+// fieldList formats field names for a message: "a, b, c", or "no fields".
+func fieldList(fields []string) string {
+	if len(fields) == 0 {
+		return "no fields"
+	}
+	return strings.Join(fields, ", ")
 }

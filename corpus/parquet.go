@@ -15,12 +15,21 @@ import (
 // group by row group, one page per column in memory at a time, stepping
 // the columns in lockstep (one value per row: only flat, non-repeated
 // columns are accepted).
+//
+// Sizes the file claims are checked before parquet-go allocates for them
+// (pqcheck.go): the footer when the file is opened, the pages of the
+// columns read when a row group is entered. A row group that fails the
+// checks, or whose pages turn out corrupt while it is read, rejects its
+// rows (all of them, or those from the bad page on) with one RecordError
+// that counts them, and reading goes on with the next row group.
 type parquetSource struct {
 	o     *opened
 	opts  *Options
 	size  int64
 	total *atomic.Int64
 
+	file     *parquet.File
+	check    chunkChecker
 	rgs      []parquet.RowGroup
 	rg       int
 	rowsLeft int64
@@ -35,14 +44,27 @@ type parquetSource struct {
 	meta map[string]string
 }
 
-func newParquetSource(o *opened, opts *Options, size int64, total *atomic.Int64) (source, *RecordError) {
+func newParquetSource(o *opened, opts *Options, size int64, total *atomic.Int64) (src source, rerr *RecordError) {
 	fail := func(reason string, err error) (source, *RecordError) {
 		o.close()
 		return nil, o.errAt(0, -1, reason, err)
 	}
+	defer func() {
+		if p := recover(); p != nil {
+			src, rerr = fail(ReasonParquet, fmt.Errorf("corrupt parquet schema: %v", p))
+		}
+	}()
+	lim := newPQLimits(opts.MaxRecordBytes)
+	footer, err := checkParquetFooter(o.file, size, lim)
+	if err != nil {
+		return fail(parquetReason(err), err)
+	}
 	f, err := openParquet(o, size)
 	if err != nil {
 		return fail(ReasonParquet, err)
+	}
+	if err := checkParquetMeta(f.Metadata()); err != nil {
+		return fail(ReasonParquet, fmt.Errorf("corrupt footer: %w", err))
 	}
 	schema := f.Schema()
 	leaf := func(col string) (int, error) {
@@ -55,12 +77,16 @@ func newParquetSource(o *opened, opts *Options, size int64, total *atomic.Int64)
 		}
 		return l.ColumnIndex, nil
 	}
-	s := &parquetSource{o: o, opts: opts, size: size, total: total, rgs: f.RowGroups()}
+	s := &parquetSource{o: o, opts: opts, size: size, total: total, file: f, rgs: f.RowGroups()}
+	s.check = chunkChecker{r: o.file, dataEnd: size - 8 - footer, lim: lim}
 	if s.textIdx, err = leaf(opts.ParquetTextColumn); err != nil {
 		return fail(ReasonParquet, err)
 	}
 	if s.textIdx < 0 {
-		return fail(ReasonMissingText, fmt.Errorf("no column %q", opts.ParquetTextColumn))
+		cols := columnNames(schema)
+		_, e := fail(ReasonMissingText, fmt.Errorf("no column %q; the file has: %s", opts.ParquetTextColumn, fieldList(cols)))
+		e.Fields = cols
+		return nil, e
 	}
 	if l, _ := schema.Lookup(strings.Split(opts.ParquetTextColumn, ".")...); l.Node.Type().Kind() != parquet.ByteArray {
 		return fail(ReasonMissingText, fmt.Errorf("column %q is %s, not a string", opts.ParquetTextColumn, l.Node.Type()))
@@ -79,6 +105,31 @@ func newParquetSource(o *opened, opts *Options, size int64, total *atomic.Int64)
 		s.meta = make(map[string]string, len(opts.MetaFields))
 	}
 	return s, nil
+}
+
+// parquetReason is the rejection reason of a failed footer check.
+func parquetReason(err error) string {
+	var ie *ioError
+	if errors.As(err, &ie) {
+		return ReasonReadError
+	}
+	if strings.Contains(err.Error(), "-byte cap") {
+		return ReasonTooLarge
+	}
+	return ReasonParquet
+}
+
+// columnNames returns the dotted paths of the leaf columns of a schema, at
+// most 32 of them.
+func columnNames(schema *parquet.Schema) []string {
+	var names []string
+	for _, path := range schema.Columns() {
+		if len(names) == maxFieldNames {
+			break
+		}
+		names = append(names, strings.Join(path, "."))
+	}
+	return names
 }
 
 // openParquet opens the footer and schema, turning a library panic on a
@@ -111,40 +162,82 @@ func (s *parquetSource) close() error {
 	return s.o.close()
 }
 
-func (s *parquetSource) next(d *Document) (err error) {
+// rejectRows rejects the rows of the current row group from the current
+// one on (n of them) and moves on to the next row group.
+func (s *parquetSource) rejectRows(n int64, err error) *RecordError {
+	s.closeCursors()
+	e := s.o.errAt(s.row, -1, ReasonParquet, err)
+	e.Count = n
+	s.row += n - 1
+	s.rowsLeft = 0
+	return e
+}
+
+// enter opens the cursors of row group s.rg after checking the column
+// chunks they read. It returns a rejection of the group's rows if the
+// checks fail.
+func (s *parquetSource) enter() (err error) {
+	rg := s.rgs[s.rg]
+	idx := s.rg
+	s.rg++
+	s.rowsLeft = rg.NumRows()
+	if s.rowsLeft == 0 {
+		return nil
+	}
 	defer func() {
 		if p := recover(); p != nil {
-			e := s.o.errAt(s.row, -1, ReasonParquet, fmt.Errorf("corrupt parquet data: %v", p))
-			e.stop = true
-			err = e
+			s.row++
+			err = s.rejectRows(s.rowsLeft, fmt.Errorf("row group %d: corrupt parquet data: %v", idx, p))
 		}
 	}()
+	md := &s.file.Metadata().RowGroups[idx]
+	cols := append([]int{s.textIdx, s.idIdx}, s.metaIdx...)
+	for _, i := range cols {
+		if i < 0 {
+			continue
+		}
+		if i >= len(md.Columns) {
+			s.row++
+			return s.rejectRows(s.rowsLeft, fmt.Errorf("row group %d has %d columns, not %d", idx, len(md.Columns), i+1))
+		}
+		if err := s.check.chunk(&md.Columns[i], md.NumRows, true); err != nil {
+			s.row++
+			return s.rejectRows(s.rowsLeft, fmt.Errorf("row group %d, column %q: %w", idx, strings.Join(md.Columns[i].MetaData.PathInSchema, "."), err))
+		}
+	}
+	chunks := rg.ColumnChunks()
+	open := func(i int) *colCursor {
+		if i < 0 || i >= len(chunks) {
+			return nil
+		}
+		return &colCursor{pages: chunks[i].Pages(), buf: make([]parquet.Value, 64)}
+	}
+	s.text, s.id = open(s.textIdx), open(s.idIdx)
+	for _, i := range s.metaIdx {
+		s.metas = append(s.metas, open(i))
+	}
+	return nil
+}
+
+func (s *parquetSource) next(d *Document) (err error) {
 	for s.rowsLeft == 0 {
 		s.closeCursors()
 		if s.rg >= len(s.rgs) {
 			return io.EOF
 		}
-		rg := s.rgs[s.rg]
-		s.rg++
-		s.rowsLeft = rg.NumRows()
-		chunks := rg.ColumnChunks()
-		open := func(i int) *colCursor {
-			if i < 0 || i >= len(chunks) {
-				return nil
-			}
-			return &colCursor{pages: chunks[i].Pages(), buf: make([]parquet.Value, 64)}
-		}
-		s.text, s.id = open(s.textIdx), open(s.idIdx)
-		for _, i := range s.metaIdx {
-			s.metas = append(s.metas, open(i))
+		if err := s.enter(); err != nil {
+			return err
 		}
 	}
+	defer func() {
+		if p := recover(); p != nil {
+			err = s.rejectRows(s.rowsLeft+1, fmt.Errorf("row group %d: corrupt parquet data: %v", s.rg-1, p))
+		}
+	}()
 	s.rowsLeft--
 	s.row++
 	fail := func(err error) error {
-		e := s.o.errAt(s.row, -1, ReasonParquet, err)
-		e.stop = true
-		return e
+		return s.rejectRows(s.rowsLeft+1, fmt.Errorf("row group %d: %w", s.rg-1, err))
 	}
 	// Advance every cursor for this row before deciding anything, so that
 	// the columns stay aligned after a rejected row.
@@ -173,16 +266,24 @@ func (s *parquetSource) next(d *Document) (err error) {
 			s.meta[s.opts.MetaFields[i]] = v.String()
 		}
 	}
+	id, hasID := "", s.id != nil && !idv.IsNull()
+	if hasID {
+		id = idv.String()
+	}
 	if tv.IsNull() {
-		return s.o.errAt(s.row, -1, ReasonMissingText, fmt.Errorf("column %q is null", s.opts.ParquetTextColumn))
+		e := s.o.errAt(s.row, -1, ReasonMissingText, fmt.Errorf("column %q is null", s.opts.ParquetTextColumn))
+		e.ID = id
+		return e
 	}
 	text := tv.ByteArray()
 	if int64(len(text)) > s.opts.MaxRecordBytes {
-		return s.o.errAt(s.row, -1, ReasonTooLarge, fmt.Errorf("text of %d bytes is over the %d-byte cap", len(text), s.opts.MaxRecordBytes))
+		e := s.o.errAt(s.row, -1, ReasonTooLarge, fmt.Errorf("text of %d bytes is over the %d-byte cap", len(text), s.opts.MaxRecordBytes))
+		e.ID = id
+		return e
 	}
 	s.body = append(s.body[:0], text...)
-	if s.id != nil && !idv.IsNull() {
-		d.ID = idv.String()
+	if hasID {
+		d.ID = id
 	} else {
 		d.ID = s.o.in.path + ":" + strconv.FormatInt(s.row, 10)
 	}

@@ -20,6 +20,10 @@ const DefaultMaxRecordBytes = 64 << 20
 // Options configure a Reader. The zero value reads every input with
 // detected formats, JSONL fields "id" and "text", a 64 MiB record cap, and
 // repairs invalid UTF-8.
+//
+// Whole files are named (Document.ID and Name) by their path relative to
+// the common root of the inputs given to Open, as the package
+// documentation describes under "Ids of files"; no option changes that.
 type Options struct {
 	// IDField is the JSONL field holding the document id, a dotted path
 	// into nested objects ("meta.url"). The default is "id". A record
@@ -50,30 +54,56 @@ type Options struct {
 	// matching an Exclude pattern is not entered. Files named directly in
 	// Open are always read. Defaults: none.
 	Include, Exclude []string
+	// ExcludePaths are paths (files or directories, as given on a command
+	// line or absolute) that a directory walk skips, with everything under
+	// them: a command passes its output directory (--out) so that, when
+	// it lies inside an input directory, a run never reads its own output
+	// (or a previous run's) back as input. A walked entry is excluded
+	// when its path, made absolute, equals one of them, or when it is a
+	// directory that is the same directory (os.SameFile, so a path
+	// through a symbolic link matches too). Paths need not exist. Inputs
+	// named directly in Open are always read, even when excluded.
+	// Excluded entries are not counted anywhere. Default: none.
+	ExcludePaths []string
 
 	// MaxRecordBytes caps the size of one record: a JSONL line, a WARC
-	// block, a whole file, a Parquet row's text. Larger records are
-	// skipped without being held in memory and rejected with
-	// ReasonTooLarge. The default is DefaultMaxRecordBytes (64 MiB).
+	// block (and its decoded payload), a whole file, a Parquet value.
+	// Larger records are skipped without being held in memory and
+	// rejected with ReasonTooLarge. It also bounds what a Parquet file
+	// may claim: a footer may be max(MaxRecordBytes, 16 MiB) long and a
+	// page MaxRecordBytes + 1 MiB (compressed or not); a file or row
+	// group over these is rejected, see pqcheck.go. The default is
+	// DefaultMaxRecordBytes (64 MiB).
 	MaxRecordBytes int64
 
 	// Format forces the container format of every input instead of
 	// detecting it; compression is still detected from magic bytes.
-	// The default, FormatAuto, detects: by magic bytes first (gzip, zstd,
-	// "WARC/1.", "PAR1"), then by extension after stripping .gz/.zst
-	// (.jsonl .ndjson .json, .warc, .parquet, .html .htm .xhtml, .txt
-	// .text .md), then by content (first non-blank byte '{' means JSONL,
-	// '<' HTML, else plain text). The extension is tried before the '{'
-	// sniff so that a text file that happens to start with '{' stays one
-	// document.
+	// FormatFile reads every input as one document. The default,
+	// FormatAuto, detects, in this order:
+	//
+	//   - magic bytes: gzip and zstd (then detection goes on with the
+	//     decompressed stream), "WARC/1.", "PAR1";
+	//   - the extension, after stripping .gz/.zst: .jsonl .ndjson (JSONL),
+	//     .json (JSON), .warc, .parquet .pq, .html .htm .xhtml (HTML),
+	//     .txt .text .md (text);
+	//   - for a file found by walking a directory, nothing more: any other
+	//     file is one document (HTML if its first non-blank byte is '<',
+	//     else text), so a source tree reads as one document per file;
+	//   - for an input named directly or standard input, the content: a
+	//     first non-blank byte '{' means JSONL, '<' HTML, else text.
+	//
+	// The extension is tried before the '{' sniff so that a text file
+	// that happens to start with '{' stays one document.
 	Format Format
 
 	// RejectInvalidUTF8 rejects records whose body is not valid UTF-8
-	// (ReasonInvalidUTF8). By default such bodies are repaired instead:
-	// each invalid byte becomes U+FFFD, the record is yielded, and a
-	// warning is counted and passed to OnWarning. Repair is the default
-	// because web text in legacy encodings is common and still worth
-	// deduplicating.
+	// after character set decoding (ReasonInvalidUTF8). HTML is always
+	// decoded, so what remains is text and JSON or Parquet strings with
+	// invalid bytes, and pages that declare UTF-8 but are not. By default
+	// such bodies are repaired instead: each invalid byte becomes U+FFFD,
+	// the record is yielded, and a warning is counted and passed to
+	// OnWarning. Repair is the default because web text in legacy
+	// encodings is common and still worth deduplicating.
 	RejectInvalidUTF8 bool
 
 	// OnReject, if not nil, is called with every rejected record, before
@@ -83,6 +113,16 @@ type Options struct {
 	// OnWarning, if not nil, is called for every record yielded after a
 	// repair (invalid UTF-8, a missing WARC trailer at end of stream).
 	OnWarning func(*RecordError)
+	// OnSkip, if not nil, is called for every record inside an input
+	// that is skipped as not a document (a WARC warcinfo, request,
+	// metadata or revisit record, a response whose payload is not text),
+	// with the record as a Document (ID, Raw, Source, Name, Offset,
+	// Format, Compression; no Body), valid during the call, and the skip
+	// reason (SkipWARCType, SkipWARCContent). Writers use it to copy the
+	// records that belong to kept documents (see CopyKept). Skips met in
+	// a directory walk (symbolic links) are not records and are only
+	// counted.
+	OnSkip func(d *Document, reason string)
 	// MaxRejects stops the Reader with ErrTooManyRejects after that many
 	// rejections. The default, 0, never stops.
 	MaxRejects int64
@@ -121,8 +161,13 @@ func (o *Options) validate() error {
 	if o.MaxRejects < 0 {
 		errs = append(errs, fmt.Errorf("MaxRejects %d is negative", o.MaxRejects))
 	}
-	if o.Format > FormatText {
+	if o.Format > FormatFile {
 		errs = append(errs, fmt.Errorf("unknown Format %d", o.Format))
+	}
+	for _, p := range o.ExcludePaths {
+		if p == "" {
+			errs = append(errs, errors.New("an ExcludePaths entry is empty"))
+		}
 	}
 	for _, p := range append(append([]string(nil), o.Include...), o.Exclude...) {
 		if err := checkGlob(p); err != nil {
@@ -157,8 +202,10 @@ func (o *Options) validate() error {
 //
 // A Reader is not safe for concurrent use, except BytesRead and TotalBytes,
 // which a progress display may call from another goroutine. Memory is one
-// record plus fixed buffers (64 KiB read buffers, a decompressor window);
-// Next costs O(record size). The zero value is not usable; call Open.
+// record plus fixed buffers (64 KiB read buffers, a decompressor window of
+// at most 128 MiB for zstd, 1 MiB of blocks between a compressed input's
+// decompressing goroutine and the parser, see async.go); Next costs
+// O(record size). The zero value is not usable; call Open.
 type Reader struct {
 	opts   Options
 	inputs []input
@@ -173,23 +220,26 @@ type Reader struct {
 	total int64        // sum of input file sizes, -1 if unknown
 
 	fix     []byte // UTF-8 repair buffer
+	cs      []byte // charset decoding buffer
 	filebuf []byte // whole-file buffer, reused
 	rawBR   *bufio.Reader
 	decBR   *bufio.Reader
 	gz      *gzip.Reader
 	zd      *zstd.Decoder
+	blocks  []*asyncBlock // of the last decompressing goroutine
 	err     error
 	closed  bool
 }
 
 // input is one file (or stdin, or a path that could not be walked) to read.
 type input struct {
-	path  string // as opened
-	name  string // relative to its root
-	id    string // document id for whole-file formats
-	size  int64  // -1 for stdin
-	stdin bool
-	err   error // set when walking failed: the input is a rejection
+	path   string // as opened
+	name   string // relative to its root
+	id     string // document id for whole-file formats
+	size   int64  // -1 for stdin
+	stdin  bool
+	walked bool  // found by walking a directory
+	err    error // set when walking failed: the input is a rejection
 }
 
 // source reads the records of one opened input.
@@ -234,11 +284,15 @@ func Open(paths []string, opts Options) (*Reader, error) {
 	r.stats.WarningsBy = map[string]int64{}
 	r.stats.SkippedBy = map[string]int64{}
 	g, err := newGlobs(opts.Include, opts.Exclude)
+	if err == nil {
+		err = g.setPaths(opts.ExcludePaths)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrOptions, err)
 	}
+	root := commonRoot(paths)
 	for _, p := range paths {
-		r.inputs = expand(r.inputs, p, g, &r.stats)
+		r.inputs = expand(r.inputs, p, root, g, &r.stats)
 	}
 	for _, in := range r.inputs {
 		if in.size < 0 {
@@ -311,7 +365,7 @@ func (r *Reader) Next() bool {
 			in := &r.inputs[r.next]
 			r.next++
 			if in.err != nil {
-				r.reject(&RecordError{Path: in.path, Offset: -1, Reason: ReasonOpen, Err: in.err})
+				r.reject(&RecordError{ID: in.id, Path: in.path, Offset: -1, Reason: ReasonOpen, Err: in.err})
 				if r.err != nil {
 					return false
 				}
@@ -337,8 +391,21 @@ func (r *Reader) Next() bool {
 		}
 		switch e := err.(type) {
 		case nil:
-			if !utf8.Valid(d.Body) {
-				re := &RecordError{Path: d.Source, Line: d.Line, Offset: d.Offset, Reason: ReasonInvalidUTF8,
+			valid := utf8.Valid(d.Body)
+			if d.Format != FormatJSONL && d.Format != FormatJSON && d.Format != FormatParquet && needsDecoding(d.Body, valid) {
+				// JSON and Parquet text is UTF-8 by definition; files and
+				// WARC payloads may declare another encoding.
+				ct := ""
+				if d.Format == FormatWARC {
+					ct = d.Meta["content-type"]
+				}
+				if out, name := decodeCharset(r.cs, d.Body, ct, d.HTML); name != "" {
+					r.cs, d.Body, d.Charset = out, out, name
+					valid = utf8.Valid(out)
+				}
+			}
+			if !valid {
+				re := &RecordError{ID: d.ID, Path: d.Source, Line: d.Line, Offset: d.Offset, Reason: ReasonInvalidUTF8,
 					Err: errors.New("body is not valid UTF-8")}
 				if r.opts.RejectInvalidUTF8 {
 					r.reject(re)
@@ -363,6 +430,9 @@ func (r *Reader) Next() bool {
 		case skip:
 			r.stats.Skipped++
 			r.stats.SkippedBy[string(e)]++
+			if r.opts.OnSkip != nil && d.Raw != nil {
+				r.opts.OnSkip(d, string(e))
+			}
 		case *RecordError:
 			r.reject(e)
 			if e.stop {
@@ -397,9 +467,10 @@ func (r *Reader) closeCurrent() {
 }
 
 func (r *Reader) reject(e *RecordError) {
-	r.stats.Read++
-	r.stats.Rejected++
-	r.stats.RejectedBy[e.Reason]++
+	n := e.Records()
+	r.stats.Read += n
+	r.stats.Rejected += n
+	r.stats.RejectedBy[e.Reason] += n
 	if r.opts.OnReject != nil {
 		r.opts.OnReject(e)
 	}

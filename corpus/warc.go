@@ -185,7 +185,7 @@ func (s *warcSource) next(d *Document) error {
 				return s.stopErr(start, fmt.Errorf("WARC block: %w", unexpected(err)))
 			}
 			s.trailer() // a wrong length here shows up as framing next
-			return s.o.errAt(0, start, ReasonTooLarge, fmt.Errorf("WARC block of %d bytes is over the %d-byte cap", h.length, s.opts.MaxRecordBytes))
+			return h.errAt(s.o, start, ReasonTooLarge, fmt.Errorf("WARC block of %d bytes is over the %d-byte cap", h.length, s.opts.MaxRecordBytes))
 		}
 		s.raw = grow(s.raw, int(h.length))
 		n, err := io.ReadFull(s.o.br, s.raw[hlen:hlen+int(h.length)])
@@ -197,7 +197,7 @@ func (s *warcSource) next(d *Document) error {
 		var warn *RecordError
 		switch s.trailer() {
 		case trailerMissing:
-			warn = s.o.errAt(0, start, ReasonWARCTrailer, errors.New("last record lacks its CRLF CRLF"))
+			warn = h.errAt(s.o, start, ReasonWARCTrailer, errors.New("last record lacks its CRLF CRLF"))
 		case trailerWrong:
 			block := s.raw[hlen:]
 			if i := bytes.Index(block, nextRecordStart); i >= 0 {
@@ -205,7 +205,7 @@ func (s *warcSource) next(d *Document) error {
 			} else {
 				s.quiet = true // too short: skip to the next record
 			}
-			return s.o.errAt(0, start, ReasonWARCLength, fmt.Errorf("block of Content-Length %d is not followed by CRLF CRLF", h.length))
+			return h.errAt(s.o, start, ReasonWARCLength, fmt.Errorf("block of Content-Length %d is not followed by CRLF CRLF", h.length))
 		}
 		err = s.document(d, &h, start, hlen)
 		if err == nil && warn != nil {
@@ -253,6 +253,22 @@ func (s *warcSource) trailer() trailerState {
 		return trailerMissing
 	}
 	return trailerWrong
+}
+
+// docID is the id a document of this record gets: its target URI, or its
+// record id.
+func (h *warcHeader) docID() string {
+	if h.uri != "" {
+		return h.uri
+	}
+	return h.id
+}
+
+// errAt is a rejection of the record with this header.
+func (h *warcHeader) errAt(o *opened, off int64, reason string, err error) *RecordError {
+	e := o.errAt(0, off, reason, err)
+	e.ID = h.docID()
+	return e
 }
 
 func parseWARCHeader(raw []byte) (warcHeader, error) {
@@ -337,8 +353,17 @@ func truncate(b []byte) string {
 	return string(b)
 }
 
-// document turns a well-framed record into a Document or a skip.
+// document turns a well-framed record into a Document or a skip. For a
+// skip, d still describes the record (ID, Raw, Source, Name, Offset,
+// Format, Compression) for Options.OnSkip.
 func (s *warcSource) document(d *Document, h *warcHeader, start int64, hlen int) error {
+	d.ID = h.docID()
+	d.Raw = s.raw
+	d.Source = s.o.in.path
+	d.Name = s.o.in.name
+	d.Offset = start
+	d.Format = FormatWARC
+	d.Compression = s.o.comp
 	block := s.raw[hlen:]
 	payload := block
 	ctype := h.contentType
@@ -350,7 +375,7 @@ func (s *warcSource) document(d *Document, h *warcHeader, start int64, hlen int)
 		}
 		hr, err := parseHTTP(block)
 		if err != nil {
-			return s.o.errAt(0, start, ReasonHTTP, err)
+			return h.errAt(s.o, start, ReasonHTTP, err)
 		}
 		payload, ctype, status = hr.payload, hr.contentType, hr.status
 		if hr.chunked {
@@ -358,7 +383,7 @@ func (s *warcSource) document(d *Document, h *warcHeader, start int64, hlen int)
 			b, err := readCapped(httputil.NewChunkedReader(bytes.NewReader(payload)), s.dec, s.opts.MaxRecordBytes)
 			s.dec = b
 			if err != nil {
-				return s.o.errAt(0, start, ReasonHTTP, fmt.Errorf("chunked payload: %w", err))
+				return h.errAt(s.o, start, ReasonHTTP, fmt.Errorf("chunked payload: %w", err))
 			}
 			payload = b
 		}
@@ -378,11 +403,11 @@ func (s *warcSource) document(d *Document, h *warcHeader, start int64, hlen int)
 				s.dec2 = b
 			}
 			if err != nil {
-				return s.o.errAt(0, start, ReasonHTTP, fmt.Errorf("gzip payload: %w", err))
+				return h.errAt(s.o, start, ReasonHTTP, fmt.Errorf("gzip payload: %w", err))
 			}
 			payload = b
 		default:
-			return s.o.errAt(0, start, ReasonHTTP, fmt.Errorf("unsupported Content-Encoding %q", hr.encoding))
+			return h.errAt(s.o, start, ReasonHTTP, fmt.Errorf("unsupported Content-Encoding %q", hr.encoding))
 		}
 	case "resource":
 	default:
@@ -391,10 +416,6 @@ func (s *warcSource) document(d *Document, h *warcHeader, start int64, hlen int)
 	html, ok := textKind(ctype, payload)
 	if !ok {
 		return skip(SkipWARCContent)
-	}
-	d.ID = h.uri
-	if d.ID == "" {
-		d.ID = h.id
 	}
 	clear(s.meta)
 	s.meta["warc-record-id"] = h.id
@@ -407,12 +428,6 @@ func (s *warcSource) document(d *Document, h *warcHeader, start int64, hlen int)
 	d.Meta = s.meta
 	d.Body = payload
 	d.HTML = html
-	d.Raw = s.raw
-	d.Source = s.o.in.path
-	d.Name = s.o.in.name
-	d.Offset = start
-	d.Format = FormatWARC
-	d.Compression = s.o.comp
 	return nil
 }
 

@@ -2,6 +2,8 @@ package corpus
 
 import (
 	"bufio"
+	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -27,9 +29,11 @@ var (
 
 // JSONLWriter writes one JSON object per line, streaming. A document read
 // from JSONL is written as its original line (Document.Raw), byte for
-// byte, so a filtered JSONL corpus keeps every field it had. Any other
-// document becomes {"id":ID,"text":Body,"meta":{...}} (meta keys sorted,
-// left out when empty), which a Reader with default Options reads back.
+// byte, and one read from a JSON document as its original object on one
+// line (white space between tokens removed), so a filtered corpus keeps
+// every field it had. Any other document becomes
+// {"id":ID,"text":Body,"meta":{...}} (meta keys sorted, left out when
+// empty), which a Reader with default Options reads back.
 //
 // The zero value is not usable; call NewJSONLWriter. Not safe for
 // concurrent use. Write costs O(record size) and does not allocate in
@@ -64,6 +68,13 @@ func (w *JSONLWriter) Write(d *Document) error {
 func (w *JSONLWriter) AppendLine(dst []byte, d *Document) []byte {
 	if d.Format == FormatJSONL && d.Raw != nil {
 		return append(append(dst, d.Raw...), '\n')
+	}
+	if d.Format == FormatJSON && d.Raw != nil {
+		// A JSON record may span lines: compacted, it keeps every field.
+		var b bytes.Buffer
+		if json.Compact(&b, d.Raw) == nil {
+			return append(append(dst, b.Bytes()...), '\n')
+		}
 	}
 	dst = append(dst, '{')
 	dst = appendJSONString(dst, w.IDField)
@@ -157,40 +168,79 @@ func appendJSONString[T string | []byte](dst []byte, s T) []byte {
 	return append(dst, '"')
 }
 
+// FilterWriter is a Writer that is also told what a filter leaves out, so
+// that it can keep or drop the records that belong to each document:
+// MirrorWriter, for WARC. CopyKept drives it.
+type FilterWriter interface {
+	Writer
+	// Drop is called for a document that is not kept, in input order
+	// with Write.
+	Drop(d *Document) error
+	// Companion is called, in input order, for a record of an input that
+	// is not a document (Options.OnSkip): a WARC warcinfo, request,
+	// metadata or revisit record, or a response whose payload is not
+	// text. Its Raw holds the record.
+	Companion(d *Document) error
+}
+
+var _ FilterWriter = (*MirrorWriter)(nil)
+
 // MirrorWriter writes documents under a directory in the format they were
 // read in, so that a deduplicated corpus looks like its input: each
-// document goes to Dir/Document.Name, with the same compression as its
-// input.
+// document goes to Dir/Document.Name (the input's path relative to the
+// common root of the inputs) with the same compression as its input.
 //
 //   - JSONL: the original line (Raw), so every field survives.
-//   - WARC: the record copied verbatim (Raw plus CRLF CRLF). Only the
-//     records that are documents are copied; warcinfo, request and
-//     metadata records are not.
+//   - JSON: the original objects (Raw); the kept elements of an array are
+//     written as an array, top-level objects one per line.
+//   - Parquet: the kept rows, every column, in a Parquet file with the
+//     input's schema, key-value metadata and compression codec. The rows
+//     are copied from the input file (Document.Source, Document.Line), so
+//     it must still be there when Write is called.
 //   - HTML and text files: the file's original bytes (Raw), one file per
 //     document.
-//   - Parquet: JSONL lines {"id","text","meta"} in Dir/Name + ".jsonl".
-//     Writing Parquet back would need every column of every kept row, but
-//     the Reader decodes only the id, text and meta columns; JSONL keeps
-//     what was read without that cost.
+//   - WARC: the kept records verbatim (Raw plus CRLF CRLF); a gzipped WARC
+//     is written with one gzip member per record, as the WARC standard
+//     recommends. With Write alone only the documents (responses and
+//     resources) are written. Used as a FilterWriter (see CopyKept), it
+//     also writes the records that belong to kept documents and drops
+//     those that belong to dropped ones: a request or metadata record
+//     follows the record its WARC-Concurrent-To (or WARC-Refers-To)
+//     names, or, lacking one, the capture of its WARC-Target-URI (a
+//     metadata record the one just before it, a request the next one); a
+//     warcinfo record is written when a kept record after it names it in
+//     WARC-Warcinfo-ID or names none; records that belong to no document
+//     (images, revisits, records without links) are written. Records wait
+//     for their owner in memory, at most 256 records or 64 MiB, after
+//     which the oldest is written.
 //
 // Documents from standard input go to Dir/stdin.<format>. An output file
-// is created (truncated) the first time a Name is written in the life of
-// the MirrorWriter and appended to after that; the Reader yields the
-// documents of one input together, so one output is open at a time.
+// is created (truncated) the first time something is written to a Name in
+// the life of the MirrorWriter and appended to after that (a Parquet
+// output cannot be appended to: that is an error; a JSON array written in
+// two parts becomes two arrays); the Reader yields the documents of one
+// input together, so one output is open at a time. No output is created
+// for an input of which nothing is kept.
 //
 // The zero value is not usable; call NewMirrorWriter. Not safe for
 // concurrent use. Close must be called to flush the last output.
 type MirrorWriter struct {
 	dir     string
 	created map[string]bool
-	cur     string // name of the open output
-	f       *os.File
+	cur     string // name of the current output
+	curComp Compression
+	f       *os.File // the open output, nil until a byte is written
 	bw      *bufio.Writer
 	zw      io.WriteCloser // compressor over bw, or nil
 	w       io.Writer      // where records go
+	gzrec   *gzip.Writer   // per-record gzip members of a WARC output
 	jsonl   *JSONLWriter
 	line    []byte
 	closed  bool
+
+	json struct{ open, inArray bool } // state of a JSON output
+	warc *warcFilter                  // state of a WARC output, nil for others
+	pq   *pqCopier                    // state of a Parquet output, nil for others
 }
 
 // NewMirrorWriter returns a MirrorWriter writing under dir, which is
@@ -208,14 +258,36 @@ func outputName(d *Document) string {
 	if name == "" || name == "stdin" {
 		name = "stdin." + d.Format.String()
 	}
-	if d.Format == FormatParquet {
-		name += ".jsonl"
-	}
 	return name
 }
 
 // Write writes d to its output file.
 func (m *MirrorWriter) Write(d *Document) error {
+	return m.record(d, actWrite)
+}
+
+// Drop tells the writer that d is not kept: nothing of it is written, nor
+// (for WARC) the records that belong to it.
+func (m *MirrorWriter) Drop(d *Document) error {
+	return m.record(d, actDrop)
+}
+
+// Companion gives the writer a WARC record that is not a document (see
+// FilterWriter); it is written if it belongs to a kept document or to none.
+// Companions of other formats are ignored.
+func (m *MirrorWriter) Companion(d *Document) error {
+	return m.record(d, actCompanion)
+}
+
+type action int
+
+const (
+	actWrite action = iota
+	actDrop
+	actCompanion
+)
+
+func (m *MirrorWriter) record(d *Document, act action) error {
 	if m.closed {
 		return ErrClosed
 	}
@@ -224,25 +296,38 @@ func (m *MirrorWriter) Write(d *Document) error {
 		return fmt.Errorf("corpus: mirror: output name %q leaves the directory", name)
 	}
 	whole := d.Format == FormatHTML || d.Format == FormatText
+	if act != actWrite && d.Format != FormatWARC {
+		return nil
+	}
 	if name != m.cur || whole {
-		if err := m.switchTo(name, d.Compression); err != nil {
+		if err := m.finish(); err != nil {
 			return err
+		}
+		m.cur, m.curComp = name, d.Compression
+		if d.Format == FormatWARC {
+			m.warc = newWARCFilter(m.writeWARC)
 		}
 	}
 	var err error
 	switch d.Format {
-	case FormatJSONL, FormatParquet:
+	case FormatJSONL:
 		m.line = m.jsonl.AppendLine(m.line[:0], d)
-		_, err = m.w.Write(m.line)
+		err = m.write(m.line)
+	case FormatJSON:
+		err = m.writeJSON(d)
+	case FormatParquet:
+		err = m.writeParquet(d)
 	case FormatWARC:
-		if _, err = m.w.Write(d.Raw); err == nil {
-			_, err = m.w.Write(crlfcrlf)
+		switch act {
+		case actWrite, actDrop:
+			err = m.warc.doc(d, act == actWrite)
+		case actCompanion:
+			err = m.warc.companion(d)
 		}
 	default:
-		_, err = m.w.Write(d.Raw)
-	}
-	if err == nil && whole {
-		err = m.closeCurrent()
+		if err = m.write(d.Raw); err == nil {
+			err = m.finish()
+		}
 	}
 	if err != nil {
 		return fmt.Errorf("corpus: mirror: %s: %w", name, err)
@@ -250,13 +335,23 @@ func (m *MirrorWriter) Write(d *Document) error {
 	return nil
 }
 
-func (m *MirrorWriter) switchTo(name string, comp Compression) error {
-	if err := m.closeCurrent(); err != nil {
-		return err
+// write writes b to the current output, opening it first if needed.
+func (m *MirrorWriter) write(b []byte) error {
+	if m.f == nil {
+		if err := m.open(); err != nil {
+			return err
+		}
 	}
+	_, err := m.w.Write(b)
+	return err
+}
+
+// open creates (or reopens for appending) the file of the current output.
+func (m *MirrorWriter) open() error {
+	name := m.cur
 	path := filepath.Join(m.dir, filepath.FromSlash(name))
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return fmt.Errorf("corpus: mirror: %w", err)
+		return err
 	}
 	flag := os.O_WRONLY | os.O_CREATE | os.O_TRUNC
 	if m.created[name] {
@@ -264,23 +359,25 @@ func (m *MirrorWriter) switchTo(name string, comp Compression) error {
 	}
 	f, err := os.OpenFile(path, flag, 0o644)
 	if err != nil {
-		return fmt.Errorf("corpus: mirror: %w", err)
+		return err
 	}
 	m.created[name] = true
-	m.cur, m.f = name, f
+	m.f = f
 	if m.bw == nil {
 		m.bw = bufio.NewWriterSize(f, 64<<10)
 	} else {
 		m.bw.Reset(f)
 	}
 	m.w, m.zw = m.bw, nil
-	switch comp {
+	switch m.curComp {
 	case CompressionGzip:
-		m.zw = gzip.NewWriter(m.bw)
+		if m.warc == nil {
+			m.zw = gzip.NewWriter(m.bw)
+		}
 	case CompressionZstd:
 		zw, err := zstd.NewWriter(m.bw, zstd.WithEncoderConcurrency(1))
 		if err != nil {
-			return fmt.Errorf("corpus: mirror: %w", err)
+			return err
 		}
 		m.zw = zw
 	}
@@ -290,27 +387,115 @@ func (m *MirrorWriter) switchTo(name string, comp Compression) error {
 	return nil
 }
 
-func (m *MirrorWriter) closeCurrent() error {
+// writeWARC writes one WARC record (without its trailing CRLF CRLF); a
+// gzipped output gets one gzip member per record.
+func (m *MirrorWriter) writeWARC(raw []byte) error {
 	if m.f == nil {
-		return nil
+		if err := m.open(); err != nil {
+			return err
+		}
 	}
+	if m.curComp != CompressionGzip {
+		if _, err := m.w.Write(raw); err != nil {
+			return err
+		}
+		_, err := m.w.Write(crlfcrlf)
+		return err
+	}
+	if m.gzrec == nil {
+		m.gzrec = gzip.NewWriter(m.bw)
+	} else {
+		m.gzrec.Reset(m.bw)
+	}
+	if _, err := m.gzrec.Write(raw); err != nil {
+		return err
+	}
+	if _, err := m.gzrec.Write(crlfcrlf); err != nil {
+		return err
+	}
+	return m.gzrec.Close()
+}
+
+// writeJSON writes a JSON record, opening or closing an array as the
+// input had them.
+func (m *MirrorWriter) writeJSON(d *Document) error {
+	var sep []byte
+	switch {
+	case d.inArray && !m.json.inArray:
+		sep = []byte("[\n")
+		m.json.inArray = true
+	case d.inArray:
+		sep = []byte(",\n")
+	case m.json.inArray:
+		sep = []byte("\n]\n")
+		m.json.inArray = false
+	}
+	m.json.open = true
+	if err := m.write(sep); err != nil {
+		return err
+	}
+	if err := m.write(d.Raw); err != nil {
+		return err
+	}
+	if !d.inArray {
+		return m.write([]byte{'\n'})
+	}
+	return nil
+}
+
+// writeParquet copies the row of d from its input file.
+func (m *MirrorWriter) writeParquet(d *Document) error {
+	if m.pq == nil {
+		if m.created[m.cur] {
+			return errors.New("a Parquet output cannot be appended to (its documents were not written together)")
+		}
+		if err := m.open(); err != nil {
+			return err
+		}
+		pq, err := newPQCopier(d.Source, m.w)
+		if err != nil {
+			return err
+		}
+		m.pq = pq
+	}
+	return m.pq.copyRow(d.Line)
+}
+
+// finish ends the current output: pending WARC records, the end of a JSON
+// array, the Parquet footer, the compressor and the file.
+func (m *MirrorWriter) finish() error {
 	var errs []error
-	if m.zw != nil {
-		errs = append(errs, m.zw.Close())
+	if m.warc != nil {
+		errs = append(errs, m.warc.finish())
+		m.warc = nil
 	}
-	errs = append(errs, m.bw.Flush(), m.f.Close())
-	m.f, m.zw, m.w, m.cur = nil, nil, nil, ""
+	if m.json.inArray {
+		errs = append(errs, m.write([]byte("\n]\n")))
+	}
+	m.json.open, m.json.inArray = false, false
+	if m.pq != nil {
+		errs = append(errs, m.pq.close())
+		m.pq = nil
+	}
+	if m.f != nil {
+		if m.zw != nil {
+			errs = append(errs, m.zw.Close())
+		}
+		errs = append(errs, m.bw.Flush(), m.f.Close())
+		m.f, m.zw, m.w = nil, nil, nil
+	}
+	m.cur = ""
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("corpus: mirror: %w", err)
 	}
 	return nil
 }
 
-// Close flushes and closes the open output.
+// Close writes what is pending and closes the open output.
 func (m *MirrorWriter) Close() error {
 	if m.closed {
 		return nil
 	}
 	m.closed = true
-	return m.closeCurrent()
+	return m.finish()
 }

@@ -17,6 +17,7 @@ func TestJSONLWriter(t *testing.T) {
 		{ID: "j", Body: []byte("ignored"), Format: FormatJSONL, Raw: []byte(`{"id":"j","text":"kept as is","x":[1,2]}`)},
 		{ID: "w\"1", Body: []byte("line\none \x01 \"q\" \\ é \xff"), Format: FormatWARC, Meta: map[string]string{"z": "last", "a": "first"}},
 		{ID: "t", Body: []byte("plain"), Format: FormatText},
+		{ID: "js", Body: []byte("x"), Format: FormatJSON, Raw: []byte("{\n  \"id\": \"js\",\n  \"text\": \"a b\", \"k\": [1, 2]\n}")},
 	}
 	for _, d := range docs {
 		if err := w.Write(d); err != nil {
@@ -34,6 +35,7 @@ func TestJSONLWriter(t *testing.T) {
 		`{"id":"j","text":"kept as is","x":[1,2]}`,
 		`{"id":"w\"1","text":"line\none \u0001 \"q\" \\ é \ufffd","meta":{"a":"first","z":"last"}}`,
 		`{"id":"t","text":"plain"}`,
+		`{"id":"js","text":"a b","k":[1,2]}`,
 	}
 	if !reflect.DeepEqual(lines, want) {
 		t.Fatalf("lines\n%q\nwant\n%q", lines, want)
@@ -45,7 +47,7 @@ func TestJSONLWriter(t *testing.T) {
 	}
 	// And it reads back.
 	res := readAll(t, []string{"-"}, Options{Stdin: &buf, MetaFields: []string{"meta.a"}})
-	if got := res.ids(); !reflect.DeepEqual(got, []string{"j", "w\"1", "t"}) || string(res.docs[1].Body) != "line\none \x01 \"q\" \\ é \uFFFD" || res.docs[1].Meta["meta.a"] != "first" {
+	if got := res.ids(); !reflect.DeepEqual(got, []string{"j", "w\"1", "t", "js"}) || string(res.docs[1].Body) != "line\none \x01 \"q\" \\ é \uFFFD" || res.docs[1].Meta["meta.a"] != "first" {
 		t.Errorf("read back %q %q", got, res.docs[1].Body)
 	}
 }
@@ -85,9 +87,6 @@ func TestMirrorWriter(t *testing.T) {
 	for i, d := range mirror.docs {
 		o := orig.docs[i]
 		name := o.Name
-		if o.Format == FormatParquet {
-			name += ".jsonl"
-		}
 		if d.ID != o.ID || !bytes.Equal(d.Body, o.Body) || d.Name != name || d.Compression != o.Compression {
 			t.Errorf("doc %d: %q %q %q %v, want %q %q %q %v", i, d.ID, d.Body, d.Name, d.Compression, o.ID, o.Body, name, o.Compression)
 		}

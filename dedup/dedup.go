@@ -298,7 +298,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	}
 	start := time.Now()
 	featOpts := o.Features
-	smp, err := newSampler(o.Algorithm, o.K, o.Seed, featOpts.ConfigHash())
+	smp, err := sample.New(sample.Config{Algorithm: o.Algorithm, K: o.K, Seed: o.Seed, Features: featOpts})
 	if err != nil {
 		return nil, err
 	}
@@ -452,25 +452,6 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 // accept reports whether a verified pair is a near-duplicate (index.Accept).
 func (o *Options) accept(p Pair) bool {
 	return index.Accept(o.Threshold, o.Slack, o.K, p.Similarity, p.Exact)
-}
-
-// newSampler returns the sampler for alg: unweighted ones from package
-// sample, CWS and ICWS from package weighted.
-func newSampler(alg sketch.Algorithm, k int, seed, features uint64) (sample.Sampler, error) {
-	var s sample.Sampler
-	var err error
-	switch alg {
-	case sketch.CWS:
-		s, err = weighted.NewCWS(weighted.Options{K: k, Seed: seed, Features: features})
-	case sketch.ICWS:
-		s, err = weighted.NewICWS(weighted.Options{K: k, Seed: seed, Features: features})
-	default:
-		s, err = sample.New(alg, k, seed, sample.WithFeatures(features))
-	}
-	if err != nil {
-		return nil, fmt.Errorf("dedup: %w", err)
-	}
-	return s, nil
 }
 
 // chooseLSH returns o.LSH or the default choice for o.Threshold and o.K.
@@ -721,7 +702,7 @@ func addAll(ctx context.Context, o Options, x *index.Index, hdr sketch.Header, d
 		}
 		bar.Add(int64(len(batch)))
 	}
-	if err := store.Compact(o.Store); err != nil {
+	if err := store.Compact(context.TODO(), o.Store); err != nil {
 		return fmt.Errorf("dedup: %w", err)
 	}
 	return nil
@@ -767,7 +748,7 @@ func queryStored(ctx context.Context, o Options, x *index.Index, hdr sketch.Head
 					}
 					n++
 					var ok bool
-					if rec, ok, err = o.Store.Doc(c.ID, rec[:0]); err != nil {
+					if rec, ok, err = o.Store.Doc(context.TODO(), c.ID, rec[:0]); err != nil {
 						return err
 					}
 					if !ok {

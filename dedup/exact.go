@@ -1,6 +1,7 @@
 package dedup
 
 import (
+	"context"
 	"encoding/binary"
 	"fmt"
 
@@ -51,7 +52,7 @@ func identical(a, b *Doc) Pair {
 // records the last fingerprints.
 func exactInStore(st store.Store, docs []Doc, capacity uint, fpRate float64) (unique []int, pairs []Pair, stats bloomStats, err error) {
 	bf := bloom.NewWithEstimates(capacity, fpRate)
-	if b, ok, err := st.Meta(bloomMeta, nil); err != nil {
+	if b, ok, err := st.Meta(context.TODO(), bloomMeta, nil); err != nil {
 		return nil, nil, stats, err
 	} else if ok {
 		if err := bf.UnmarshalBinary(b); err != nil {
@@ -73,7 +74,7 @@ func exactInStore(st store.Store, docs []Doc, capacity uint, fpRate float64) (un
 			return nil
 		}
 		clear(pending)
-		return b.Commit()
+		return b.Commit(context.TODO())
 	}
 	for i := range docs {
 		d := &docs[i]
@@ -87,7 +88,7 @@ func exactInStore(st store.Store, docs []Doc, capacity uint, fpRate float64) (un
 			dupOf = j
 		} else if bf.Test(buf[:]) {
 			stats.Lookups++
-			if ids, err = st.Postings(key, ids[:0]); err != nil {
+			if ids, err = st.Postings(context.TODO(), key, ids[:0]); err != nil {
 				return nil, nil, stats, err
 			}
 			for _, id := range ids {
@@ -102,7 +103,7 @@ func exactInStore(st store.Store, docs []Doc, capacity uint, fpRate float64) (un
 					continue
 				}
 				var exists bool
-				if rec, exists, err = st.Doc(id, rec[:0]); err != nil {
+				if rec, exists, err = st.Doc(context.TODO(), id, rec[:0]); err != nil {
 					return nil, nil, stats, err
 				}
 				if exists {

@@ -12,7 +12,7 @@ import (
 )
 
 func Example() {
-	smp, _ := sample.New(sketch.MinHash, 128, 1)
+	smp, _ := sample.New(sample.Config{Algorithm: sketch.MinHash, K: 128, Seed: 1})
 	x, _ := index.Open(store.NewMemory(), index.Config{
 		Header:    smp.Header(),
 		LSH:       lsh.Banding(4, 32),

@@ -20,6 +20,7 @@
 package index
 
 import (
+	"context"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
@@ -155,7 +156,7 @@ func Open(st store.Store, cfg Config) (*Index, error) {
 	if err != nil {
 		return nil, err
 	}
-	got, ok, err := st.Meta(configMeta, nil)
+	got, ok, err := st.Meta(context.TODO(), configMeta, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -166,7 +167,7 @@ func Open(st store.Store, cfg Config) (*Index, error) {
 		b := st.NewBatch()
 		defer b.Close()
 		b.PutMeta(configMeta, want)
-		if err := b.Commit(); err != nil {
+		if err := b.Commit(context.TODO()); err != nil {
 			return nil, err
 		}
 	}
@@ -183,7 +184,7 @@ type storedConfig struct {
 // built with, and false if st holds no index. Callers use it to adopt an
 // existing index's configuration instead of repeating it.
 func Stored(st store.Store) (sketch.Header, lsh.Params, bool, error) {
-	b, ok, err := st.Meta(configMeta, nil)
+	b, ok, err := st.Meta(context.TODO(), configMeta, nil)
 	if err != nil || !ok {
 		return sketch.Header{}, lsh.Params{}, false, err
 	}
@@ -241,7 +242,7 @@ func (x *Index) Add(docs ...*Doc) error {
 		}
 		id := ID(d.Name)
 		var ok bool
-		old, ok, err = x.st.Doc(id, old[:0])
+		old, ok, err = x.st.Doc(context.TODO(), id, old[:0])
 		if err != nil {
 			return err
 		}
@@ -266,7 +267,7 @@ func (x *Index) Add(docs ...*Doc) error {
 		rec = AppendDoc(rec[:0], d)
 		b.PutDoc(id, rec)
 	}
-	return b.Commit()
+	return b.Commit(context.TODO())
 }
 
 // Remove deletes the named documents and their postings in one atomic
@@ -281,7 +282,7 @@ func (x *Index) Remove(names ...string) (int, error) {
 		id := ID(name)
 		var ok bool
 		var err error
-		rec, ok, err = x.st.Doc(id, rec[:0])
+		rec, ok, err = x.st.Doc(context.TODO(), id, rec[:0])
 		if err != nil {
 			return 0, err
 		}
@@ -299,12 +300,12 @@ func (x *Index) Remove(names ...string) (int, error) {
 		b.DeleteDoc(id)
 		n++
 	}
-	return n, b.Commit()
+	return n, b.Commit(context.TODO())
 }
 
 // Get returns the stored document with the given name.
 func (x *Index) Get(name string) (*Doc, bool, error) {
-	rec, ok, err := x.st.Doc(ID(name), nil)
+	rec, ok, err := x.st.Doc(context.TODO(), ID(name), nil)
 	if err != nil || !ok {
 		return nil, false, err
 	}
@@ -338,7 +339,7 @@ func (x *Index) Query(dst []Match, s *sketch.Sketch, features []uint64, exclude 
 			continue
 		}
 		var ok bool
-		rec, ok, err = x.st.Doc(c.ID, rec[:0])
+		rec, ok, err = x.st.Doc(context.TODO(), c.ID, rec[:0])
 		if err != nil {
 			return dst, err
 		}
@@ -397,7 +398,7 @@ func (x *Index) Candidates(dst []Candidate, s *sketch.Sketch) ([]Candidate, erro
 	}
 	var ids []uint64
 	for _, k := range keys {
-		ids, err = x.st.Postings(k, ids)
+		ids, err = x.st.Postings(context.TODO(), k, ids)
 		if err != nil {
 			return dst, err
 		}

@@ -71,7 +71,7 @@ func TestQueryMatchesLinearScan(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			st := open()
 			defer st.Close()
-			smp, err := sample.New(sketch.MinHash, 128, 7)
+			smp, err := sample.New(sample.Config{Algorithm: sketch.MinHash, K: 128, Seed: 7})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -132,7 +132,7 @@ func TestQueryMatchesLinearScan(t *testing.T) {
 // Recall at J = 0.95 over many independent pairs must match the scheme's
 // exact P(J) within 4 binomial standard errors.
 func TestRecallFollowsSCurve(t *testing.T) {
-	smp, _ := sample.New(sketch.MinHash, 128, 11)
+	smp, _ := sample.New(sample.Config{Algorithm: sketch.MinHash, K: 128, Seed: 11})
 	p := lsh.Banding(8, 16)
 	x, err := Open(store.NewMemory(), Config{Header: smp.Header(), LSH: p, Threshold: 0.01})
 	if err != nil {
@@ -166,7 +166,7 @@ func TestRecallFollowsSCurve(t *testing.T) {
 }
 
 func TestRemoveAndReplace(t *testing.T) {
-	smp, _ := sample.New(sketch.MinHash, 64, 3)
+	smp, _ := sample.New(sample.Config{Algorithm: sketch.MinHash, K: 64, Seed: 3})
 	st := store.NewMemory()
 	x, err := Open(st, Config{Header: smp.Header(), LSH: lsh.Banding(4, 16)})
 	if err != nil {
@@ -203,7 +203,7 @@ func TestRemoveAndReplace(t *testing.T) {
 
 func TestReopenChecksConfig(t *testing.T) {
 	dir := t.TempDir()
-	smp, _ := sample.New(sketch.MinHash, 64, 3)
+	smp, _ := sample.New(sample.Config{Algorithm: sketch.MinHash, K: 64, Seed: 3})
 	st, err := store.OpenPebble(dir, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -237,7 +237,7 @@ func TestReopenChecksConfig(t *testing.T) {
 }
 
 func TestRecordCorruption(t *testing.T) {
-	smp, _ := sample.New(sketch.MinHash, 16, 3)
+	smp, _ := sample.New(sample.Config{Algorithm: sketch.MinHash, K: 16, Seed: 3})
 	_, sets := corpus(1, nil, 4)
 	d := &Doc{Name: "x", Sketch: sketchOf(t, smp, sets[0]), Features: sets[0]}
 	rec := AppendDoc(nil, d)

@@ -5,6 +5,7 @@ import (
 	"cmp"
 	"fmt"
 	"html/template"
+	"image/color"
 	"io"
 	"math"
 	"slices"
@@ -39,6 +40,13 @@ type DedupData struct {
 	Scheme *lsh.Params
 	// Pairs are the verified pairs' similarities.
 	Pairs []PairSim
+	// RejectedPairs are the similarities of the candidate pairs that
+	// verification turned down (below the threshold), measured as Pairs
+	// are. With them the similarity histogram shows every candidate pair
+	// and the gap, or its absence, between near-duplicates and the rest;
+	// nil means the run did not record them (the page then says so),
+	// while an empty non-nil slice means there were none.
+	RejectedPairs []PairSim
 	// ClusterSizes are the sizes of the clusters of two or more documents.
 	ClusterSizes []int
 	// Examples are the clusters shown with their differences (see
@@ -53,6 +61,10 @@ type DedupData struct {
 	// MaxDiffs bounds the members of an example diffed against the kept
 	// document. The default is 5.
 	MaxDiffs int
+	// Preview is the number of words of a diff (or of an identical
+	// document's text) shown at first; the rest is folded behind a
+	// <details> element the reader can open. The default is 60.
+	Preview int
 }
 
 // DedupSummary accounts for every record of a run: Read = Kept +
@@ -141,6 +153,9 @@ func (d *DedupData) withDefaults() DedupData {
 	if c.MaxDiffs <= 0 {
 		c.MaxDiffs = 5
 	}
+	if c.Preview <= 0 {
+		c.Preview = 60
+	}
 	return c
 }
 
@@ -184,7 +199,7 @@ func PickExamples(sizes []int, largest, random int, seed uint64) (big, sample []
 // D.
 func Dedup(w io.Writer, data *DedupData) error {
 	d := data.withDefaults()
-	v := view{D: &d}
+	v := view{D: &d, RejectedKnown: d.RejectedPairs != nil}
 	s := d.Summary
 	v.Records = []row{{"read", s.Read, 100, false}}
 	pct := func(n int64) float64 {
@@ -215,14 +230,14 @@ func Dedup(w io.Writer, data *DedupData) error {
 	}
 	if len(d.ClusterSizes) > 0 {
 		var b bytes.Buffer
-		if err := SizeDistribution(&b, SVG, reportChart("cluster size (documents)", "clusters"), d.ClusterSizes); err != nil {
+		if err := SizeDistribution(&b, SVG, halfChart("cluster size (documents)", "clusters"), d.ClusterSizes); err != nil {
 			return err
 		}
 		v.SizePlot = inlineSVG(b.Bytes())
 	}
 	if d.Scheme != nil {
 		var b bytes.Buffer
-		if err := SCurve(&b, SVG, reportChart("", ""), []lsh.Params{*d.Scheme}, d.Threshold); err != nil {
+		if err := SCurve(&b, SVG, halfChart("", ""), []lsh.Params{*d.Scheme}, d.Threshold); err != nil {
 			return err
 		}
 		v.CurvePlot = inlineSVG(b.Bytes())
@@ -236,17 +251,14 @@ func Dedup(w io.Writer, data *DedupData) error {
 	return pageTemplate.Execute(w, &v)
 }
 
-// similarityPlot draws the verified pairs' similarities over [lo, 1] with
-// bins of 0.01, lo the threshold or the smallest value rounded down to 0.05.
+// similarityPlot draws the similarities of the verified pairs, and of the
+// rejected candidates when given, over [0, 1] in bins of 0.01 with the
+// threshold marked.
 func (d *DedupData) similarityPlot() (template.HTML, error) {
-	if len(d.Pairs) == 0 {
+	if len(d.Pairs) == 0 && len(d.RejectedPairs) == 0 {
 		return "", nil
 	}
-	var exact, est, ident []float64
-	lo := 1.0
-	if d.Threshold > 0 {
-		lo = d.Threshold
-	}
+	var exact, est, ident, rejected []float64
 	for _, p := range d.Pairs {
 		switch {
 		case p.Identical:
@@ -256,33 +268,45 @@ func (d *DedupData) similarityPlot() (template.HTML, error) {
 		default:
 			est = append(est, p.Similarity)
 		}
-		lo = math.Min(lo, p.Similarity)
 	}
-	lo = math.Max(0, math.Floor(lo*20)/20)
-	if lo >= 1 {
-		lo = 0.95
+	for _, p := range d.RejectedPairs {
+		rejected = append(rejected, p.Similarity)
 	}
-	bins := int(math.Round((1 - lo) * 100))
 	var ss []Series
-	if len(exact) > 0 {
-		ss = append(ss, Series{fmt.Sprintf("exact Jaccard (%d)", len(exact)), exact})
+	var colors []color.Color
+	add := func(name string, vs []float64, c color.Color) {
+		if len(vs) > 0 {
+			ss = append(ss, Series{Name: fmt.Sprintf("%s (%s)", name, group(int64(len(vs)))), Values: vs})
+			colors = append(colors, c)
+		}
 	}
-	if len(est) > 0 {
-		ss = append(ss, Series{fmt.Sprintf("sketch estimate (%d)", len(est)), est})
-	}
-	if len(ident) > 0 {
-		ss = append(ss, Series{fmt.Sprintf("identical bodies (%d)", len(ident)), ident})
+	add("verified: exact Jaccard", exact, colorOf(0))
+	add("verified: sketch estimate", est, colorOf(1))
+	add("identical bodies", ident, colorOf(2))
+	add("rejected candidates", rejected, color.Gray{Y: 175})
+	c := reportChart("similarity", "pairs")
+	c.Colors = colors
+	if d.Threshold > 0 && d.Threshold <= 1 {
+		c.Marks = []Mark{{d.Threshold, "threshold " + strconv.FormatFloat(d.Threshold, 'g', 4, 64)}}
 	}
 	var b bytes.Buffer
-	if err := StackedHistogram(&b, SVG, reportChart("similarity", "pairs"), lo, 1, bins, ss...); err != nil {
+	if err := StackedHistogram(&b, SVG, c, 0, 1, 100, ss...); err != nil {
 		return "", err
 	}
 	return inlineSVG(b.Bytes()), nil
 }
 
-// reportChart is the size of the report's plots: wide, as the page is.
+// reportChart is the size of the report's wide plots: 768 × 307 CSS
+// pixels (at 96 per inch), so that its 10-point tick labels show at 13
+// pixels.
 func reportChart(x, y string) Chart {
-	return Chart{XLabel: x, YLabel: y, Width: 8 * vg.Inch, Height: 3.4 * vg.Inch}
+	return Chart{XLabel: x, YLabel: y, Width: 8 * vg.Inch, Height: 3.2 * vg.Inch}
+}
+
+// halfChart is the size of the plots shown two abreast on a wide page:
+// 528 × 307 CSS pixels.
+func halfChart(x, y string) Chart {
+	return Chart{XLabel: x, YLabel: y, Width: 5.5 * vg.Inch, Height: 3.2 * vg.Inch}
 }
 
 // inlineSVG makes an SVG document embeddable in HTML: it drops the XML
@@ -303,6 +327,7 @@ type view struct {
 	SimPlot, SizePlot template.HTML
 	CurvePlot         template.HTML
 	PAtT              float64
+	RejectedKnown     bool // RejectedPairs is not nil
 	Examples          []exampleView
 }
 
@@ -315,21 +340,31 @@ type row struct {
 
 type exampleView struct {
 	Example
-	Size     int
-	Diffs    []diffView
-	NotShown int // members given but not diffed
-	Unlisted int // members of the cluster not given
+	Size         int
+	Diffs        []diffView
+	NotShown     int     // members given but not diffed
+	Unlisted     int     // members of the cluster not given
+	SimLo, SimHi float64 // range of the members' similarities to the kept one (-1: none compared)
 }
 
 type diffView struct {
 	Member       ExampleDoc
-	Rows         []diffRow
-	Del, Ins     int // words deleted from the kept document, inserted in the member
+	Rows         []diffRow // shown at first
+	More         []diffRow // folded
+	MoreWords    int       // words in More (the longer side)
+	Del, Ins     int       // words deleted from the kept document, inserted in the member
 	WordsA, TotA int
 	WordsB, TotB int
 	Note         string
 	NoDifference bool
-	Open         bool
+	// Identical members show their text, not a diff: Preview, then
+	// RestWords more words in Rest, folded; or, when an earlier member of
+	// the example showed it, only the name of that member (SameAs).
+	Identical     bool
+	Preview, Rest string
+	RestWords     int
+	SameAs        string
+	Open          bool
 }
 
 // diffRow is one row of a side-by-side diff, or a fold of Skip unchanged
@@ -345,11 +380,24 @@ type span struct {
 }
 
 func (d *DedupData) exampleView(df *differ, in *interner, ex Example) exampleView {
-	v := exampleView{Example: ex, Size: ex.Size}
+	v := exampleView{Example: ex, Size: ex.Size, SimLo: -1, SimHi: -1}
 	if v.Size == 0 {
 		v.Size = 1 + len(ex.Members)
 	}
 	v.Unlisted = max(0, v.Size-1-len(ex.Members))
+	for _, m := range ex.Members {
+		s := m.Similarity
+		if m.Identical {
+			s = 1
+		}
+		if s < 0 {
+			continue
+		}
+		if v.SimLo < 0 || s < v.SimLo {
+			v.SimLo = s
+		}
+		v.SimHi = max(v.SimHi, s)
+	}
 	var ka []string
 	var ta int
 	var ia []int32
@@ -357,6 +405,7 @@ func (d *DedupData) exampleView(df *differ, in *interner, ex Example) exampleVie
 		ka, ta = words(ex.Kept.Text, d.MaxWords)
 		ia = in.intern(nil, ka)
 	}
+	shownAt := "" // the member under which an identical text is shown
 	for i, m := range ex.Members {
 		if i >= d.MaxDiffs {
 			v.NotShown = len(ex.Members) - i
@@ -364,6 +413,22 @@ func (d *DedupData) exampleView(df *differ, in *interner, ex Example) exampleVie
 		}
 		dv := diffView{Member: m, Open: i == 0, WordsA: len(ka), TotA: ta}
 		switch {
+		case m.Identical && shownAt != "":
+			dv.Identical = true
+			dv.SameAs = shownAt
+		case m.Identical && m.HasText:
+			// The text once per example, its first MaxWords words.
+			ws, tot := words(m.Text, d.MaxWords)
+			dv.Identical = true
+			dv.WordsB, dv.TotB = len(ws), tot
+			shownAt = m.Name
+			if len(ws) > d.Preview+previewSlack {
+				dv.Preview = strings.Join(ws[:d.Preview], " ")
+				dv.Rest = strings.Join(ws[d.Preview:], " ")
+				dv.RestWords = len(ws) - d.Preview
+			} else {
+				dv.Preview = strings.Join(ws, " ")
+			}
 		case !ex.Kept.HasText:
 			dv.Note = "the kept document's text is not available (stored by an earlier run, or not read for the report)"
 		case !m.HasText:
@@ -373,12 +438,96 @@ func (d *DedupData) exampleView(df *differ, in *interner, ex Example) exampleVie
 			dv.WordsB, dv.TotB = len(kb), tb
 			ib := in.intern(nil, kb)
 			es := df.diff(ia, ib)
-			dv.Rows, dv.Del, dv.Ins = d.sideBySide(ka, kb, es)
+			var rows []diffRow
+			rows, dv.Del, dv.Ins = d.sideBySide(ka, kb, es)
+			dv.Rows, dv.More, dv.MoreWords = fold(rows, d.Preview)
 			dv.NoDifference = dv.Del == 0 && dv.Ins == 0
 		}
 		v.Diffs = append(v.Diffs, dv)
 	}
 	return v
+}
+
+// previewSlack is how many words beyond the preview are shown rather than
+// folded: a fold that hides a handful of words only costs the reader a
+// click.
+const previewSlack = 20
+
+// skipCost is what a folded run of unchanged words costs in the preview's
+// word budget: one short line.
+const skipCost = 4
+
+// fold splits the rows of a diff into those shown at first, about budget
+// words of the longer side (a long row is cut inside), and the rest, with
+// the number of words in the rest. Nothing is folded when the rest would
+// be shorter than previewSlack words.
+func fold(rows []diffRow, budget int) (shown, rest []diffRow, restWords int) {
+	cost := func(r diffRow) int {
+		if r.Skip > 0 {
+			return skipCost
+		}
+		return max(spanWords(r.Left), spanWords(r.Right))
+	}
+	total := 0
+	for _, r := range rows {
+		total += cost(r)
+	}
+	if total <= budget+previewSlack {
+		return rows, nil, 0
+	}
+	used := 0
+	for i, r := range rows {
+		c := cost(r)
+		if used+c <= budget {
+			shown = append(shown, r)
+			used += c
+			continue
+		}
+		rest = rows[i:]
+		if r.Skip == 0 && budget-used >= 10 {
+			n := budget - used
+			head, tail := diffRow{}, diffRow{}
+			head.Left, tail.Left = cutSpans(r.Left, n)
+			head.Right, tail.Right = cutSpans(r.Right, n)
+			shown = append(shown, head)
+			rest = append([]diffRow{tail}, rows[i+1:]...)
+		}
+		break
+	}
+	for _, r := range rest {
+		if r.Skip == 0 {
+			restWords += cost(r)
+		}
+	}
+	return shown, rest, restWords
+}
+
+func spanWords(ss []span) int {
+	n := 0
+	for _, s := range ss {
+		n += strings.Count(s.Text, " ") + 1
+	}
+	return n
+}
+
+// cutSpans splits spans after their first n words, keeping each word's
+// class.
+func cutSpans(ss []span, n int) (head, tail []span) {
+	for i, s := range ss {
+		ws := strings.Split(s.Text, " ")
+		if len(ws) <= n {
+			head = append(head, s)
+			n -= len(ws)
+			continue
+		}
+		if n > 0 {
+			head = append(head, span{strings.Join(ws[:n], " "), s.Class})
+		}
+		tail = append(tail, span{strings.Join(ws[n:], " "), s.Class})
+		tail = append(tail, ss[i+1:]...)
+		break
+	}
+	return head, tail
 }
 
 // sideBySide lays out an edit script as rows: each row holds changes with
@@ -507,6 +656,12 @@ var pageTemplate = template.Must(template.New("page").Funcs(template.FuncMap{
 	"rate":  rate,
 	"prob":  func(x float64) string { return fmt.Sprintf("%.4f", x) },
 	"inc":   func(n int) int { return n + 1 },
+	"range2": func(lo, hi float64) string {
+		if lo == hi {
+			return fmt.Sprintf("%.4f", lo)
+		}
+		return fmt.Sprintf("%.4f–%.4f", lo, hi)
+	},
 	"words": func(n int) string {
 		if n == 1 {
 			return "1 word"

@@ -2,11 +2,13 @@ package report
 
 import (
 	"bytes"
+	"fmt"
 	"regexp"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/neardup/neardup/internal/rng"
 	"github.com/neardup/neardup/lsh"
 )
 
@@ -186,6 +188,154 @@ func TestPickExamples(t *testing.T) {
 	for _, i := range []int{0, 2, 4, 5, 7, 8, 9, 10} {
 		if c := counts[i]; c < 1000-164 || c > 1000+164 {
 			t.Errorf("cluster %d drawn %d times, want 1000 ± 164", i, c)
+		}
+	}
+}
+
+// TestSimilarityHistogram checks the histogram's range, threshold mark and
+// the note about rejected candidates: nil (not recorded), empty (none) and
+// given.
+func TestSimilarityHistogram(t *testing.T) {
+	for _, c := range []struct {
+		name     string
+		rejected []PairSim
+		want     []string
+		not      []string
+	}{
+		{"not recorded", nil, []string{"did not record"}, []string{"rejected candidates ("}},
+		{"none", []PairSim{}, nil, []string{"did not record", "rejected candidates ("}},
+		{"given", []PairSim{{0.31, true, false}, {0.55, true, false}, {0.79, false, false}},
+			[]string{"rejected candidates (3)", "Grey: the candidates"}, []string{"did not record"}},
+	} {
+		d := sampleData()
+		d.RejectedPairs = c.rejected
+		var b bytes.Buffer
+		if err := Dedup(&b, d); err != nil {
+			t.Fatal(err)
+		}
+		page := b.String()
+		// The first plot is the histogram: [0, 1] labelled every 0.1,
+		// the threshold named in its legend.
+		hist := page[strings.Index(page, "<svg"):strings.Index(page, "</svg>")]
+		for _, w := range append([]string{">0<", ">0.1<", ">0.5<", ">1<", ">threshold 0.8<"}, c.want...) {
+			if !strings.Contains(hist+page, w) {
+				t.Errorf("%s: page lacks %q", c.name, w)
+			}
+		}
+		for _, w := range c.not {
+			if strings.Contains(page, w) {
+				t.Errorf("%s: page has %q", c.name, w)
+			}
+		}
+	}
+}
+
+// TestLongTextsFolded checks that long texts show a preview and fold the
+// rest: an identical member's text, and a long diff, each in full once.
+func TestLongTextsFolded(t *testing.T) {
+	var long []string
+	for i := range 500 {
+		long = append(long, fmt.Sprintf("w%d", i))
+	}
+	text := strings.Join(long, " ")
+	changed := slices.Clone(long)
+	for i := 5; i < 500; i += 40 {
+		changed[i] = "CHANGED"
+	}
+	d := &DedupData{Examples: []Example{{
+		Cluster: 1, Why: "largest",
+		Kept: ExampleDoc{Name: "k", HasText: true, Text: text},
+		Members: []ExampleDoc{
+			{Name: "same", Similarity: 1, Identical: true, HasText: true, Text: text},
+			{Name: "same2", Similarity: 1, Identical: true, HasText: true, Text: text},
+			{Name: "edited", Similarity: 0.9, Exact: true, HasText: true, Text: strings.Join(changed, " ")},
+		},
+	}}}
+	var b bytes.Buffer
+	if err := Dedup(&b, d); err != nil {
+		t.Fatal(err)
+	}
+	page := b.String()
+	for _, w := range []string{"Identical to the kept document", "Show the text (440 more words)", "Show the rest of the diff (",
+		"the text is shown under <code>same</code>"} {
+		if !strings.Contains(page, w) {
+			t.Errorf("page lacks %q", w)
+		}
+	}
+	// The identical text is shown once (preview + rest), not side by side.
+	if n := strings.Count(page, " w290 "); n != 1+2 { // once for "same", twice (both sides) in the diff
+		t.Errorf("w290 appears %d times, want 3", n)
+	}
+	// The diff's folded part starts after the preview: the first change
+	// is shown, the last only inside the fold.
+	i := strings.Index(page, "Show the rest of the diff")
+	if !strings.Contains(page[:i], `<span class="ins">CHANGED</span>`) || !strings.Contains(page[i:], "w485") {
+		t.Error("the diff is not split into a preview and a fold")
+	}
+	// An identical text is cut at MaxWords, as diffs are.
+	d.MaxWords = 300
+	b.Reset()
+	if err := Dedup(&b, d); err != nil {
+		t.Fatal(err)
+	}
+	page = b.String()
+	for _, w := range []string{"(the first 300 of 500 words)", "Show more of the text (240 more words)"} {
+		if !strings.Contains(page, w) {
+			t.Errorf("MaxWords 300: page lacks %q", w)
+		}
+	}
+	if strings.Contains(page, " w300 ") {
+		t.Error("MaxWords 300: word 301 shown")
+	}
+}
+
+// TestFold checks that folding loses no word and keeps the preview within
+// its budget.
+func TestFold(t *testing.T) {
+	s := rng.New(rng.Key(3, 'f', 'o', 'l', 'd'))
+	for trial := range 300 {
+		var rows []diffRow
+		for range 1 + s.Intn(12) {
+			if s.Intn(4) == 0 {
+				rows = append(rows, diffRow{Skip: 1 + int(s.Intn(50))})
+				continue
+			}
+			mk := func() []span {
+				var ss []span
+				for range s.Intn(4) {
+					var ws []string
+					for range 1 + s.Intn(40) {
+						ws = append(ws, "x")
+					}
+					ss = append(ss, span{strings.Join(ws, " "), []string{"", "del", "ins"}[s.Intn(3)]})
+				}
+				return ss
+			}
+			rows = append(rows, diffRow{Left: mk(), Right: mk()})
+		}
+		budget := 10 + int(s.Intn(80))
+		shown, rest, restWords := fold(rows, budget)
+		count := func(rs []diffRow) (l, r, skip, cost int) {
+			for _, x := range rs {
+				l += spanWords(x.Left)
+				r += spanWords(x.Right)
+				skip += x.Skip
+				if x.Skip > 0 {
+					cost += skipCost
+				} else {
+					cost += max(spanWords(x.Left), spanWords(x.Right))
+				}
+			}
+			return
+		}
+		l0, r0, k0, c0 := count(rows)
+		l1, r1, k1, c1 := count(shown)
+		l2, r2, k2, _ := count(rest)
+		if l1+l2 != l0 || r1+r2 != r0 || k1+k2 != k0 {
+			t.Fatalf("trial %d: words %d+%d/%d+%d/%d+%d of %d/%d/%d", trial, l1, l2, r1, r2, k1, k2, l0, r0, k0)
+		}
+		if rest == nil && c0 > budget+previewSlack || rest != nil && (c1 > budget || restWords == 0 && k2 == 0) {
+			t.Fatalf("trial %d: budget %d, total %d, shown %d, rest %d rows (%d words)", trial, budget, c0, c1, len(rest), restWords)
 		}
 	}
 }

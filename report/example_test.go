@@ -81,3 +81,30 @@ func ExampleDedup() {
 	fmt.Println(strings.Contains(page, `<span class="del">brown</span>`), strings.Contains(page, `<span class="ins">red</span>`))
 	// Output: true true
 }
+
+// A logarithmic axis shows the false-positive tail of a scheme (the book's
+// figure 3.2), labelled at powers of ten.
+func ExampleSCurve_log() {
+	var b bytes.Buffer
+	err := report.SCurve(&b, report.SVG, report.Chart{LogY: true, MinY: 1e-8}, []lsh.Params{lsh.AltaVista()}, 0.8)
+	fmt.Println(err, strings.Contains(b.String(), ">1e-8<"), strings.Contains(b.String(), ">0.001<"))
+	// Output: <nil> true true
+}
+
+// Marks draw dashed vertical lines, named in the legend below the plot.
+func ExampleMark() {
+	var b bytes.Buffer
+	c := report.Chart{XLabel: "similarity", Marks: []report.Mark{{X: 0.8, Label: "threshold 0.8"}}}
+	err := report.StackedHistogram(&b, report.SVG, c, 0, 1, 100,
+		report.Series{Name: "verified", Values: []float64{0.82, 0.9, 0.95}},
+		report.Series{Name: "rejected", Values: []float64{0.35, 0.5, 0.61}})
+	fmt.Println(err, strings.Contains(b.String(), "threshold 0.8"))
+	// Output: <nil> true
+}
+
+func ExampleCurves_pdf() {
+	var b bytes.Buffer
+	err := report.Curves(&b, report.PDF, report.Chart{Title: "one sample"}, []report.Curve{{Name: "P = J", P: func(j float64) float64 { return j }}}, 0)
+	fmt.Println(err, bytes.HasPrefix(b.Bytes(), []byte("%PDF")))
+	// Output: <nil> true
+}

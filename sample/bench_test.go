@@ -35,11 +35,11 @@ func BenchmarkSketch(b *testing.B) {
 	for _, sp := range specs {
 		for _, k := range []int{64, 128, 256, 512} {
 			b.Run(fmt.Sprintf("%v/k=%d", sp.alg, k), func(b *testing.B) {
-				opts := sp.opts
+				cfg := sp.cfg
 				if sp.alg == sketch.LazyBitsBatched {
-					opts = []Option{WithBlock(128)}
+					cfg = Config{Block: 128}
 				}
-				smp, err := New(sp.alg, k, 1, opts...)
+				smp, err := newSampler(sp.alg, k, 1, cfg)
 				if err != nil {
 					b.Fatal(err)
 				}

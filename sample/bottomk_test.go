@@ -28,7 +28,7 @@ func naiveBottomK(key uint64, fs []feature.Feature, k int) []uint64 {
 func TestBottomKOracle(t *testing.T) {
 	st := rng.New(17)
 	for _, k := range []int{1, 3, 16, 128, 512} {
-		smp, _ := New(sketch.BottomK, k, 9)
+		smp, _ := newSampler(sketch.BottomK, k, 9, Config{})
 		key := smp.(*bottomK).key
 		for _, n := range []int{1, 2, 5, 100, 600, 1000, 5000} {
 			for _, dup := range []int{0, 1, 2} {

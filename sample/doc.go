@@ -14,6 +14,14 @@
 // densification (HMT paper §3; Shrivastava 2017) and SuperMinHash (Ertl
 // 2017), the fast ones.
 //
+// One constructor builds every sampler: New takes a Config (algorithm, k,
+// seed, feature options, and the few parameters particular samplers have)
+// and returns this package's samplers or the weighted ones of package
+// weighted. A Sketcher, made from the same Config, is the whole per-document
+// path: exact Rabin fingerprint, features (package feature) and sketch
+// values, appended to the caller's buffers; every part of the system that
+// sketches a document goes through it.
+//
 // Samplers are not estimators, indexes or feature extractors, and the hash
 // functions are not cryptographic: with the seed, collisions can be forged.
 // Outputs are frozen by golden vectors in testdata/: a sampler's output for a

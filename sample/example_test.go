@@ -17,7 +17,7 @@ func set(lo, hi uint64) []feature.Feature {
 }
 
 func ExampleNew() {
-	s, err := sample.New(sketch.OPH, 128, 1)
+	s, err := sample.New(sample.Config{Algorithm: sketch.OPH, K: 128, Seed: 1})
 	if err != nil {
 		panic(err)
 	}
@@ -29,7 +29,7 @@ func ExampleNew() {
 }
 
 func ExampleSampler_Sketch() {
-	s, _ := sample.New(sketch.MinHash, 4, 7)
+	s, _ := sample.New(sample.Config{Algorithm: sketch.MinHash, K: 4, Seed: 7})
 	var buf []uint64
 	buf = s.Sketch(buf[:0], set(0, 10)) // reuse buf across documents
 	fmt.Println(len(buf), s.Header().Algorithm)
@@ -37,42 +37,62 @@ func ExampleSampler_Sketch() {
 }
 
 func ExampleMake() {
-	s, _ := sample.New(sketch.BottomK, 256, 3)
+	s, _ := sample.New(sample.Config{Algorithm: sketch.BottomK, K: 256, Seed: 3})
 	sk := sample.Make(s, set(0, 5000))
 	fmt.Printf("%v holds %d hashes; estimated size %.0f (true 5000)\n", sk.Header.Algorithm, len(sk.Values), sk.Size)
 	// Output: bottomk holds 256 hashes; estimated size 5486 (true 5000)
 }
 
 func ExampleBitCounter() {
-	s, _ := sample.New(sketch.LazyBits, 128, 1)
+	s, _ := sample.New(sample.Config{Algorithm: sketch.LazyBits, K: 128, Seed: 1})
 	s.Sketch(nil, set(0, 1000))
 	c := s.(sample.BitCounter).Counter()
 	fmt.Printf("%.1f bits per input per sample\n", c.PerInputPerSample())
 	// Output: 2.0 bits per input per sample
 }
 
-func ExampleWithBlock() {
-	s, _ := sample.New(sketch.LazyBitsBatched, 128, 1, sample.WithBlock(64))
-	fmt.Println(s.Header().Params)
-	// Output: 64
+func ExampleConfig() {
+	// The zero Config is valid: OPH, 128 samples, 5-word shingles.
+	var c sample.Config
+	c.EnsureDefaults()
+	fmt.Println(c.Algorithm, c.K, c.Features)
+	// Every problem at once.
+	err := sample.Config{Algorithm: sketch.LazyBitsBatched, K: -1, Block: 32}.Validate()
+	fmt.Println(err)
+	// Output:
+	// oph 128 shingle k=5 nowrap format=auto case=lower norm=none digits=keep punct=drop seed=0 weight=set
+	// sample: invalid parameter: k = -1 not in [1, 65536]
+	// sample: invalid parameter: block 32 not 64 or 128
 }
 
-func ExampleWithModulus() {
-	s, _ := sample.New(sketch.Proportional, 0, 1, sample.WithModulus(32))
+func ExampleNew_parameters() {
+	// Sampler parameters are Config fields: the modulus of Proportional,
+	// the block of LazyBitsBatched, the buffer of Prefix and LazyBits.
+	s, _ := sample.New(sample.Config{Algorithm: sketch.Proportional, Modulus: 32, Seed: 1})
 	fmt.Println(len(s.Sketch(nil, set(0, 3200))) > 0, s.Header().Params)
-	// Output: true 32
+	b, _ := sample.New(sample.Config{Algorithm: sketch.LazyBitsBatched, Block: 64})
+	fmt.Println(b.Header().Params)
+	// The header records the feature configuration's hash.
+	m, _ := sample.New(sample.Config{Algorithm: sketch.MinHash, K: 8})
+	fmt.Println(m.Header().Features == (feature.Options{}).ConfigHash())
+	// Output:
+	// true 32
+	// 64
+	// true
 }
 
-func ExampleWithFeatures() {
-	s, _ := sample.New(sketch.MinHash, 8, 1, sample.WithFeatures(0xabc))
-	fmt.Printf("%#x\n", s.Header().Features)
-	// Output: 0xabc
+func ExampleNew_weighted() {
+	// Weighted samplers come from the same constructor.
+	s, _ := sample.New(sample.Config{Algorithm: sketch.ICWS, K: 64, Features: feature.Options{Weighting: feature.WeightCount}})
+	sk := sample.Make(s, []feature.Feature{{ID: 1, Weight: 2}, {ID: 2, Weight: 0.5}})
+	fmt.Println(sk.Header.Algorithm, len(sk.Values), sk.Size)
+	// Output: icws 64 2.5
 }
 
-func ExampleWithBufLen() {
-	s, _ := sample.New(sketch.Prefix, 8, 1, sample.WithBufLen(32))
-	fmt.Println(s.Header().Algorithm)
-	// Output: prefix
+func ExampleConfig_Size() {
+	fs := []feature.Feature{{ID: 1, Weight: 2}, {ID: 2, Weight: 0.5}}
+	fmt.Println(sample.Config{}.Size(fs), sample.Config{Algorithm: sketch.CWS}.Size(fs))
+	// Output: 2 2.5
 }
 
 func ExampleCounter_PerInputPerSample() {
@@ -84,7 +104,25 @@ func ExampleCounter_PerInputPerSample() {
 func ExampleVersion() {
 	// A sampler's version is written into every sketch header; sketches of
 	// different versions never compare (sketch.ErrMismatch).
-	s, _ := sample.New(sketch.MinHash, 64, 1)
+	s, _ := sample.New(sample.Config{Algorithm: sketch.MinHash, K: 64, Seed: 1})
 	fmt.Println(s.Header().Version == sample.Version(sketch.MinHash), sample.Version(sketch.MinHash))
 	// Output: true 2
+}
+
+func ExampleNewSketcher() {
+	// One Sketcher per goroutine: body -> fingerprint, features, sketch.
+	s, err := sample.NewSketcher(sample.Config{K: 64})
+	if err != nil {
+		panic(err)
+	}
+	var a, b sample.Sketched // reused across documents
+	s.Sketch(&a, []byte("the quick brown fox jumps over the lazy dog again and again"), false)
+	s.Sketch(&b, []byte("the quick brown fox jumps over the lazy dog again and again!"), false)
+	fmt.Println(a.Fingerprint == b.Fingerprint, len(a.Features), len(a.Values), a.Size)
+	sa, sb := a.Sketch(s.Header()), b.Sketch(s.Header())
+	e, _ := sketch.Jaccard(&sa, &sb)
+	fmt.Println(e.J)
+	// Output:
+	// false 8 64 8
+	// 1
 }

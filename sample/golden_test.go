@@ -21,7 +21,7 @@ var update = flag.Bool("update", false, "rewrite testdata/golden.json")
 func TestGolden(t *testing.T) {
 	got := map[string][][]uint64{}
 	for _, sp := range specs {
-		smp, err := New(sp.alg, 16, 42, sp.opts...)
+		smp, err := newSampler(sp.alg, 16, 42, sp.cfg)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -41,7 +41,7 @@ func TestLazyFastPath(t *testing.T) {
 	st := rng.New(31)
 	for _, k := range []int{1, 2, 5, 31, 32, 33, 64, 100, 128, 300} {
 		for _, blen := range []int{1, 16} {
-			smp, _ := New(sketch.LazyBits, k, 8, WithBufLen(blen))
+			smp, _ := newSampler(sketch.LazyBits, k, 8, Config{BufLen: blen})
 			s := smp.(*lazy)
 			for _, n := range []int{1, 3, 40, 1000, 3000} {
 				fs := make([]feature.Feature, n)

@@ -2,10 +2,10 @@ package sample
 
 import (
 	"errors"
-	"fmt"
 
 	"github.com/neardup/neardup/feature"
 	"github.com/neardup/neardup/sketch"
+	"github.com/neardup/neardup/weighted"
 )
 
 // Sampler draws a consistent sample of a feature set.
@@ -35,85 +35,12 @@ type Cloner interface {
 
 // Errors.
 var (
-	// ErrParam means a constructor argument or option is out of range.
+	// ErrParam means a Config field is out of range.
 	ErrParam = errors.New("sample: invalid parameter")
 )
 
 // MaxK is the largest supported number of slots.
 const MaxK = 1 << 16
-
-// Option configures a sampler built by New.
-type Option func(*options)
-
-type options struct {
-	features uint64
-	modulus  uint64
-	block    int
-	bufLen   int
-}
-
-// WithFeatures records the hash of the feature configuration in the header
-// (sketch.Header.Features). The default is 0 (unspecified).
-func WithFeatures(h uint64) Option { return func(o *options) { o.features = h } }
-
-// WithModulus sets Proportional's modulus m: a feature is kept when its hash
-// is ≡ 0 mod m, so about n/m features are kept. The default is 64.
-func WithModulus(m uint64) Option { return func(o *options) { o.modulus = m } }
-
-// WithBlock sets LazyBitsBatched's block size m, 64 or 128. The default is
-// 128.
-func WithBlock(m int) Option { return func(o *options) { o.block = m } }
-
-// WithBufLen sets the per-slot candidate buffer of Prefix and LazyBits
-// (book 3.2 BUFLEN). It affects speed (and the tie bits counted) only,
-// never the output; a buffer holds at least two candidates, so 1 acts as 2.
-// The default is 16.
-func WithBufLen(n int) Option { return func(o *options) { o.bufLen = n } }
-
-// New returns the sampler for alg with k slots and the given seed. For
-// Proportional k is ignored (the modulus comes from WithModulus). It returns
-// ErrParam for k outside [1, MaxK], an unknown or weighted algorithm, or bad
-// options.
-func New(alg sketch.Algorithm, k int, seed uint64, opts ...Option) (Sampler, error) {
-	o := options{modulus: 64, block: 128, bufLen: 16}
-	for _, f := range opts {
-		f(&o)
-	}
-	if alg != sketch.Proportional && (k < 1 || k > MaxK) {
-		return nil, fmt.Errorf("%w: k = %d not in [1, %d]", ErrParam, k, MaxK)
-	}
-	if o.bufLen < 1 || o.bufLen > 1024 {
-		return nil, fmt.Errorf("%w: buffer length %d not in [1, 1024]", ErrParam, o.bufLen)
-	}
-	h := sketch.Header{Algorithm: alg, Version: Version(alg), Seed: seed, K: uint32(k), Bits: 64, Features: o.features}
-	switch alg {
-	case sketch.MinHash:
-		return newMinHash(h), nil
-	case sketch.Prefix:
-		return newPrefix(h, o.bufLen), nil
-	case sketch.LazyBits:
-		return newLazy(h, o.bufLen), nil
-	case sketch.LazyBitsBatched:
-		if o.block != 64 && o.block != 128 {
-			return nil, fmt.Errorf("%w: block %d not 64 or 128", ErrParam, o.block)
-		}
-		h.Params = uint64(o.block)
-		return newBatched(h, o.bufLen), nil
-	case sketch.BottomK:
-		return newBottomK(h), nil
-	case sketch.Proportional:
-		if o.modulus < 1 || o.modulus > 1<<62 {
-			return nil, fmt.Errorf("%w: modulus %d", ErrParam, o.modulus)
-		}
-		h.K, h.Params = 0, o.modulus
-		return newProportional(h), nil
-	case sketch.OPH:
-		return newOPH(h), nil
-	case sketch.SuperMinHash:
-		return newSuperMinHash(h), nil
-	}
-	return nil, fmt.Errorf("%w: algorithm %v is not an unweighted sampler", ErrParam, alg)
-}
 
 // versions holds the current version of each sampler's output
 // (sketch.Header.Version). A version changes whenever a sampler's output for
@@ -139,11 +66,18 @@ func Version(alg sketch.Algorithm) uint8 {
 	return 0
 }
 
-// Make returns the sketch of fs drawn by s, with Size set to its
+// Make returns the sketch of fs drawn by s, with Size set: for the
+// samplers of package weighted, the exact total weight Σw of fs (present
+// weights only; weighted.TotalWeight), the size sketch.Containment needs and
+// the only source of it for CWS and ICWS sketches; for the others, the
 // sketch.Cardinality estimate (0 when the algorithm has none). It allocates
-// the result; use Sampler.Sketch in hot loops.
+// the result; use Sampler.Sketch (or a Sketcher) in hot loops.
 func Make(s Sampler, fs []feature.Feature) *sketch.Sketch {
 	sk := &sketch.Sketch{Header: s.Header(), Values: s.Sketch(nil, fs)}
+	if w, ok := s.(interface{ LogWeights() bool }); ok && sk.Header.Algorithm.IsWeighted() {
+		sk.Size = weighted.TotalWeight(fs, w.LogWeights())
+		return sk
+	}
 	if c, err := sketch.Cardinality(sk); err == nil {
 		sk.Size = c
 	}

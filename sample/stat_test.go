@@ -1,9 +1,11 @@
 package sample
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/neardup/neardup/feature"
@@ -15,9 +17,9 @@ import (
 // spec describes how each sampler is tested.
 type spec struct {
 	alg   sketch.Algorithm
-	opts  []Option
-	k     int  // slots for the collision/variance tests
-	indep bool // slots are independent MinHash functions
+	cfg   Config // further parameters (Block, Modulus)
+	k     int    // slots for the collision/variance tests
+	indep bool   // slots are independent MinHash functions
 	// variance returns the sampler's known estimator variance for a union of
 	// n features at similarity j with k slots; NaN when not stated.
 	variance func(j float64, n, k int) float64
@@ -48,9 +50,9 @@ var specs = []spec{
 	{alg: sketch.MinHash, k: 64, indep: true, variance: mhVar},
 	{alg: sketch.Prefix, k: 64, indep: true, variance: mhVar},
 	{alg: sketch.LazyBits, k: 64, indep: true, variance: mhVar},
-	{alg: sketch.LazyBitsBatched, opts: []Option{WithBlock(64)}, k: 128, indep: true, variance: mhVar},
+	{alg: sketch.LazyBitsBatched, cfg: Config{Block: 64}, k: 128, indep: true, variance: mhVar},
 	{alg: sketch.BottomK, k: 16, variance: hyperVar},
-	{alg: sketch.Proportional, opts: []Option{WithModulus(16)}, variance: propVar(16)},
+	{alg: sketch.Proportional, cfg: Config{Modulus: 16}, variance: propVar(16)},
 	// OPH without empty bins samples k bins of the union without
 	// replacement: ≈ hypergeometric. With empty bins (small sets)
 	// densification copies bins and the variance rises; see TestOPHVariance.
@@ -84,7 +86,7 @@ func estimates(t *testing.T, sp spec, a, b []feature.Feature, seeds int, seed0 u
 	out := make([]float64, 0, seeds)
 	var va, vb []uint64
 	for s := range seeds {
-		smp, err := New(sp.alg, sp.k, seed0+uint64(s), sp.opts...)
+		smp, err := newSampler(sp.alg, sp.k, seed0+uint64(s), sp.cfg)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -221,7 +223,7 @@ func TestConsistency(t *testing.T) {
 			for _, n := range []int{30, 600} {
 				base := ids(0, uint64(n))
 				for s := uint64(0); s < 40; s++ {
-					smp, _ := New(sp.alg, 64, s, sp.opts...)
+					smp, _ := newSampler(sp.alg, 64, s, sp.cfg)
 					old := smp.Sketch(nil, base)
 					// shuffled, with duplicates
 					shuf := slices.Clone(base)
@@ -289,7 +291,7 @@ func TestUniformity(t *testing.T) {
 			}
 			var total float64
 			for s := range seeds {
-				smp, _ := New(sp.alg, k, uint64(s)+1e6, sp.opts...)
+				smp, _ := newSampler(sp.alg, k, uint64(s)+1e6, sp.cfg)
 				v := smp.Sketch(nil, fs)
 				var singles [n][]uint64
 				for f := range fs {
@@ -358,7 +360,7 @@ func TestBottomKSmallUniformity(t *testing.T) {
 	fs := ids(7000, 7000+n)
 	counts := make([]float64, n)
 	for s := range seeds {
-		smp, _ := New(sketch.BottomK, k, uint64(s)+3e6)
+		smp, _ := newSampler(sketch.BottomK, k, uint64(s)+3e6, Config{})
 		v := smp.Sketch(nil, fs)
 		for f := range fs {
 			if slices.Contains(v, smp.Sketch(nil, fs[f:f+1])[0]) {
@@ -387,15 +389,15 @@ func TestBitsPerSample(t *testing.T) {
 	fs := ids(0, 1000)
 	for _, c := range []struct {
 		alg    sketch.Algorithm
-		opts   []Option
+		cfg    Config
 		lo, hi float64
 	}{
-		{sketch.LazyBits, nil, 1.95, 2.1},
-		{sketch.Prefix, nil, 8.0, 8.6},
-		{sketch.LazyBitsBatched, []Option{WithBlock(128)}, 0.05, 0.25},
-		{sketch.LazyBitsBatched, []Option{WithBlock(64)}, 0.05, 0.35},
+		{sketch.LazyBits, Config{}, 1.95, 2.1},
+		{sketch.Prefix, Config{}, 8.0, 8.6},
+		{sketch.LazyBitsBatched, Config{Block: 128}, 0.05, 0.25},
+		{sketch.LazyBitsBatched, Config{Block: 64}, 0.05, 0.35},
 	} {
-		smp, _ := New(c.alg, 128, 1, c.opts...)
+		smp, _ := newSampler(c.alg, 128, 1, c.cfg)
 		for s := 0; s < 20; s++ {
 			smp.Sketch(nil, fs[s*10:s*10+800])
 		}
@@ -420,7 +422,7 @@ func TestFlajoletMartin(t *testing.T) {
 		for tr := 0; tr < trials; tr++ {
 			z := 200 + 37*tr
 			fs := ids(uint64(tr)<<32, uint64(tr)<<32+uint64(z))
-			smp, _ := New(alg, k, uint64(tr))
+			smp, _ := newSampler(alg, k, uint64(tr), Config{})
 			c, err := sketch.Cardinality(Make(smp, fs))
 			if err != nil {
 				t.Fatal(err)
@@ -444,7 +446,7 @@ func TestCardinalityOthers(t *testing.T) {
 		const z, trials, k = 5000, 100, 256
 		var sum, sum2 float64
 		for tr := 0; tr < trials; tr++ {
-			smp, _ := New(alg, k, uint64(tr))
+			smp, _ := newSampler(alg, k, uint64(tr), Config{})
 			c, err := sketch.Cardinality(Make(smp, ids(uint64(tr)<<32, uint64(tr)<<32+z)))
 			if err != nil {
 				t.Fatal(err)
@@ -461,78 +463,32 @@ func TestCardinalityOthers(t *testing.T) {
 	}
 }
 
+// TestNewErrors: every bad field is an error wrapping ErrParam, and
+// Validate names all of them at once.
 func TestNewErrors(t *testing.T) {
-	for _, c := range []struct {
-		alg  sketch.Algorithm
-		k    int
-		opts []Option
-	}{
-		{sketch.MinHash, 0, nil}, {sketch.MinHash, MaxK + 1, nil}, {sketch.CWS, 8, nil},
-		{sketch.LazyBitsBatched, 8, []Option{WithBlock(32)}}, {sketch.Proportional, 0, []Option{WithModulus(0)}},
-		{sketch.Prefix, 8, []Option{WithBufLen(0)}},
+	for _, c := range []Config{
+		{Algorithm: sketch.MinHash, K: -1}, {Algorithm: sketch.MinHash, K: MaxK + 1}, {Algorithm: sketch.CWS, K: 1<<20 + 1},
+		{Algorithm: sketch.LazyBitsBatched, Block: 32}, {Algorithm: sketch.Proportional, Modulus: 1<<62 + 1},
+		{Algorithm: sketch.Prefix, BufLen: -1}, {Algorithm: sketch.Algorithm(99)},
+		{Algorithm: sketch.HMT, HMT: sketch.HMTParams{Alpha: 2}}, {Features: feature.Options{K: -1}},
 	} {
-		if _, err := New(c.alg, c.k, 1, c.opts...); err == nil {
-			t.Errorf("New(%v, %d) succeeded", c.alg, c.k)
+		if _, err := New(c); err == nil {
+			t.Errorf("New(%+v) succeeded", c)
 		}
+	}
+	err := Config{Algorithm: sketch.LazyBitsBatched, K: -1, Block: 3, BufLen: 2000}.Validate()
+	if !errors.Is(err, ErrParam) || strings.Count(err.Error(), "\n") != 2 {
+		t.Errorf("Validate: %v, want three problems wrapping ErrParam", err)
+	}
+	if err := (Config{}).Validate(); err != nil {
+		t.Errorf("zero Config: %v", err)
 	}
 	_ = fmt.Sprint()
 }
 
-// TestSlotIndependence: for samplers whose slots are independent MinHash
-// functions, two distinct slots pick the same feature of an n-set with
-// probability exactly 1/n (independent uniform choices). Per seed, C counts
-// the agreeing pairs among the k(k−1)/2 slot pairs (E[C] = pairs/n); the
-// mean of C over 1,000 seeds (i.i.d. across seeds) must be within 4 SE of
-// that, the SE estimated from the per-seed variance (CLT). A family whose
-// slots order features alike (e.g. linear maps sharing structure) inflates C.
-// Sets: n = 10 random ids, and n = 10 structured ids (0, 1, …, 9 and
-// multiples of 2^40), which the seeded mixer must make look random.
-func TestSlotIndependence(t *testing.T) {
-	const n, k, seeds = 10, 64, 1000
-	sets := map[string][]feature.Feature{"random": ids(100, 100+n)}
-	var seq, pow []feature.Feature
-	for i := range uint64(n) {
-		seq = append(seq, feature.Feature{ID: i, Weight: 1})
-		pow = append(pow, feature.Feature{ID: (i + 1) << 40, Weight: 1})
-	}
-	sets["sequential"], sets["powers"] = seq, pow
-	for _, sp := range specs {
-		if !sp.indep {
-			continue
-		}
-		for name, fs := range sets {
-			t.Run(sp.alg.String()+"/"+name, func(t *testing.T) {
-				cs := make([]float64, 0, seeds)
-				pick := make([]int, k)
-				for s := range seeds {
-					smp, _ := New(sp.alg, k, uint64(s)+5e6, sp.opts...)
-					v := smp.Sketch(nil, fs)
-					for f := range fs {
-						single := smp.Sketch(nil, fs[f:f+1])
-						for i := range v {
-							if single[i] == v[i] {
-								pick[i] = f
-							}
-						}
-					}
-					c := 0
-					for i := range pick {
-						for j := i + 1; j < k; j++ {
-							if pick[i] == pick[j] {
-								c++
-							}
-						}
-					}
-					cs = append(cs, float64(c))
-				}
-				m, v := meanVar(cs)
-				want := float64(k*(k-1)/2) / n
-				se := math.Sqrt(v / seeds)
-				t.Logf("agreeing slot pairs per sketch: %.2f, independent %.2f (SE %.2f)", m, want, se)
-				if math.Abs(m-want) > 4*se {
-					t.Errorf("mean agreeing slot pairs %.2f, want %.2f ± 4·%.2f", m, want, se)
-				}
-			})
-		}
-	}
+// newSampler returns the sampler for alg with k slots and seed, and the
+// further parameters of c.
+func newSampler(alg sketch.Algorithm, k int, seed uint64, c Config) (Sampler, error) {
+	c.Algorithm, c.K, c.Seed = alg, k, seed
+	return New(c)
 }

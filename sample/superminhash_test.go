@@ -58,7 +58,7 @@ func refSuperMinHash(s *superMinHash, fs []feature.Feature) []uint64 {
 func TestSuperMinHashReference(t *testing.T) {
 	st := rng.New(23)
 	for _, k := range []int{1, 2, 3, 16, 100, 128, 200} {
-		smp, _ := New(sketch.SuperMinHash, k, 5)
+		smp, _ := newSampler(sketch.SuperMinHash, k, 5, Config{})
 		s := smp.(*superMinHash)
 		for _, n := range []int{1, 2, 7, 50, 300, 2000} {
 			fs := make([]feature.Feature, n)

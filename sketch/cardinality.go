@@ -26,7 +26,7 @@ import (
 //     to rounding of its logarithm); ErrUnsupported when it is outside
 //     float64's range (weights given as logarithms can exceed it).
 //   - CWS, ICWS: ErrUnsupported — a value is a hash of a sample (x, y) and
-//     keeps nothing of the weight; set Sketch.Size instead (weighted.Make).
+//     keeps nothing of the weight; set Sketch.Size instead (sample.Make).
 //
 // b-bit and XOR-pair sketches give ErrUnsupported. An empty sketch has
 // cardinality 0. Cost: O(len(Values)), no allocation.

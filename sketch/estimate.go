@@ -203,7 +203,7 @@ func proportional(a, b []uint64) Estimate {
 //
 // For weighted sketches it is the weighted containment Σmin/|A|₁ (the same
 // identity holds with Σmin + Σmax = |A|₁ + |B|₁), with sizes the total
-// weights: CWS and ICWS sketches need their Size set (see weighted.Make),
+// weights: CWS and ICWS sketches need their Size set (see sample.Make),
 // HMT sketches carry their total weight. When the Jaccard estimate is
 // Below, so is the result, and its J is the containment implied by the
 // Jaccard bound — again an upper bound — with StdErr 0.

@@ -14,6 +14,7 @@ import (
 
 	"github.com/neardup/neardup/feature"
 	"github.com/neardup/neardup/internal/rng"
+	"github.com/neardup/neardup/sample"
 	"github.com/neardup/neardup/sketch"
 	"github.com/neardup/neardup/weighted"
 )
@@ -143,7 +144,7 @@ func TestHMTJaccardMatchesOracle(t *testing.T) {
 			a := logUniform(&st, 20+int(st.Intn(60)), 0.01, 100)
 			c := math.Exp2(4*st.Float64() - 2)
 			b := perturbed(&st, a, 0.8, 0.6, int(st.Intn(10)), c)
-			sa, sb := weighted.Make(h, a), weighted.Make(h, b)
+			sa, sb := sample.Make(h, a), sample.Make(h, b)
 			e, err := sketch.Jaccard(sa, sb)
 			if err != nil {
 				t.Fatal(err)
@@ -196,7 +197,7 @@ func TestHMTDifferentFirstScales(t *testing.T) {
 	var sum, sum2, pos float64
 	for r := range R {
 		h, _ := weighted.NewHMT(weighted.Options{K: 256, Seed: uint64(r)})
-		sa, sb := weighted.Make(h, a), weighted.Make(h, b)
+		sa, sb := sample.Make(h, a), sample.Make(h, b)
 		if int64(sa.Values[0]) != 3 || int64(sb.Values[0]) != 2 {
 			t.Fatalf("first scales %d, %d; want 3, 2", int64(sa.Values[0]), int64(sb.Values[0]))
 		}
@@ -290,7 +291,7 @@ func TestHMTBelowAlphaSurfaces(t *testing.T) {
 	for trial := range 200 {
 		a := logUniform(&st, 40, 0.1, 10)
 		b := perturbed(&st, a, 0.9, 0.2, 2, math.Exp2(-3*st.Float64()))
-		sa, sb := weighted.Make(h, a), weighted.Make(h, b)
+		sa, sb := sample.Make(h, a), sample.Make(h, b)
 		e, err := sketch.Jaccard(sa, sb)
 		if err != nil {
 			t.Fatal(err)
@@ -313,8 +314,8 @@ func TestHMTBelowAlphaSurfaces(t *testing.T) {
 		t.Fatalf("only %d below-α pairs", nb)
 	}
 	a := logUniform(&st, 5, 1, 2)
-	empty := weighted.Make(h, nil)
-	full := weighted.Make(h, a)
+	empty := sample.Make(h, nil)
+	full := sample.Make(h, a)
 	if e, _ := sketch.Jaccard(empty, full); !e.Below || e.J != 0 {
 		t.Errorf("empty vs non-empty: %+v", e)
 	}
@@ -328,7 +329,7 @@ func TestHMTBelowAlphaSurfaces(t *testing.T) {
 // when sample j, (x, y), agrees — and weighted.EstimateJaccard equals it.
 func TestCWSSlotsAreSamples(t *testing.T) {
 	type sampler interface {
-		weighted.Sampler
+		sample.Sampler
 		Samples(dst []weighted.Sample, fs []feature.Feature) []weighted.Sample
 	}
 	st := rng.New(23)
@@ -341,7 +342,7 @@ func TestCWSSlotsAreSamples(t *testing.T) {
 			s, _ := mk(weighted.Options{K: 128, Seed: uint64(p)})
 			a := logUniform(&st, 30, 0.01, 100)
 			b := perturbed(&st, a, 0.9, 1, 3, 1)
-			sa, sb := weighted.Make(s, a), weighted.Make(s, b)
+			sa, sb := sample.Make(s, a), sample.Make(s, b)
 			xa, xb := s.Samples(nil, a), s.Samples(nil, b)
 			eq := 0
 			for j := range xa {
@@ -377,7 +378,7 @@ func TestWeightedCardinality(t *testing.T) {
 	a := logUniform(&st, 50, 1e-3, 1e3)
 	w := total(a)
 	h, _ := weighted.NewHMT(weighted.Options{K: 64})
-	s := weighted.Make(h, a)
+	s := sample.Make(h, a)
 	s.Size = 0 // from the values alone
 	if c, err := sketch.Cardinality(s); err != nil || math.Abs(c-w) > 1e-12*w {
 		t.Fatalf("HMT cardinality %v, %v; want %v", c, err, w)
@@ -388,22 +389,22 @@ func TestWeightedCardinality(t *testing.T) {
 		lw[i] = feature.Feature{ID: f.ID, Weight: math.Log(f.Weight) - 600} // Σw ≈ e^−600·w
 	}
 	want := w * math.Exp(-600)
-	if c, err := sketch.Cardinality(weighted.Make(hl, lw)); err != nil || math.Abs(c-want) > 1e-9*want {
+	if c, err := sketch.Cardinality(sample.Make(hl, lw)); err != nil || math.Abs(c-want) > 1e-9*want {
 		t.Fatalf("HMT log-weight cardinality %v, %v; want %v", c, err, want)
 	}
 	for i := range lw {
 		lw[i].Weight += 1400 // Σw ≈ e^800: beyond float64
 	}
-	if _, err := sketch.Cardinality(weighted.Make(hl, lw)); !errors.Is(err, sketch.ErrUnsupported) {
+	if _, err := sketch.Cardinality(sample.Make(hl, lw)); !errors.Is(err, sketch.ErrUnsupported) {
 		t.Fatalf("overflowing total weight: %v", err)
 	}
-	if c, err := sketch.Cardinality(weighted.Make(h, nil)); err != nil || c != 0 {
+	if c, err := sketch.Cardinality(sample.Make(h, nil)); err != nil || c != 0 {
 		t.Fatalf("empty: %v, %v", c, err)
 	}
 	c, _ := weighted.NewCWS(weighted.Options{K: 16})
 	ic, _ := weighted.NewICWS(weighted.Options{K: 16})
-	for _, smp := range []weighted.Sampler{c, ic} {
-		if _, err := sketch.Cardinality(weighted.Make(smp, a)); !errors.Is(err, sketch.ErrUnsupported) {
+	for _, smp := range []sample.Sampler{c, ic} {
+		if _, err := sketch.Cardinality(sample.Make(smp, a)); !errors.Is(err, sketch.ErrUnsupported) {
 			t.Errorf("%v cardinality: %v", smp.Header().Algorithm, err)
 		}
 	}
@@ -411,7 +412,7 @@ func TestWeightedCardinality(t *testing.T) {
 
 // TestWeightedContainment: B holds A plus new features of half A's weight,
 // so the weighted containment Σmin/|A|₁ is 1 and J = 2/3. With HMT (sizes
-// from the sketches) and CWS (sizes from weighted.Make) the estimate is
+// from the sketches) and CWS (sizes from sample.Make) the estimate is
 // within 4 SE of 1; CWS without sizes is unsupported; a below-α Jaccard
 // makes a below containment bound.
 func TestWeightedContainment(t *testing.T) {
@@ -422,8 +423,8 @@ func TestWeightedContainment(t *testing.T) {
 	b := append(slices.Clone(a), extra...)
 	h, _ := weighted.NewHMT(weighted.Options{K: 512, Seed: 1})
 	c, _ := weighted.NewCWS(weighted.Options{K: 512, Seed: 1})
-	for _, smp := range []weighted.Sampler{h, c} {
-		sa, sb := weighted.Make(smp, a), weighted.Make(smp, b)
+	for _, smp := range []sample.Sampler{h, c} {
+		sa, sb := sample.Make(smp, a), sample.Make(smp, b)
 		if smp == h {
 			sa.Size, sb.Size = 0, 0 // HMT: from Cardinality
 		}
@@ -434,19 +435,19 @@ func TestWeightedContainment(t *testing.T) {
 			t.Errorf("%v containment %+v, %v; want 1", smp.Header().Algorithm, e, err)
 		}
 	}
-	sa, sb := weighted.Make(c, a), weighted.Make(c, b)
+	sa, sb := sample.Make(c, a), sample.Make(c, b)
 	sa.Size = 0
 	if _, err := sketch.Containment(sa, sb); !errors.Is(err, sketch.ErrUnsupported) {
 		t.Errorf("CWS without size: %v", err)
 	}
 	// A against 8·A: J = 1/8, below α; containment of A in 8·A is 1, and
 	// the bound implied by J ≤ 1/8 is (1/8)(1+8)/(1+1/8) = 1.
-	e, err := sketch.Containment(weighted.Make(h, a), weighted.Make(h, scaled(a, 8)))
+	e, err := sketch.Containment(sample.Make(h, a), sample.Make(h, scaled(a, 8)))
 	if err != nil || !e.Below || e.StdErr != 0 || math.Abs(e.J-1) > 1e-9 {
 		t.Errorf("below containment %+v, %v", e, err)
 	}
 	// 8·A against A: the bound (1/8)(9/8)/(9/8) = 1/8 is exact here.
-	e, _ = sketch.Containment(weighted.Make(h, scaled(a, 8)), weighted.Make(h, a))
+	e, _ = sketch.Containment(sample.Make(h, scaled(a, 8)), sample.Make(h, a))
 	if !e.Below || math.Abs(e.J-1.0/8) > 1e-9 {
 		t.Errorf("below containment %+v", e)
 	}
@@ -465,8 +466,8 @@ func TestWeightedUnsupported(t *testing.T) {
 	hi, _ := weighted.NewHMT(weighted.Options{K: 64, Independent: true})
 	c, _ := weighted.NewCWS(weighted.Options{K: 2048, Seed: 2})
 	ic, _ := weighted.NewICWS(weighted.Options{K: 64})
-	for _, smp := range []weighted.Sampler{h, hi, c, ic} {
-		sa, sb := weighted.Make(smp, a), weighted.Make(smp, b)
+	for _, smp := range []sample.Sampler{h, hi, c, ic} {
+		sa, sb := sample.Make(smp, a), sample.Make(smp, b)
 		if _, err := sketch.Union(sa, sb); !errors.Is(err, sketch.ErrUnsupported) {
 			t.Errorf("%v union: %v", smp.Header().Algorithm, err)
 		}
@@ -483,8 +484,8 @@ func TestWeightedUnsupported(t *testing.T) {
 		}
 	}
 	exact := weighted.Jaccard(a, b)
-	ca, _ := sketch.Compress(weighted.Make(c, a), 4)
-	cb, _ := sketch.Compress(weighted.Make(c, b), 4)
+	ca, _ := sketch.Compress(sample.Make(c, a), 4)
+	cb, _ := sketch.Compress(sample.Make(c, b), 4)
 	e, err := sketch.Jaccard(ca, cb)
 	if err != nil || math.Abs(e.J-exact) > 4*e.StdErr {
 		t.Errorf("4-bit CWS %+v, %v; exact %v", e, err, exact)
@@ -500,7 +501,7 @@ func TestHMTEncoding(t *testing.T) {
 	a := logUniform(&st, 40, 0.1, 10)
 	b := perturbed(&st, a, 0.9, 0.5, 4, 1.2)
 	h, _ := weighted.NewHMT(weighted.Options{K: 128, Seed: 9, Alpha: 0.3, Scales: 4, Tau: 2, L: 4.5})
-	sa, sb := weighted.Make(h, a), weighted.Make(h, b)
+	sa, sb := sample.Make(h, a), sample.Make(h, b)
 	enc, err := sa.MarshalBinary()
 	if err != nil {
 		t.Fatal(err)
@@ -569,11 +570,11 @@ func TestHMTEncoding(t *testing.T) {
 	}
 	// Different HMT parameters or rounding variants never compare.
 	h2, _ := weighted.NewHMT(weighted.Options{K: 128, Seed: 9, Alpha: 0.3, Scales: 4, Tau: 2, L: 5})
-	if _, err := sketch.Jaccard(sa, weighted.Make(h2, b)); !errors.Is(err, sketch.ErrMismatch) {
+	if _, err := sketch.Jaccard(sa, sample.Make(h2, b)); !errors.Is(err, sketch.ErrMismatch) {
 		t.Errorf("different L: %v", err)
 	}
 	h3, _ := weighted.NewHMT(weighted.Options{K: 128, Seed: 9, Alpha: 0.3, Scales: 4, Tau: 2, L: 4.5, Independent: true})
-	if _, err := sketch.Jaccard(sa, weighted.Make(h3, b)); !errors.Is(err, sketch.ErrMismatch) {
+	if _, err := sketch.Jaccard(sa, sample.Make(h3, b)); !errors.Is(err, sketch.ErrMismatch) {
 		t.Errorf("different rounding: %v", err)
 	}
 }
@@ -617,7 +618,7 @@ func TestHMTJaccardAllocs(t *testing.T) {
 	a := logUniform(&st, 100, 0.1, 10)
 	b := perturbed(&st, a, 0.9, 0.5, 4, 1.3)
 	h, _ := weighted.NewHMT(weighted.Options{K: 256})
-	sa, sb := weighted.Make(h, a), weighted.Make(h, b)
+	sa, sb := sample.Make(h, a), sample.Make(h, b)
 	if n := testing.AllocsPerRun(100, func() { sketch.Jaccard(sa, sb) }); n != 0 {
 		t.Errorf("sketch.Jaccard: %v allocations", n)
 	}
@@ -633,8 +634,8 @@ func BenchmarkJaccardWeighted(b *testing.B) {
 	y := perturbed(&st, x, 0.9, 0.5, 40, 1.3)
 	h, _ := weighted.NewHMT(weighted.Options{K: 256})
 	ic, _ := weighted.NewICWS(weighted.Options{K: 256})
-	for _, smp := range []weighted.Sampler{h, ic} {
-		sa, sb := weighted.Make(smp, x), weighted.Make(smp, y)
+	for _, smp := range []sample.Sampler{h, ic} {
+		sa, sb := sample.Make(smp, x), sample.Make(smp, y)
 		b.Run(smp.Header().Algorithm.String(), func(b *testing.B) {
 			b.ReportAllocs()
 			b.SetBytes(int64(8 * len(sa.Values)))

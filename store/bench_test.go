@@ -1,6 +1,7 @@
 package store_test
 
 import (
+	"context"
 	"flag"
 	"testing"
 
@@ -37,12 +38,12 @@ func BenchmarkWrite(b *testing.B) {
 		for b.Loop() {
 			batch.AddPosting(st.Uint64(), uint64(i))
 			if i++; i%10000 == 0 {
-				if err := batch.Commit(); err != nil {
+				if err := batch.Commit(context.Background()); err != nil {
 					b.Fatal(err)
 				}
 			}
 		}
-		if err := batch.Commit(); err != nil {
+		if err := batch.Commit(context.Background()); err != nil {
 			b.Fatal(err)
 		}
 		reportCPU(b, cpu, "postings")
@@ -67,18 +68,18 @@ func BenchmarkLookup(b *testing.B) {
 		for i := range n {
 			batch.AddPosting(rng.Hash(3, uint64(i)), uint64(i))
 			if batch.Len() == 50000 {
-				if err := batch.Commit(); err != nil {
+				if err := batch.Commit(context.Background()); err != nil {
 					b.Fatal(err)
 				}
 			}
 		}
-		if err := batch.Commit(); err != nil {
+		if err := batch.Commit(context.Background()); err != nil {
 			b.Fatal(err)
 		}
 		if !compact {
 			return
 		}
-		if err := store.Compact(s); err != nil {
+		if err := store.Compact(context.Background(), s); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -91,7 +92,7 @@ func BenchmarkLookup(b *testing.B) {
 		wst := rng.New(10)
 		for range min(n, 1<<20) {
 			var err error
-			if ids, err = s.Postings(rng.Hash(3, wst.Uint64()%uint64(n)), ids[:0]); err != nil {
+			if ids, err = s.Postings(context.Background(), rng.Hash(3, wst.Uint64()%uint64(n)), ids[:0]); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -106,7 +107,7 @@ func BenchmarkLookup(b *testing.B) {
 				key = rng.Hash(3, x%uint64(n)) // hit
 			}
 			var err error
-			if ids, err = s.Postings(key, ids[:0]); err != nil {
+			if ids, err = s.Postings(context.Background(), key, ids[:0]); err != nil {
 				b.Fatal(err)
 			}
 		}

@@ -1,6 +1,7 @@
 package store_test
 
 import (
+	"context"
 	"fmt"
 	"os"
 
@@ -14,11 +15,11 @@ func ExampleNewMemory() {
 	b.AddPosting(0xabc, 2)
 	b.AddPosting(0xabc, 1)
 	b.PutDoc(1, []byte(`{"url":"a"}`))
-	if err := b.Commit(); err != nil {
+	if err := b.Commit(context.Background()); err != nil {
 		panic(err)
 	}
-	ids, _ := s.Postings(0xabc, nil)
-	rec, ok, _ := s.Doc(1, nil)
+	ids, _ := s.Postings(context.Background(), 0xabc, nil)
+	rec, ok, _ := s.Doc(context.Background(), 1, nil)
 	fmt.Println(ids, string(rec), ok)
 	// Output: [1 2] {"url":"a"} true
 }
@@ -34,27 +35,27 @@ func ExampleOpenPebble() {
 	for id := uint64(1); id <= 3; id++ {
 		b.AddPosting(42, id)
 	}
-	if err := b.Commit(); err != nil { // durable when it returns
+	if err := b.Commit(context.Background()); err != nil { // durable when it returns
 		panic(err)
 	}
 	b.Close()
-	store.Compact(s) // after a bulk build
+	store.Compact(context.Background(), s) // after a bulk build
 	s.Close()
 
 	s, _ = store.OpenPebble(dir, nil)
 	defer s.Close()
-	ids, _ := s.Postings(42, nil)
+	ids, _ := s.Postings(context.Background(), 42, nil)
 	fmt.Println(ids)
 	// Output: [1 2 3]
 }
 
-func ExampleStore_Docs() {
+func ExampleStore_ScanDocs() {
 	s := store.NewMemory()
 	b := s.NewBatch()
 	b.PutDoc(20, []byte("b"))
 	b.PutDoc(10, []byte("a"))
-	b.Commit()
-	s.Docs(func(id uint64, rec []byte) error {
+	b.Commit(context.Background())
+	s.ScanDocs(context.Background(), func(id uint64, rec []byte) error {
 		fmt.Println(id, string(rec))
 		return nil
 	})

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"context"
 	"maps"
 	"slices"
 	"sync"
@@ -28,7 +29,7 @@ func NewMemory() *Memory {
 }
 
 // Postings implements Store.
-func (s *Memory) Postings(key uint64, dst []uint64) ([]uint64, error) {
+func (s *Memory) Postings(_ context.Context, key uint64, dst []uint64) ([]uint64, error) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	if s.closed {
@@ -38,7 +39,7 @@ func (s *Memory) Postings(key uint64, dst []uint64) ([]uint64, error) {
 }
 
 // Doc implements Store.
-func (s *Memory) Doc(id uint64, dst []byte) ([]byte, bool, error) {
+func (s *Memory) Doc(_ context.Context, id uint64, dst []byte) ([]byte, bool, error) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	if s.closed {
@@ -48,9 +49,81 @@ func (s *Memory) Doc(id uint64, dst []byte) ([]byte, bool, error) {
 	return append(dst, rec...), ok, nil
 }
 
-// Docs implements Store. It snapshots the ids first and reads each record
-// as it goes, so fn may commit to the store.
-func (s *Memory) Docs(fn func(id uint64, rec []byte) error) error {
+// LookupPostings implements Store.
+func (s *Memory) LookupPostings(ctx context.Context, keys []uint64, fn func(i int, ids []uint64) error) error {
+	var ids []uint64
+	for i, k := range keys {
+		if i&63 == 0 {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+		}
+		var err error
+		if ids, err = s.Postings(ctx, k, ids[:0]); err != nil {
+			return err
+		}
+		if err := fn(i, ids); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// LookupDocs implements Store.
+func (s *Memory) LookupDocs(ctx context.Context, ids []uint64, fn func(i int, rec []byte, ok bool) error) error {
+	var rec []byte
+	for i, id := range ids {
+		if i&63 == 0 {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+		}
+		var ok bool
+		var err error
+		if rec, ok, err = s.Doc(ctx, id, rec[:0]); err != nil {
+			return err
+		}
+		if err := fn(i, rec, ok); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// ScanPostings implements Store. It snapshots the postings first, so fn
+// may commit to the store.
+func (s *Memory) ScanPostings(ctx context.Context, fn func(key, id uint64) error) error {
+	s.mu.RLock()
+	if s.closed {
+		s.mu.RUnlock()
+		return ErrClosed
+	}
+	keys := slices.Sorted(maps.Keys(s.postings))
+	lists := make([][]uint64, len(keys))
+	for i, k := range keys {
+		lists[i] = slices.Clone(s.postings[k])
+	}
+	s.mu.RUnlock()
+	for i, k := range keys {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		for _, id := range lists[i] {
+			if err := fn(k, id); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// Capabilities implements Store: ordered and atomic, neither durable nor
+// shared.
+func (s *Memory) Capabilities() Capabilities { return Capabilities{Atomic: true, Ordered: true} }
+
+// ScanDocs implements Store. It snapshots the ids first and reads each
+// record as it goes, so fn may commit to the store.
+func (s *Memory) ScanDocs(ctx context.Context, fn func(id uint64, rec []byte) error) error {
 	s.mu.RLock()
 	if s.closed {
 		s.mu.RUnlock()
@@ -62,7 +135,10 @@ func (s *Memory) Docs(fn func(id uint64, rec []byte) error) error {
 	for _, id := range ids {
 		var ok bool
 		var err error
-		buf, ok, err = s.Doc(id, buf[:0])
+		if err = ctx.Err(); err != nil {
+			return err
+		}
+		buf, ok, err = s.Doc(ctx, id, buf[:0])
 		if err != nil {
 			return err
 		}
@@ -77,7 +153,7 @@ func (s *Memory) Docs(fn func(id uint64, rec []byte) error) error {
 }
 
 // Meta implements Store.
-func (s *Memory) Meta(name string, dst []byte) ([]byte, bool, error) {
+func (s *Memory) Meta(_ context.Context, name string, dst []byte) ([]byte, bool, error) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	if s.closed {
@@ -110,6 +186,7 @@ const (
 	opPutDoc
 	opDeleteDoc
 	opPutMeta
+	opDeleteMeta
 )
 
 type memOp struct {
@@ -138,12 +215,18 @@ func (b *memBatch) DeleteDoc(id uint64) { b.ops = append(b.ops, memOp{kind: opDe
 func (b *memBatch) PutMeta(name string, value []byte) {
 	b.ops = append(b.ops, memOp{kind: opPutMeta, name: name, value: slices.Clone(value)})
 }
+func (b *memBatch) DeleteMeta(name string) {
+	b.ops = append(b.ops, memOp{kind: opDeleteMeta, name: name})
+}
 func (b *memBatch) Len() int { return len(b.ops) }
 func (b *memBatch) Close()   { b.ops, b.closed = nil, true }
 
-func (b *memBatch) Commit() error {
+func (b *memBatch) Commit(ctx context.Context) error {
 	if b.closed {
 		return ErrClosed
+	}
+	if err := ctx.Err(); err != nil {
+		return err
 	}
 	s := b.s
 	s.mu.Lock()
@@ -174,6 +257,8 @@ func (b *memBatch) Commit() error {
 			delete(s.docs, op.id)
 		case opPutMeta:
 			s.meta[op.name] = op.value
+		case opDeleteMeta:
+			delete(s.meta, op.name)
 		}
 	}
 	b.ops = b.ops[:0]

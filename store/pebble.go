@@ -190,7 +190,7 @@ func OpenPebble(dir string, o *PebbleOptions) (*Pebble, error) {
 	}
 	s := &Pebble{db: db}
 	s.cond.L = &s.mu
-	v, ok, err := s.Meta(formatName, nil)
+	v, ok, err := s.Meta(context.Background(), formatName, nil)
 	switch {
 	case err != nil:
 		db.Close()
@@ -201,7 +201,7 @@ func OpenPebble(dir string, o *PebbleOptions) (*Pebble, error) {
 	case !ok && !opts.ReadOnly:
 		b := s.NewBatch()
 		b.PutMeta(formatName, []byte(formatVersion))
-		if err := b.Commit(); err != nil {
+		if err := b.Commit(context.Background()); err != nil {
 			db.Close()
 			return nil, err
 		}
@@ -315,7 +315,7 @@ func closeAll(ls []*lookupIter) {
 }
 
 // Postings implements Store.
-func (s *Pebble) Postings(key uint64, dst []uint64) ([]uint64, error) {
+func (s *Pebble) Postings(_ context.Context, key uint64, dst []uint64) ([]uint64, error) {
 	if s.closed.Load() {
 		return dst, ErrClosed
 	}
@@ -323,19 +323,50 @@ func (s *Pebble) Postings(key uint64, dst []uint64) ([]uint64, error) {
 	if err != nil {
 		return dst, err
 	}
+	dst, err = s.postings(l, key, dst)
+	s.putIter(l)
+	return dst, err
+}
+
+// LookupPostings implements Store: one iterator serves every key.
+func (s *Pebble) LookupPostings(ctx context.Context, keys []uint64, fn func(i int, ids []uint64) error) error {
+	if s.closed.Load() {
+		return ErrClosed
+	}
+	l, err := s.iter()
+	if err != nil {
+		return err
+	}
+	defer s.putIter(l)
+	var ids []uint64
+	for i, k := range keys {
+		if i&63 == 0 {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+		}
+		if ids, err = s.postings(l, k, ids[:0]); err != nil {
+			return err
+		}
+		if err := fn(i, ids); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// postings appends the ids under key, read with l's iterator.
+func (s *Pebble) postings(l *lookupIter, key uint64, dst []uint64) ([]uint64, error) {
 	it := l.it
 	prefix := postingKey(&l.key, key, 0)[:postingPrefixLen]
 	for ok := it.SeekPrefixGE(prefix); ok; ok = it.Next() {
 		k := it.Key()
 		if len(k) != postingKeyLen {
-			s.putIter(l)
 			return dst, fmt.Errorf("%w: posting key %x", ErrCorrupt, k)
 		}
 		dst = append(dst, binary.BigEndian.Uint64(k[postingPrefixLen:]))
 	}
-	err = it.Error()
-	s.putIter(l)
-	if err != nil {
+	if err := it.Error(); err != nil {
 		return dst, fmt.Errorf("store: postings %016x: %w", key, err)
 	}
 	return dst, nil
@@ -357,18 +388,79 @@ func (s *Pebble) get(key []byte, dst []byte) ([]byte, bool, error) {
 }
 
 // Doc implements Store.
-func (s *Pebble) Doc(id uint64, dst []byte) ([]byte, bool, error) {
+func (s *Pebble) Doc(_ context.Context, id uint64, dst []byte) ([]byte, bool, error) {
 	var kb [9]byte
 	return s.get(docKey(&kb, id), dst)
 }
 
+// LookupDocs implements Store.
+func (s *Pebble) LookupDocs(ctx context.Context, ids []uint64, fn func(i int, rec []byte, ok bool) error) error {
+	var rec []byte
+	for i, id := range ids {
+		if i&63 == 0 {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+		}
+		var ok bool
+		var err error
+		if rec, ok, err = s.Doc(ctx, id, rec[:0]); err != nil {
+			return err
+		}
+		if err := fn(i, rec, ok); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // Meta implements Store.
-func (s *Pebble) Meta(name string, dst []byte) ([]byte, bool, error) {
+func (s *Pebble) Meta(_ context.Context, name string, dst []byte) ([]byte, bool, error) {
 	return s.get(metaKey(name), dst)
 }
 
-// Docs implements Store.
-func (s *Pebble) Docs(fn func(id uint64, rec []byte) error) error {
+// Capabilities implements Store: durable (Commit syncs the WAL), atomic,
+// ordered, and locked by one process.
+func (s *Pebble) Capabilities() Capabilities {
+	return Capabilities{Durable: true, Atomic: true, Ordered: true}
+}
+
+// ScanPostings implements Store.
+func (s *Pebble) ScanPostings(ctx context.Context, fn func(key, id uint64) error) error {
+	if s.closed.Load() {
+		return ErrClosed
+	}
+	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: []byte{kindPosting}, UpperBound: []byte{kindPosting + 1}})
+	if err != nil {
+		return fmt.Errorf("store: postings: %w", err)
+	}
+	n := 0
+	for it.First(); it.Valid(); it.Next() {
+		if n&1023 == 0 {
+			if err := ctx.Err(); err != nil {
+				it.Close()
+				return err
+			}
+		}
+		n++
+		k := it.Key()
+		if len(k) != postingKeyLen {
+			it.Close()
+			return fmt.Errorf("%w: posting key %x", ErrCorrupt, k)
+		}
+		if err := fn(binary.BigEndian.Uint64(k[1:]), binary.BigEndian.Uint64(k[postingPrefixLen:])); err != nil {
+			it.Close()
+			return err
+		}
+	}
+	if err := it.Close(); err != nil {
+		return fmt.Errorf("store: postings: %w", err)
+	}
+	return nil
+}
+
+// ScanDocs implements Store.
+func (s *Pebble) ScanDocs(ctx context.Context, fn func(id uint64, rec []byte) error) error {
 	if s.closed.Load() {
 		return ErrClosed
 	}
@@ -376,7 +468,15 @@ func (s *Pebble) Docs(fn func(id uint64, rec []byte) error) error {
 	if err != nil {
 		return fmt.Errorf("store: docs: %w", err)
 	}
+	n := 0
 	for it.First(); it.Valid(); it.Next() {
+		if n&1023 == 0 {
+			if err := ctx.Err(); err != nil {
+				it.Close()
+				return err
+			}
+		}
+		n++
 		k := it.Key()
 		if len(k) != 9 {
 			it.Close()
@@ -400,7 +500,7 @@ func (s *Pebble) Docs(fn func(id uint64, rec []byte) error) error {
 // replaced records, so each lookup reads one table whose Bloom filter
 // answers misses. Call it after a bulk build; it takes about as long as
 // writing the data again.
-func (s *Pebble) Compact() error {
+func (s *Pebble) Compact(ctx context.Context) error {
 	if s.closed.Load() {
 		return ErrClosed
 	}
@@ -408,7 +508,7 @@ func (s *Pebble) Compact() error {
 	if err := s.db.Flush(); err != nil {
 		return fmt.Errorf("store: flush: %w", err)
 	}
-	if err := s.db.Compact(context.Background(), []byte{0}, []byte{0xff}, true); err != nil {
+	if err := s.db.Compact(ctx, []byte{0}, []byte{0xff}, true); err != nil {
 		return fmt.Errorf("store: compact: %w", err)
 	}
 	return nil
@@ -464,11 +564,18 @@ func (b *pebbleBatch) PutMeta(name string, value []byte) {
 	b.b.Set(metaKey(name), value, nil)
 	b.n++
 }
+func (b *pebbleBatch) DeleteMeta(name string) {
+	b.b.Delete(metaKey(name), nil)
+	b.n++
+}
 func (b *pebbleBatch) Len() int { return b.n }
 
-func (b *pebbleBatch) Commit() error {
+func (b *pebbleBatch) Commit(ctx context.Context) error {
 	if b.b == nil || b.s.closed.Load() {
 		return ErrClosed
+	}
+	if err := ctx.Err(); err != nil {
+		return err
 	}
 	if err := b.b.Commit(pebble.Sync); err != nil {
 		return fmt.Errorf("store: commit: %w", err)

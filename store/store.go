@@ -24,7 +24,10 @@
 // must pass.
 package store
 
-import "errors"
+import (
+	"context"
+	"errors"
+)
 
 // Errors returned by stores.
 var (
@@ -40,28 +43,71 @@ var (
 // and names to metadata values. Implementations are safe for concurrent use
 // by many goroutines; a write is visible to readers once its batch's Commit
 // has returned. Slices returned by lookups are appended to the caller's dst
-// and owned by the caller.
+// and owned by the caller. Every method that may wait on I/O takes a
+// context: a network store gives up when it is done, an embedded one checks
+// it between steps of long operations (scans, multi-key lookups).
+//
+// What a store guarantees beyond that is stated by Capabilities, so that
+// callers never assume an ordering or a durability a store does not give.
 type Store interface {
-	// Postings appends to dst the ids posted under key, in increasing order,
-	// each once. A key never written yields no ids and no error.
-	Postings(key uint64, dst []uint64) ([]uint64, error)
+	// Postings appends to dst the ids posted under key, each once (in
+	// increasing order when Capabilities().Ordered). A key never written
+	// yields no ids and no error.
+	Postings(ctx context.Context, key uint64, dst []uint64) ([]uint64, error)
+	// LookupPostings calls fn(i, ids) with the ids posted under keys[i],
+	// for every i in increasing order, as Postings would return them; ids
+	// is valid only during the call. It is one round trip for a network
+	// store and one iterator for an embedded one. An error from fn stops
+	// the lookup and is returned.
+	LookupPostings(ctx context.Context, keys []uint64, fn func(i int, ids []uint64) error) error
 	// Doc appends the record stored under id to dst and reports whether it
 	// exists.
-	Doc(id uint64, dst []byte) ([]byte, bool, error)
-	// Docs calls fn for every document in increasing id order. rec is valid
-	// only during the call. fn may read the store and commit batches; the
-	// iteration sees the documents committed before Docs was called, and
-	// may or may not see later ones. An error from fn stops the iteration
-	// and is returned.
-	Docs(fn func(id uint64, rec []byte) error) error
+	Doc(ctx context.Context, id uint64, dst []byte) ([]byte, bool, error)
+	// LookupDocs calls fn(i, rec, ok) with the record of ids[i] (ok false
+	// when there is none), for every i in increasing order; rec is valid
+	// only during the call. An error from fn stops the lookup and is
+	// returned.
+	LookupDocs(ctx context.Context, ids []uint64, fn func(i int, rec []byte, ok bool) error) error
+	// ScanDocs calls fn for every document (in increasing id order when
+	// Capabilities().Ordered). rec is valid only during the call. fn may
+	// read the store and commit batches; the scan sees the documents
+	// committed before ScanDocs was called, and may or may not see later
+	// ones. An error from fn stops the scan and is returned.
+	ScanDocs(ctx context.Context, fn func(id uint64, rec []byte) error) error
+	// ScanPostings calls fn for every posting (key, id), in increasing
+	// (key, id) order when Capabilities().Ordered, with the same
+	// visibility rules as ScanDocs. It serves checks and repairs (every
+	// posting must point at a document that posts it), not queries.
+	ScanPostings(ctx context.Context, fn func(key, id uint64) error) error
 	// Meta appends the metadata value stored under name to dst and reports
-	// whether it exists (for example the sketch header and lsh parameters
-	// an index was built with).
-	Meta(name string, dst []byte) ([]byte, bool, error)
+	// whether it exists (for example the configuration an index was built
+	// with).
+	Meta(ctx context.Context, name string, dst []byte) ([]byte, bool, error)
 	// NewBatch returns an empty batch of writes.
 	NewBatch() Batch
-	// Close releases the store. Committed batches are already durable.
+	// Capabilities describes what the store guarantees.
+	Capabilities() Capabilities
+	// Close releases the store. Committed batches are already durable when
+	// Capabilities().Durable.
 	Close() error
+}
+
+// Capabilities are the guarantees of a Store beyond the interface's
+// contract. The zero value promises nothing beyond it.
+type Capabilities struct {
+	// Durable: a batch whose Commit returned survives a crash of the
+	// process (kill -9) and, for a local store, of the machine.
+	Durable bool
+	// Atomic: a batch is applied all or nothing, also across a crash.
+	Atomic bool
+	// Ordered: Postings and LookupPostings yield ids in increasing order,
+	// ScanDocs goes in increasing id order and ScanPostings in increasing
+	// (key, id) order.
+	Ordered bool
+	// Shared: several processes may use the store at once and see each
+	// other's commits (a server such as Redis). An unshared store is
+	// locked by the process that opened it.
+	Shared bool
 }
 
 // Batch collects writes to apply atomically. Within a batch, later writes
@@ -78,12 +124,17 @@ type Batch interface {
 	DeleteDoc(id uint64)
 	// PutMeta stores a metadata value under name.
 	PutMeta(name string, value []byte)
+	// DeleteMeta removes the metadata value under name.
+	DeleteMeta(name string)
 	// Len returns the number of writes collected since the last Commit.
 	Len() int
-	// Commit applies the writes atomically (all or none are ever visible,
-	// also after a crash) and returns once they are durable. The batch is
-	// then empty and may be reused.
-	Commit() error
+	// Commit applies the writes (atomically when Capabilities().Atomic:
+	// all or none are ever visible, also after a crash) and returns once
+	// they are durable (when Capabilities().Durable). The batch is then
+	// empty and may be reused. A failed Commit leaves the batch's writes
+	// unapplied or, for a non-atomic store, partly applied; the caller
+	// reports the error and does not acknowledge them.
+	Commit(ctx context.Context) error
 	// Close discards uncommitted writes and releases the batch.
 	Close()
 }
@@ -93,14 +144,37 @@ type Batch interface {
 // one prefix seek whose Bloom filter answers misses, and removed postings
 // are dropped). Call it through Compact.
 type Compacter interface {
-	Compact() error
+	Compact(ctx context.Context) error
 }
 
 // Compact compacts s if it implements Compacter, and does nothing
 // otherwise.
-func Compact(s Store) error {
+func Compact(ctx context.Context, s Store) error {
 	if c, ok := s.(Compacter); ok {
-		return c.Compact()
+		return c.Compact(ctx)
 	}
 	return nil
+}
+
+// Bulker is implemented by stores that apply a large set of writes faster
+// in one piece than through batches of ordinary size (Pebble: sorted in
+// memory and in runs on disk, then written as finished tables and
+// ingested, instead of one write-ahead-log record and memtable insert per
+// posting that compactions rewrite again). Reach it through NewBulk.
+type Bulker interface {
+	// NewBulk returns an empty bulk: a Batch with a Batch's semantics
+	// (Commit applies every write atomically, later writes win, durable
+	// when Commit returns if the store is Durable), meant for many
+	// writes (a whole build, millions of postings) rather than a few.
+	NewBulk() Batch
+}
+
+// NewBulk returns a batch for a large set of writes: s.NewBulk() if s
+// implements Bulker, and s.NewBatch() otherwise. Small online additions
+// should use NewBatch, which keeps the write-ahead-log path.
+func NewBulk(s Store) Batch {
+	if b, ok := s.(Bulker); ok {
+		return b.NewBulk()
+	}
+	return s.NewBatch()
 }

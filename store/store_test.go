@@ -2,6 +2,7 @@ package store_test
 
 import (
 	"bufio"
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -49,29 +50,29 @@ func TestPebbleReopen(t *testing.T) {
 		b.PutDoc(i, []byte(strconv.FormatUint(i, 10)))
 	}
 	b.PutMeta("lsh", []byte("k=84 r=14 b=6 m=2"))
-	if err := b.Commit(); err != nil {
+	if err := b.Commit(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	b.RemovePosting(3, 13)
-	if err := b.Commit(); err != nil {
+	if err := b.Commit(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	b.Close()
-	if err := s.Compact(); err != nil {
+	if err := s.Compact(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	s.Close()
 	s = openPebble(t, dir)
 	defer s.Close()
-	ids, _ := s.Postings(3, nil)
+	ids, _ := s.Postings(context.Background(), 3, nil)
 	if len(ids) != 99 || slices.Contains(ids, 13) || !slices.IsSorted(ids) {
 		t.Errorf("postings 3 after reopen: %d ids", len(ids))
 	}
-	if v, ok, _ := s.Meta("lsh", nil); !ok || string(v) != "k=84 r=14 b=6 m=2" {
+	if v, ok, _ := s.Meta(context.Background(), "lsh", nil); !ok || string(v) != "k=84 r=14 b=6 m=2" {
 		t.Errorf("meta after reopen: %q", v)
 	}
 	n := 0
-	s.Docs(func(uint64, []byte) error { n++; return nil })
+	s.ScanDocs(context.Background(), func(uint64, []byte) error { n++; return nil })
 	if n != 1000 {
 		t.Errorf("%d docs after reopen", n)
 	}
@@ -82,7 +83,7 @@ func TestPebbleFormatMismatch(t *testing.T) {
 	s := openPebble(t, dir)
 	b := s.NewBatch()
 	b.PutMeta("neardup.store.format", []byte("pebble-999"))
-	if err := b.Commit(); err != nil {
+	if err := b.Commit(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	s.Close()
@@ -127,7 +128,7 @@ func TestPebbleLookupsSeeCommits(t *testing.T) {
 	defer b.Close()
 	var want, ids []uint64
 	for i := range uint64(300) {
-		ids, _ = s.Postings(7, ids[:0])
+		ids, _ = s.Postings(context.Background(), 7, ids[:0])
 		if !slices.Equal(ids, want) {
 			t.Fatalf("step %d: %v, want %v", i, ids, want)
 		}
@@ -138,11 +139,11 @@ func TestPebbleLookupsSeeCommits(t *testing.T) {
 			b.AddPosting(7, i)
 			want = append(want, i)
 		}
-		if err := b.Commit(); err != nil {
+		if err := b.Commit(context.Background()); err != nil {
 			t.Fatal(err)
 		}
 		if i == 150 {
-			if err := s.Compact(); err != nil {
+			if err := s.Compact(context.Background()); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -158,7 +159,7 @@ func TestPebbleCloseDuringLookups(t *testing.T) {
 	for i := range uint64(100) {
 		b.AddPosting(i%10, i)
 	}
-	if err := b.Commit(); err != nil {
+	if err := b.Commit(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	b.Close()
@@ -171,7 +172,7 @@ func TestPebbleCloseDuringLookups(t *testing.T) {
 			var ids []uint64
 			for i := 0; ; i++ {
 				var err error
-				ids, err = s.Postings(uint64(w+i)%10, ids[:0])
+				ids, err = s.Postings(context.Background(), uint64(w+i)%10, ids[:0])
 				if errors.Is(err, store.ErrClosed) {
 					return
 				}
@@ -209,14 +210,14 @@ func TestCrashChild(t *testing.T) {
 		os.Exit(1)
 	}
 	start := 0
-	if v, ok, _ := s.Meta("next", nil); ok {
+	if v, ok, _ := s.Meta(context.Background(), "next", nil); ok {
 		start, _ = strconv.Atoi(string(v))
 	}
 	b := s.NewBatch()
 	for n := start; ; n++ {
 		writeCrashBatch(b, n)
 		b.PutMeta("next", []byte(strconv.Itoa(n+1)))
-		if err := b.Commit(); err != nil {
+		if err := b.Commit(context.Background()); err != nil {
 			fmt.Println("error", err)
 			os.Exit(1)
 		}
@@ -236,7 +237,7 @@ func writeCrashBatch(b store.Batch, n int) {
 func checkCrashBatch(t *testing.T, s store.Store, n int) {
 	t.Helper()
 	for j := range 20 {
-		ids, err := s.Postings(rng.Hash(uint64(n), uint64(j)), nil)
+		ids, err := s.Postings(context.Background(), rng.Hash(uint64(n), uint64(j)), nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -244,7 +245,7 @@ func checkCrashBatch(t *testing.T, s store.Store, n int) {
 			t.Fatalf("acknowledged batch %d lost postings: key %d has %d ids, want 10", n, j, len(ids))
 		}
 	}
-	if v, ok, err := s.Doc(uint64(n), nil); err != nil || !ok || string(v) != fmt.Sprintf("batch %d", n) {
+	if v, ok, err := s.Doc(context.Background(), uint64(n), nil); err != nil || !ok || string(v) != fmt.Sprintf("batch %d", n) {
 		t.Fatalf("acknowledged batch %d lost its document: %q %v %v", n, v, ok, err)
 	}
 }
@@ -302,7 +303,7 @@ func TestPebbleCrash(t *testing.T) {
 			checkCrashBatch(t, s, n)
 		}
 		// An unacknowledged batch may or may not be there, but never half.
-		if _, ok, _ := s.Doc(uint64(acked+1), nil); ok {
+		if _, ok, _ := s.Doc(context.Background(), uint64(acked+1), nil); ok {
 			checkCrashBatch(t, s, acked+1)
 		}
 		s.Close()

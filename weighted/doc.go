@@ -24,8 +24,11 @@
 // a slow, exact reference for tests.
 //
 // This package is not an index and not a general unweighted sampler: it only
-// turns weighted features (feature.Feature) into sketch values (Make wraps
-// them in a sketch.Sketch). The estimators live in package sketch:
+// turns weighted features (feature.Feature) into sketch values. Its
+// samplers are reached through sample.New, the one constructor of every
+// sampler (sample.Config names the algorithm, k, seed and these options),
+// and satisfy sample.Sampler; sample.Make wraps their values in a
+// sketch.Sketch whose Size is the exact total weight (TotalWeight). The estimators live in package sketch:
 // sketch.Jaccard compares CWS and ICWS sketches slot by slot and
 // HMT sketches by Algorithm 3.4, scale by scale; EstimateJaccard is the same
 // estimate with the number of scales. The samplers are frozen: golden

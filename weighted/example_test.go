@@ -122,14 +122,20 @@ func ExampleReduceToUnwtdDep() {
 	// Output: [{9 1} {9 2} {9 3}]
 }
 
-func ExampleMake() {
-	c, _ := weighted.NewCWS(weighted.Options{K: 256, Seed: 1})
-	a, b := weighted.Make(c, docA), weighted.Make(c, docB)
+func ExampleCWS_LogWeights() {
+	// Samplers are built by sample.New (one constructor for every
+	// sampler); sample.Make sets a weighted sketch's Size to the exact
+	// total weight (TotalWeight, as LogWeights says to read the weights).
+	c, _ := sample.New(sample.Config{Algorithm: sketch.CWS, K: 256, Seed: 1})
+	fmt.Println(c.(*weighted.CWS).LogWeights())
+	a, b := sample.Make(c, docA), sample.Make(c, docB)
 	// CWS values carry no weight: Make's Size supplies it to Containment,
 	// which estimates Σmin/|A|₁ = 4.2/6.7.
 	e, _ := sketch.Containment(a, b)
 	fmt.Println(a.Size, b.Size, math.Abs(e.J-4.2/6.7) < 4*e.StdErr)
-	// Output: 6.7 4.9 true
+	// Output:
+	// false
+	// 6.7 4.9 true
 }
 
 func ExampleTotalWeight() {

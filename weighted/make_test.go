@@ -11,10 +11,26 @@ import (
 	"github.com/neardup/neardup/sketch"
 )
 
-// TestMake: Make's sketch has the sampler's header and values and the exact
-// total weight as Size, for every sampler and for logarithmic weights;
-// absent weights count for nothing; overflowing totals give Size 0.
-func TestMake(t *testing.T) {
+// sketchSampler is what this package's samplers share (sample.Sampler, plus
+// LogWeights); the package cannot import sample, which imports it.
+type sketchSampler interface {
+	Header() sketch.Header
+	Sketch([]uint64, []feature.Feature) []uint64
+	LogWeights() bool
+}
+
+var _ = []sketchSampler{(*CWS)(nil), (*ICWS)(nil), (*HMT)(nil)}
+
+// withSize is sample.Make's rule for weighted samplers: the sampler's
+// header and values, the exact total weight as Size.
+func withSize(s sketchSampler, fs []feature.Feature) *sketch.Sketch {
+	return &sketch.Sketch{Header: s.Header(), Values: s.Sketch(nil, fs), Size: TotalWeight(fs, s.LogWeights())}
+}
+
+// TestTotalWeight: a sketch with the exact total weight as Size is valid,
+// for every sampler and for logarithmic weights; absent weights count for
+// nothing; overflowing totals give Size 0.
+func TestTotalWeight(t *testing.T) {
 	s := rng.New(3)
 	fs := logUniform(&s, 50, 1e-3, 1e3)
 	fs = append(fs, feature.Feature{ID: 1, Weight: 0}, feature.Feature{ID: 2, Weight: -5},
@@ -26,31 +42,31 @@ func TestMake(t *testing.T) {
 	c, _ := NewCWS(Options{K: 16, Seed: 1})
 	ic, _ := NewICWS(Options{K: 16, Seed: 1})
 	h, _ := NewHMT(Options{K: 16, Seed: 1})
-	for _, smp := range []Sampler{c, ic, h} {
-		sk := Make(smp, fs)
+	for _, smp := range []sketchSampler{c, ic, h} {
+		sk := withSize(smp, fs)
 		if sk.Header != smp.Header() || !slices.Equal(sk.Values, smp.Sketch(nil, fs)) || sk.Size != want {
 			t.Errorf("%v: %+v, size want %v", smp.Header().Algorithm, sk.Header, want)
 		}
 		if err := sk.Validate(); err != nil {
 			t.Error(err)
 		}
-		if e := Make(smp, nil); len(e.Values) != 0 || e.Size != 0 {
+		if e := withSize(smp, nil); len(e.Values) != 0 || e.Size != 0 {
 			t.Errorf("empty: %+v", e)
 		}
 	}
 	lh, _ := NewHMT(Options{K: 16, LogWeights: true})
 	lfs := logWeights(fs[:50], 0)
-	if got := Make(lh, lfs).Size; math.Abs(got-want) > 1e-12*want {
+	if got := withSize(lh, lfs).Size; math.Abs(got-want) > 1e-12*want {
 		t.Errorf("log weights: size %v, want %v", got, want)
 	}
-	if got := Make(lh, logWeights(fs[:50], 1000)).Size; got != 0 {
+	if got := withSize(lh, logWeights(fs[:50], 1000)).Size; got != 0 {
 		t.Errorf("e^1000 total: size %v, want 0 (unknown)", got)
 	}
 	if got := TotalWeight([]feature.Feature{{ID: 1, Weight: math.MaxFloat64}, {ID: 2, Weight: math.MaxFloat64}}, false); got != 0 {
 		t.Errorf("overflowing plain total %v, want 0", got)
 	}
-	// Containment of CWS sketches needs Make's sizes.
-	if _, err := sketch.Containment(Make(c, fs), Make(c, fs[:25])); err != nil {
+	// Containment of CWS sketches needs the sizes.
+	if _, err := sketch.Containment(withSize(c, fs), withSize(c, fs[:25])); err != nil {
 		t.Errorf("containment with sizes: %v", err)
 	}
 }

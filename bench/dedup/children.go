@@ -14,7 +14,6 @@ import (
 	minhashlsh "github.com/ekzhu/minhash-lsh"
 
 	"github.com/neardup/neardup/dedup"
-	"github.com/neardup/neardup/feature"
 	"github.com/neardup/neardup/index"
 	"github.com/neardup/neardup/internal/progress"
 	"github.com/neardup/neardup/sample"
@@ -276,7 +275,7 @@ func exactMode(s string) dedup.ExactMode {
 }
 
 func newSampler(k int) sample.Sampler {
-	smp, err := sample.New(sketch.OPH, k, 0, sample.WithFeatures(feature.Options{}.ConfigHash()))
+	smp, err := sample.New(sample.Config{Algorithm: sketch.OPH, K: k})
 	if err != nil {
 		fatal(err)
 	}

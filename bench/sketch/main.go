@@ -449,19 +449,20 @@ func extractOnly(text [][]byte) *contender {
 	return ct
 }
 
-func samplerOptions(alg sketch.Algorithm, cfg config) []sample.Option {
+func samplerConfig(alg sketch.Algorithm, cfg config) sample.Config {
+	c := sample.Config{Algorithm: alg, K: cfg.K, Seed: cfg.Seed}
 	if alg == sketch.Proportional {
 		// Keep about k of the ~words shingles, the same sample size as
 		// the other samplers.
-		return []sample.Option{sample.WithModulus(uint64(max(1, int(math.Round(float64(cfg.Words)/float64(cfg.K))))))}
+		c.Modulus = uint64(max(1, int(math.Round(float64(cfg.Words)/float64(cfg.K)))))
 	}
-	return nil
+	return c
 }
 
 // neardupContender sketches every document's ids with one neardup sampler,
 // appending all sketches to one arena that is reused between repetitions.
 func neardupContender(alg sketch.Algorithm, cfg config, fs [][]feature.Feature, nShingles int) (*contender, error) {
-	s, err := sample.New(alg, cfg.K, cfg.Seed, samplerOptions(alg, cfg)...)
+	s, err := sample.New(samplerConfig(alg, cfg))
 	if err != nil {
 		return nil, err
 	}
@@ -494,7 +495,7 @@ func neardupContender(alg sketch.Algorithm, cfg config, fs [][]feature.Feature, 
 // rawContender extracts features from each document's text and sketches
 // them: the whole per-document cost from raw text.
 func rawContender(alg sketch.Algorithm, cfg config, text [][]byte) (*contender, error) {
-	s, err := sample.New(alg, cfg.K, cfg.Seed, samplerOptions(alg, cfg)...)
+	s, err := sample.New(samplerConfig(alg, cfg))
 	if err != nil {
 		return nil, err
 	}

@@ -104,7 +104,7 @@ func NewSketcher(p Params) (*Sketcher, error) {
 	if p.Algorithm.IsSet() || p.Algorithm.IsWeighted() {
 		return nil, fmt.Errorf("%w: %v is not a slot-wise unweighted sampler", ErrParams, p.Algorithm)
 	}
-	s, err := sample.New(p.Algorithm, p.K, p.Seed)
+	s, err := sample.New(sample.Config{Algorithm: p.Algorithm, K: p.K, Seed: p.Seed})
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrParams, err)
 	}

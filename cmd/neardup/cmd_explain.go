@@ -183,7 +183,7 @@ func runExplain(ctx context.Context, env *Env, opts explainOptions) error {
 	if err != nil {
 		return usagef("--lsh: %v", err)
 	}
-	smp, err := sample.New(alg, opts.K, opts.Seed, sample.WithFeatures(fo.ConfigHash()))
+	smp, err := sample.New(sample.Config{Algorithm: alg, K: opts.K, Seed: opts.Seed, Features: fo})
 	if err != nil {
 		return usagef("%v", err)
 	}

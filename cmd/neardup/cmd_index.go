@@ -141,7 +141,7 @@ func openIndexSession(opts indexOptions) (*indexSession, error) {
 	if alg.IsSet() || alg.IsWeighted() {
 		return nil, usagef("--sampler %v: the index needs a slot-wise unweighted sampler", alg)
 	}
-	smp, err := sample.New(alg, opts.K, opts.Seed, sample.WithFeatures(fo.ConfigHash()))
+	smp, err := sample.New(sample.Config{Algorithm: alg, K: opts.K, Seed: opts.Seed, Features: fo})
 	if err != nil {
 		return nil, usagef("%v", err)
 	}
@@ -250,7 +250,7 @@ func runIndexAdd(ctx context.Context, env *Env, opts indexOptions) error {
 		return err
 	}
 	bar.Finish()
-	if err := store.Compact(s.st); err != nil {
+	if err := store.Compact(ctx, s.st); err != nil {
 		return err
 	}
 	st := r.Stats()

@@ -8,9 +8,10 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+	"gonum.org/v1/plot/vg"
 
 	"github.com/neardup/neardup/lsh"
-	"github.com/neardup/neardup/lsh/lshplot"
+	"github.com/neardup/neardup/report"
 )
 
 type paramsOptions struct {
@@ -134,8 +135,8 @@ func runParams(_ context.Context, env *Env, opts paramsOptions) error {
 		if err != nil {
 			return fmt.Errorf("params: %w", err)
 		}
-		err = lshplot.SCurve(f, lshplot.Options{Threshold: opts.threshold, Format: format, Log: opts.logScale},
-			lshplot.Curve{Params: p})
+		c := report.Chart{Title: "Detection probability P(J)", Width: 6 * vg.Inch, Height: 4 * vg.Inch, LogY: opts.logScale}
+		err = report.SCurve(f, format, c, []lsh.Params{p}, opts.threshold)
 		if cerr := f.Close(); err == nil {
 			err = cerr
 		}

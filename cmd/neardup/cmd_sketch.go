@@ -19,7 +19,6 @@ import (
 	"github.com/neardup/neardup/feature"
 	"github.com/neardup/neardup/sample"
 	"github.com/neardup/neardup/sketch"
-	"github.com/neardup/neardup/weighted"
 )
 
 // skSamplerFlags choose the sampler and its parameters (sketch, compare,
@@ -108,7 +107,7 @@ type sketcher struct {
 	header sketch.Header // of the full-value sketches
 	base   sample.Sampler
 	fopts  feature.Options
-	logw   bool // weighted samplers: weights are logarithms (weighted.Options.LogWeights)
+	cfg    sample.Config
 }
 
 // newSketcher builds the sampler of sf for features extracted with fo.
@@ -136,23 +135,8 @@ func newSketcher(sf skSamplerFlags, fo feature.Options) (*sketcher, error) {
 		return nil, usagef("--k %d not in [1, %d]", sf.K, sample.MaxK)
 	}
 	s := &sketcher{alg: alg, bits: sf.Bits, fopts: fo}
-	cfg := fo.ConfigHash()
-	if alg.IsWeighted() {
-		wo := weighted.Options{K: sf.K, Seed: sf.Seed, Features: cfg}
-		s.logw = wo.LogWeights
-		switch alg {
-		case sketch.CWS:
-			s.base, err = weighted.NewCWS(wo)
-		case sketch.ICWS:
-			s.base, err = weighted.NewICWS(wo)
-		case sketch.HMT, sketch.HMTDep:
-			wo.Independent = alg == sketch.HMT
-			s.base, err = weighted.NewHMT(wo)
-		}
-	} else {
-		s.base, err = sample.New(alg, sf.K, sf.Seed, sample.WithFeatures(cfg), sample.WithModulus(sf.Modulus), sample.WithBlock(sf.Block))
-	}
-	if err != nil {
+	s.cfg = sample.Config{Algorithm: alg, K: sf.K, Seed: sf.Seed, Features: fo, Modulus: sf.Modulus, Block: sf.Block}
+	if s.base, err = sample.New(s.cfg); err != nil {
 		return nil, usagef("%v", err)
 	}
 	s.header = s.base.Header()
@@ -170,19 +154,13 @@ func (s *sketcher) newSampler() sample.Sampler {
 }
 
 // make returns the sketch of fs drawn with smp into vals (reused),
-// compressed to b bits when asked. Size is the exact size of the set: the
-// number of features for unweighted samplers (the extractor gives distinct
-// ids), the total weight weighted.TotalWeight for weighted ones — the
-// present weights only (negative, NaN and infinite weights are absent, as
-// the samplers skip them), and 0 when that total is outside float64's
-// range — as weighted.Make sets it. The sketch's Values alias vals unless
-// it was compressed.
+// compressed to b bits when asked. Size is the exact size of the set
+// (sample.Config.Size): the number of features for unweighted samplers (the
+// extractor gives distinct ids), the total weight for weighted ones. The
+// sketch's Values alias vals unless it was compressed.
 func (s *sketcher) make(smp sample.Sampler, vals []uint64, fs []feature.Feature) (*sketch.Sketch, []uint64, error) {
 	vals = smp.Sketch(vals[:0], fs)
-	sk := &sketch.Sketch{Header: s.header, Values: vals, Size: float64(len(fs))}
-	if s.alg.IsWeighted() {
-		sk.Size = weighted.TotalWeight(fs, s.logw)
-	}
+	sk := &sketch.Sketch{Header: s.header, Values: vals, Size: s.cfg.Size(fs)}
 	if s.bits < 64 {
 		c, err := sketch.Compress(sk, s.bits) // keeps Size
 		if err != nil {

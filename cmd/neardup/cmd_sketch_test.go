@@ -154,8 +154,7 @@ func TestRunSketchJSONL(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := feature.Options{}.ConfigHash()
-	smp, err := sample.New(sketch.OPH, 128, 0, sample.WithFeatures(cfg))
+	smp, err := sample.New(sample.Config{Algorithm: sketch.OPH, K: 128})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,0 +1,167 @@
+package pipeline
+
+import (
+	"context"
+	"fmt"
+	"slices"
+
+	"github.com/apache/beam/sdks/v2/go/pkg/beam"
+	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
+)
+
+func init() {
+	register.DoFn3x0[uint64, docRec, func(uint64, uint64)](&bandsFn{})
+	register.DoFn5x0[context.Context, uint64, func(*uint64) bool, func(uint64, uint64), func(hotKey)](&runFn{})
+	register.DoFn5x1[context.Context, uint64, func(*uint64) bool, func(*docRec) bool, func(uint64, half), error](&joinAFn{})
+	register.DoFn5x1[context.Context, uint64, func(*half) bool, func(*docRec) bool, func(pairRec), error](&verifyFn{})
+	register.DoFn2x0[pairRec, func(uint64, uint64)](&edgeFn{})
+	register.Emitter2[uint64, half]()
+	register.Emitter1[pairRec]()
+	register.Emitter1[hotKey]()
+	register.Iter1[half]()
+}
+
+// bandsFn emits the band keys of a unique document: (band key, order) for
+// each of the scheme's C(b, m) keys. A document without features has no
+// keys (dedup leaves it out of the join).
+type bandsFn struct {
+	Cfg Config
+	sk  *sketcher
+}
+
+func (f *bandsFn) Setup() error {
+	var err error
+	f.sk, err = newSketcher(f.Cfg)
+	return err
+}
+
+func (f *bandsFn) ProcessElement(o uint64, d docRec, emit func(uint64, uint64)) {
+	if len(d.Sketch) == 0 {
+		return
+	}
+	for c := 0; c < f.sk.numKeys(); c++ {
+		emit(f.sk.bandKey(c, d.Sketch), o)
+	}
+}
+
+// runFn turns the run of documents sharing a band key into candidate
+// pairs (earlier, later): in input order, each document is paired with at
+// most MaxRun documents before it, as dedup's batchCandidates does. A run
+// longer than MaxRun is a hot key (boilerplate, a template): it is
+// counted, reported, and costs MaxRun pairs per document instead of a
+// quadratic number. Memory: 8 bytes per document of the run.
+type runFn struct {
+	MaxRun int
+	orders []uint64
+}
+
+func (f *runFn) ProcessElement(ctx context.Context, key uint64, iter func(*uint64) bool, emit func(uint64, uint64), emitHot func(hotKey)) {
+	f.orders = collect(f.orders, iter)
+	n := len(f.orders)
+	if n > f.MaxRun {
+		cHotKeys.Inc(ctx, 1)
+		cHotDocs.Update(ctx, int64(n))
+		emitHot(hotKey{Key: key, Docs: int64(n)})
+	}
+	for j := 1; j < n; j++ {
+		for i := max(0, j-f.MaxRun); i < j; i++ {
+			emit(f.orders[i], f.orders[j])
+		}
+	}
+}
+
+// joinAFn meets the candidates (A, B) of document A with A's sketch: it
+// counts the band keys each distinct pair shares and sends A's sketch on
+// to B.
+type joinAFn struct {
+	bs []uint64
+}
+
+func (f *joinAFn) ProcessElement(ctx context.Context, a uint64, bs func(*uint64) bool, docs func(*docRec) bool, emit func(uint64, half)) error {
+	f.bs = f.bs[:0]
+	var b uint64
+	for bs(&b) {
+		f.bs = append(f.bs, b)
+	}
+	if len(f.bs) == 0 {
+		return nil
+	}
+	var d docRec
+	if !docs(&d) {
+		return fmt.Errorf("neardup-beam: candidate pair names document %#x, which has no sketch", a)
+	}
+	slices.Sort(f.bs)
+	for i := 0; i < len(f.bs); {
+		j := i + 1
+		for j < len(f.bs) && f.bs[j] == f.bs[i] {
+			j++
+		}
+		cCandidates.Inc(ctx, 1)
+		emit(f.bs[i], half{A: a, Keys: int64(j - i), Sketch: d.Sketch})
+		i = j
+	}
+	return nil
+}
+
+// verifyFn meets the candidates of document B, each carrying A's sketch,
+// with B's sketch, and keeps the pairs whose estimate passes the core's
+// acceptance rule (index.Accept).
+type verifyFn struct {
+	Cfg Config
+	sk  *sketcher
+}
+
+func (f *verifyFn) Setup() error {
+	var err error
+	f.sk, err = newSketcher(f.Cfg)
+	return err
+}
+
+func (f *verifyFn) ProcessElement(ctx context.Context, b uint64, halves func(*half) bool, docs func(*docRec) bool, emit func(pairRec)) error {
+	var d docRec
+	have := false
+	var h half
+	for halves(&h) {
+		if !have {
+			if !docs(&d) {
+				return fmt.Errorf("neardup-beam: candidate pair names document %#x, which has no sketch", b)
+			}
+			have = true
+		}
+		sim, err := f.sk.estimate(h.Sketch, d.Sketch)
+		if err != nil {
+			return fmt.Errorf("neardup-beam: comparing %#x and %#x: %w", h.A, b, err)
+		}
+		if f.sk.cfg.accept(sim) {
+			cPairs.Inc(ctx, 1)
+			emit(pairRec{A: h.A, B: b, Similarity: sim, Keys: h.Keys})
+		}
+	}
+	return nil
+}
+
+// edgeFn keeps the verified pairs that join clusters (Config.joins) as
+// graph edges.
+type edgeFn struct {
+	Cfg Config
+}
+
+func (f *edgeFn) ProcessElement(p pairRec, emit func(uint64, uint64)) {
+	if f.Cfg.joins(p.Similarity) {
+		emit(p.A, p.B)
+	}
+}
+
+// Candidates computes the candidate pairs of the unique documents
+// (PCollection<KV<uint64, docRec>> keyed by order) and verifies them. It
+// returns the verified pairs (PCollection<pairRec>), the hot keys
+// (PCollection<hotKey>) and the distinct candidate pairs on their way to
+// verification (PCollection<KV<uint64, half>>, for counting).
+func Candidates(s beam.Scope, cfg Config, unique beam.PCollection) (pairs, hot, halves beam.PCollection) {
+	s = s.Scope("Candidates")
+	keys := beam.ParDo(s, &bandsFn{Cfg: cfg}, unique)
+	cands, hot := beam.ParDo2(s, &runFn{MaxRun: cfg.withDefaults().MaxRun}, beam.GroupByKey(s, keys))
+	halves = beam.ParDo(s, &joinAFn{}, beam.CoGroupByKey(s, cands, unique))
+	pairs = beam.ParDo(s, &verifyFn{Cfg: cfg}, beam.CoGroupByKey(s, halves, unique))
+	return pairs, hot, halves
+}

@@ -1,0 +1,394 @@
+// Command serve is a bounded load generator for neardup's HTTP server
+// (package server) on loopback: it starts one or two servers over an
+// embedded Pebble store or a Redis it starts itself (standalone or a
+// 3-master cluster), preloads N generated documents through the Go client,
+// then runs a mixed stream of single-document queries and adds from C
+// concurrent clients for a fixed time, then collapses of 100-id lists, and
+// prints throughput and p50/p99/p99.9 latencies per operation.
+//
+// Everything listens on 127.0.0.1 only, lives in a temporary directory
+// removed at the end, and stops by itself: the run is bounded by -n,
+// -duration and -collapse-duration. Documents are -words words drawn
+// uniformly from a generated vocabulary of 20,000 words; a query is an
+// edited copy (-edits substituted words) of a random preloaded document,
+// so most queries find a near-duplicate. Latencies are wall-clock times of
+// whole HTTP requests as the client sees them, with the load generator on
+// the same machine (it competes for the same cores).
+//
+// Usage:
+//
+//	go run ./serve -n 100000 -store pebble
+//	go run ./serve -n 100000 -store redis -servers 2
+//	go run ./serve -n 100000 -store cluster -servers 2
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"os"
+	"runtime"
+	"runtime/pprof"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/neardup/neardup/server"
+	"github.com/neardup/neardup/server/api"
+	"github.com/neardup/neardup/server/client"
+	"github.com/neardup/neardup/store"
+	"github.com/neardup/neardup/store/redis"
+	"github.com/neardup/neardup/store/redis/redistest"
+)
+
+type flags struct {
+	n          int
+	words      int
+	edits      int
+	storeKind  string
+	servers    int
+	conc       int
+	duration   time.Duration
+	collapseD  time.Duration
+	queryShare float64
+	batch      int
+	seed       uint64
+	cpuprofile string
+}
+
+func main() {
+	var f flags
+	flag.IntVar(&f.n, "n", 100_000, "documents to preload")
+	flag.IntVar(&f.words, "words", 300, "words per document")
+	flag.IntVar(&f.edits, "edits", 6, "words substituted in a query's copy of a preloaded document")
+	flag.StringVar(&f.storeKind, "store", "pebble", "pebble, redis or cluster (a redis-server or 3-master cluster started for the run)")
+	flag.IntVar(&f.servers, "servers", 1, "servers sharing the store (2 needs redis or cluster)")
+	flag.IntVar(&f.conc, "c", 16, "concurrent clients in the mixed phase")
+	flag.DurationVar(&f.duration, "duration", 20*time.Second, "length of the mixed phase")
+	flag.DurationVar(&f.collapseD, "collapse-duration", 5*time.Second, "length of the collapse phase")
+	flag.Float64Var(&f.queryShare, "queries", 0.9, "share of queries in the mixed phase (the rest are adds)")
+	flag.IntVar(&f.batch, "batch", 256, "documents per add request while preloading")
+	flag.Uint64Var(&f.seed, "seed", 1, "generator seed")
+	flag.StringVar(&f.cpuprofile, "cpuprofile", "", "write a CPU profile of the mixed phase (server and load generator) to this file")
+	flag.Parse()
+	if err := run(f); err != nil {
+		fmt.Fprintln(os.Stderr, "bench/serve:", err)
+		os.Exit(1)
+	}
+}
+
+// corpus generates documents as pure functions of (seed, index).
+type corpus struct {
+	vocab []string
+	f     flags
+}
+
+func newCorpus(f flags) *corpus {
+	r := rand.New(rand.NewPCG(f.seed, 0))
+	v := make([]string, 20_000)
+	for i := range v {
+		b := make([]byte, 3+r.IntN(7))
+		for j := range b {
+			b[j] = byte('a' + r.IntN(26))
+		}
+		v[i] = string(b)
+	}
+	return &corpus{vocab: v, f: f}
+}
+
+func (c *corpus) words(i int) []string {
+	r := rand.New(rand.NewPCG(c.f.seed, uint64(i)+1))
+	w := make([]string, c.f.words)
+	for j := range w {
+		w[j] = c.vocab[r.IntN(len(c.vocab))]
+	}
+	return w
+}
+
+func (c *corpus) doc(i int) api.Document {
+	return api.Document{ID: fmt.Sprint("doc-", i), Text: strings.Join(c.words(i), " ")}
+}
+
+// variant is document i with edits words substituted (seeded by salt).
+func (c *corpus) variant(i int, salt uint64) api.Document {
+	w := c.words(i)
+	r := rand.New(rand.NewPCG(c.f.seed^salt, uint64(i)+7))
+	for range c.f.edits {
+		w[r.IntN(len(w))] = c.vocab[r.IntN(len(c.vocab))] + "q"
+	}
+	return api.Document{ID: fmt.Sprintf("q-%d-%d", i, salt), Text: strings.Join(w, " ")}
+}
+
+type instance struct {
+	url  string
+	stop func() error
+}
+
+func run(f flags) error {
+	if f.servers < 1 || f.servers > 1 && f.storeKind == "pebble" {
+		return fmt.Errorf("-servers %d with -store %s: two servers need a shared store (redis or cluster)", f.servers, f.storeKind)
+	}
+	tmp, err := os.MkdirTemp("", "neardup-bench-serve")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp)
+	ctx := context.Background()
+
+	// The store(s) and the redis-server processes.
+	var redisURL string
+	var cleanups []func()
+	defer func() {
+		for i := len(cleanups) - 1; i >= 0; i-- {
+			cleanups[i]()
+		}
+	}()
+	switch f.storeKind {
+	case "pebble":
+	case "redis":
+		if err := os.Mkdir(tmp+"/redis", 0o755); err != nil {
+			return err
+		}
+		s, err := redistest.New("", tmp+"/redis", false)
+		if err != nil {
+			return err
+		}
+		cleanups = append(cleanups, s.Kill)
+		redisURL = s.URL()
+	case "cluster":
+		var nodes []*redistest.Server
+		for i := range 3 {
+			dir := fmt.Sprintf("%s/node%d", tmp, i)
+			if err := os.Mkdir(dir, 0o755); err != nil {
+				return err
+			}
+			s, err := redistest.New("", dir, true)
+			if err != nil {
+				return err
+			}
+			cleanups = append(cleanups, s.Kill)
+			nodes = append(nodes, s)
+		}
+		c, err := redistest.FormCluster(nodes)
+		if err != nil {
+			return err
+		}
+		redisURL = c.URL()
+	default:
+		return fmt.Errorf("-store %q: want pebble, redis or cluster", f.storeKind)
+	}
+
+	var insts []instance
+	for range f.servers {
+		var st store.Store
+		var err error
+		if f.storeKind == "pebble" {
+			st, err = store.OpenPebble(tmp+"/pebble", nil)
+		} else {
+			st, err = redis.Open(ctx, redisURL, &redis.Options{Prefix: "bench"})
+		}
+		if err != nil {
+			return err
+		}
+		b, err := server.OpenIndex(st, server.IndexOptions{StoreName: f.storeKind})
+		if err != nil {
+			return err
+		}
+		s, err := server.New(b, server.Options{MaxInFlight: 4 * f.conc})
+		if err != nil {
+			return err
+		}
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return err
+		}
+		sctx, cancel := context.WithCancel(ctx)
+		done := make(chan error, 1)
+		go func() { done <- s.Serve(sctx, l) }()
+		insts = append(insts, instance{url: "http://" + l.Addr().String(), stop: func() error {
+			cancel()
+			err := <-done
+			if cerr := st.Close(); err == nil {
+				err = cerr
+			}
+			return err
+		}})
+	}
+	defer func() {
+		for _, in := range insts {
+			in.stop()
+		}
+	}()
+	tr := &http.Transport{MaxIdleConns: 4 * f.conc, MaxIdleConnsPerHost: 4 * f.conc, IdleConnTimeout: time.Minute}
+	clients := make([]*client.Client, len(insts))
+	for i, in := range insts {
+		c, err := client.New(in.url, &client.Options{HTTPClient: &http.Client{Transport: tr, Timeout: time.Minute}, BatchSize: f.batch})
+		if err != nil {
+			return err
+		}
+		clients[i] = c
+	}
+	cp := newCorpus(f)
+	fmt.Printf("# neardup bench/serve: store %s, %d server(s), %d documents of %d words, GOMAXPROCS %d, %s\n",
+		f.storeKind, f.servers, f.n, f.words, runtime.GOMAXPROCS(0), runtime.Version())
+
+	// Preload, 4 loaders spread over the servers.
+	start := time.Now()
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	errc := make(chan error, 8)
+	for w := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			c := clients[w%len(clients)]
+			for {
+				lo := int(next.Add(int64(f.batch))) - f.batch
+				if lo >= f.n {
+					return
+				}
+				hi := min(lo+f.batch, f.n)
+				docs := make([]api.Document, 0, hi-lo)
+				for i := lo; i < hi; i++ {
+					docs = append(docs, cp.doc(i))
+				}
+				if _, err := c.Add(ctx, docs, false); err != nil {
+					errc <- err
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	select {
+	case err := <-errc:
+		return fmt.Errorf("preload: %w", err)
+	default:
+	}
+	el := time.Since(start)
+	fmt.Printf("preload: %d documents in %.1f s (%.0f documents/s, batches of %d)\n", f.n, el.Seconds(), float64(f.n)/el.Seconds(), f.batch)
+
+	// Mixed queries and adds.
+	type sample struct {
+		add   bool
+		d     time.Duration
+		found bool
+	}
+	results := make([][]sample, f.conc)
+	if f.cpuprofile != "" {
+		pf, err := os.Create(f.cpuprofile)
+		if err != nil {
+			return err
+		}
+		defer pf.Close()
+		if err := pprof.StartCPUProfile(pf); err != nil {
+			return err
+		}
+	}
+	deadline := time.Now().Add(f.duration)
+	var failures atomic.Int64
+	var addSeq atomic.Int64
+	for w := range f.conc {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r := rand.New(rand.NewPCG(f.seed, uint64(w)+1000))
+			c := clients[w%len(clients)]
+			for salt := uint64(0); time.Now().Before(deadline); salt++ {
+				i := r.IntN(f.n)
+				t0 := time.Now()
+				if r.Float64() < f.queryShare {
+					res, err := c.Query(ctx, []api.Document{cp.variant(i, salt<<8|uint64(w))})
+					if err != nil {
+						failures.Add(1)
+						continue
+					}
+					results[w] = append(results[w], sample{d: time.Since(t0), found: len(res[0].Matches) > 0})
+				} else {
+					d := cp.doc(f.n + int(addSeq.Add(1)))
+					if _, err := c.Add(ctx, []api.Document{d}, false); err != nil {
+						failures.Add(1)
+						continue
+					}
+					results[w] = append(results[w], sample{add: true, d: time.Since(t0)})
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if f.cpuprofile != "" {
+		pprof.StopCPUProfile()
+	}
+	var q, a []time.Duration
+	found := 0
+	for _, rs := range results {
+		for _, s := range rs {
+			if s.add {
+				a = append(a, s.d)
+			} else {
+				q = append(q, s.d)
+				if s.found {
+					found++
+				}
+			}
+		}
+	}
+	secs := f.duration.Seconds()
+	fmt.Printf("mixed (%d clients, %.0f%% queries, %v): %.0f requests/s, %d failed\n", f.conc, 100*f.queryShare, f.duration, float64(len(q)+len(a))/secs, failures.Load())
+	report("query", q, secs, fmt.Sprintf("%.1f%% found a near-duplicate", 100*float64(found)/float64(max(len(q), 1))))
+	report("add", a, secs, "")
+
+	// Collapse of 100 known ids.
+	var cl []time.Duration
+	var cmu sync.Mutex
+	deadline = time.Now().Add(f.collapseD)
+	for w := range f.conc {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r := rand.New(rand.NewPCG(f.seed, uint64(w)+2000))
+			c := clients[w%len(clients)]
+			ids := make([]string, 100)
+			var local []time.Duration
+			for time.Now().Before(deadline) {
+				for j := range ids {
+					ids[j] = fmt.Sprint("doc-", r.IntN(f.n))
+				}
+				t0 := time.Now()
+				if _, err := c.Collapse(ctx, ids); err != nil {
+					failures.Add(1)
+					continue
+				}
+				local = append(local, time.Since(t0))
+			}
+			cmu.Lock()
+			cl = append(cl, local...)
+			cmu.Unlock()
+		}()
+	}
+	wg.Wait()
+	report("collapse100", cl, f.collapseD.Seconds(), "")
+	for _, in := range insts {
+		if err := in.stop(); err != nil {
+			return err
+		}
+	}
+	insts = nil
+	return nil
+}
+
+func report(name string, d []time.Duration, secs float64, note string) {
+	if len(d) == 0 {
+		fmt.Printf("%-12s no samples\n", name)
+		return
+	}
+	slices.Sort(d)
+	pct := func(p float64) time.Duration { return d[min(len(d)-1, int(p*float64(len(d))))] }
+	fmt.Printf("%-12s %8d  %8.0f/s  p50 %8v  p99 %8v  p99.9 %8v  max %8v  %s\n", name, len(d), float64(len(d))/secs,
+		pct(0.5).Round(time.Microsecond), pct(0.99).Round(time.Microsecond), pct(0.999).Round(time.Microsecond), d[len(d)-1].Round(time.Microsecond), note)
+}

@@ -1,0 +1,413 @@
+package lsh
+
+import (
+	"fmt"
+	"slices"
+	"sync"
+)
+
+// Collapsing near-duplicates out of a ranked result list (book 6.1): the
+// Bing design kept, beside each document of the search index, 6
+// supershingles of 16 bits each — 12 bytes — and at query time dropped
+// from each result list every document that agreed with a better-ranked
+// one on at least 4 of the 6. No posting table is involved: the list is
+// short (tens to hundreds of results), so its members are compared with
+// each other directly, and the only state is a small, fixed-size signature
+// per document held in memory.
+
+// Limits of a collapse table.
+const (
+	// MaxCollapseBands is the largest B of a CollapseTable.
+	MaxCollapseBands = 8
+	// MaxCollapseKeyBits is the widest supershingle value a CollapseTable
+	// keeps.
+	MaxCollapseKeyBits = 16
+	// Unknown marks, in the result of CollapseTable.Collapse, an id the
+	// table holds no signature for.
+	Unknown = -1
+)
+
+// CollapseOptions configure ChooseCollapse. Only Threshold is required.
+type CollapseOptions struct {
+	// Threshold is the Jaccard similarity at and above which two results
+	// should collapse, in (0, 1).
+	Threshold float64
+	// BudgetBytes bounds the signature bytes per document, B × 2. The
+	// default is 12 (Bing's 6 × 16 bits); at most 16.
+	BudgetBytes int
+	// MaxSamples is the number of samples available per document (the
+	// sketch's k). The default is 256.
+	MaxSamples int
+	// SampleBits is the width of b-bit samples (0: full samples); see
+	// Params.SampleBits.
+	SampleBits int
+	// FPWeight and FNWeight weigh wrongly collapsed results (below the
+	// threshold) against near-duplicates left in the list, as in
+	// ChooseOptions. Defaults 0.5 each.
+	FPWeight, FNWeight float64
+	// Seed keys the supershingle hashes; it is copied into the result.
+	Seed uint64
+}
+
+// ChooseCollapse picks the parameters of a CollapseTable for a threshold:
+// Choose over every (r, b, m) with 16-bit supershingles and b × 2 bytes
+// within the budget, minimizing the weighted false-positive and
+// false-negative areas under the exact S-curve (Params.Prob, which counts
+// the accidental agreement of 16-bit values). At the defaults it returns
+// 6 supershingles, like Bing's, with r and m fitted to the threshold
+// (threshold 0.8: r = 7, b = 6, m = 2, P(0.7) = 8%, P(0.85) = 62%).
+func ChooseCollapse(o CollapseOptions) (Choice, error) {
+	if o.BudgetBytes == 0 {
+		o.BudgetBytes = 12
+	}
+	if o.BudgetBytes < 2 || o.BudgetBytes > 2*MaxCollapseBands {
+		return Choice{}, fmt.Errorf("%w: collapse budget %d bytes, want 2..%d", ErrParams, o.BudgetBytes, 2*MaxCollapseBands)
+	}
+	return Choose(ChooseOptions{
+		Threshold:   o.Threshold,
+		FPWeight:    o.FPWeight,
+		FNWeight:    o.FNWeight,
+		BudgetBytes: o.BudgetBytes,
+		MaxSamples:  o.MaxSamples,
+		MaxBands:    MaxCollapseBands,
+		MaxKeys:     MaxKeys, // no keys are made: only the bytes count
+		KeyBits:     MaxCollapseKeyBits,
+		SampleBits:  o.SampleBits,
+		Seed:        o.Seed,
+	})
+}
+
+// CollapseTable holds a signature of B supershingles of at most 16 bits per
+// document id and collapses ranked lists of ids: a result is dropped when
+// at least M of its B supershingles agree with those of a better-ranked
+// kept result (book 6.1; lsh.Bing() is the book's 6 × 16 bits, 4 of 6).
+// Two documents of Jaccard similarity J collapse with probability
+// Params.Prob(J).
+//
+// The zero value is not usable; make one with NewCollapseTable. It is safe
+// for concurrent use: Collapse, Missing, Has and Len share a read lock,
+// Put and Remove take the write lock. Memory: 8 bytes of id plus
+// 2 × B bytes of signature per document (20 for B = 6), plus under 10% of
+// growth room and bucket headers (Bytes reports it exactly). Costs: Put and
+// Remove O(log n + n/buckets) ≈ a binary search and a move of at most a
+// few hundred entries; a lookup is a binary search in one bucket of at
+// most 256 ids; Collapse of n ids is n lookups and at most n·kept
+// signature comparisons, without allocating for n <= 256.
+//
+// The table is not a store: it lives in the memory of one process and is
+// filled by its owner (package index) from the documents it adds and
+// reads; the id of a document it has not seen is reported as Unknown, so
+// the owner can fetch it (Missing) before collapsing.
+type CollapseTable struct {
+	p      Params
+	scheme *Scheme
+	mask   uint16
+
+	mu      sync.RWMutex
+	shift   uint     // bucket of id = id >> shift
+	buckets []bucket // len = 1 << (64 - shift)
+	n       int
+}
+
+// bucket holds the entries whose ids share the table's top bits, sorted
+// by id: ids[i] has signature sigs[i*B : (i+1)*B].
+type bucket struct {
+	ids  []uint64
+	sigs []uint16
+}
+
+// Bucket sizes: a bucket is split (all of them, by one more bit) when the
+// mean reaches splitAt, so buckets hold about splitAt/2..splitAt entries
+// and at most a few times that.
+const (
+	splitAt        = 128
+	initBucketBits = 4
+	maxBucketBits  = 24
+)
+
+// NewCollapseTable returns an empty table for p, which must be valid with
+// B <= MaxCollapseBands and KeyBits in 1..16 (0, meaning 64, is not
+// allowed: the table keeps 16 bits per supershingle).
+func NewCollapseTable(p Params) (*CollapseTable, error) {
+	if err := p.Validate(); err != nil {
+		return nil, err
+	}
+	if p.B > MaxCollapseBands || p.KeyBits < 1 || p.KeyBits > MaxCollapseKeyBits {
+		return nil, fmt.Errorf("%w: collapse table needs b <= %d and keybits in 1..%d, got %v", ErrParams, MaxCollapseBands, MaxCollapseKeyBits, p)
+	}
+	s, err := New(p)
+	if err != nil {
+		return nil, err
+	}
+	t := &CollapseTable{p: p, scheme: s, mask: uint16(1<<p.KeyBits - 1), shift: 64 - initBucketBits}
+	t.buckets = make([]bucket, 1<<initBucketBits)
+	return t, nil
+}
+
+// Params returns the table's parameters.
+func (t *CollapseTable) Params() Params { return t.p }
+
+// Signature appends the B supershingles of samples (at least R×B of them),
+// truncated to KeyBits, to dst: what Put stores. No allocation when dst has
+// room.
+func (t *CollapseTable) Signature(dst []uint16, samples []uint64) ([]uint16, error) {
+	var buf [MaxCollapseBands]uint64
+	ss, err := t.scheme.Supershingles(buf[:0], samples)
+	if err != nil {
+		return dst, err
+	}
+	for _, v := range ss {
+		dst = append(dst, uint16(v)&t.mask)
+	}
+	return dst, nil
+}
+
+// Put stores the signature of a document's samples under id, replacing
+// any previous one. It fails (storing nothing) when samples holds fewer
+// than R×B values.
+func (t *CollapseTable) Put(id uint64, samples []uint64) error {
+	var buf [MaxCollapseBands]uint16
+	sig, err := t.Signature(buf[:0], samples)
+	if err != nil {
+		return err
+	}
+	t.PutSignature(id, sig)
+	return nil
+}
+
+// PutSignature stores sig (B values, as made by Signature) under id,
+// replacing any previous one. It panics if len(sig) != B.
+func (t *CollapseTable) PutSignature(id uint64, sig []uint16) {
+	b := t.p.B
+	if len(sig) != b {
+		panic(fmt.Sprintf("lsh: signature of %d values, want %d", len(sig), b))
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	bk := &t.buckets[id>>t.shift]
+	i, found := slices.BinarySearch(bk.ids, id)
+	if found {
+		copy(bk.sigs[i*b:], sig)
+		return
+	}
+	bk.ids = insert(bk.ids, i, id, 1)
+	bk.sigs = insert(bk.sigs, i*b, 0, b)
+	for j, v := range sig {
+		bk.sigs[i*b+j] = v & t.mask
+	}
+	t.n++
+	if t.n >= splitAt<<(64-t.shift) && t.shift > 64-maxBucketBits {
+		t.split()
+	}
+}
+
+// insert opens n places at i in s, filled with v, growing its capacity by
+// an eighth (at least 4 entries) rather than doubling it.
+func insert[T any](s []T, i int, v T, n int) []T {
+	if len(s)+n > cap(s) {
+		c := len(s) + n + max(4*n, len(s)/8)
+		ns := make([]T, len(s), c)
+		copy(ns, s)
+		s = ns
+	}
+	s = s[:len(s)+n]
+	copy(s[i+n:], s[i:])
+	for j := i; j < i+n; j++ {
+		s[j] = v
+	}
+	return s
+}
+
+// split doubles the buckets, cutting each sorted bucket at its next id
+// bit. Cost O(n) copying, amortized O(1) per Put.
+func (t *CollapseTable) split() {
+	b := t.p.B
+	shift := t.shift - 1
+	nb := make([]bucket, 2*len(t.buckets))
+	for i, bk := range t.buckets {
+		cut, _ := slices.BinarySearch(bk.ids, (uint64(2*i)+1)<<shift)
+		nb[2*i] = bucket{ids: clip(bk.ids[:cut]), sigs: clip(bk.sigs[:cut*b])}
+		nb[2*i+1] = bucket{ids: clip(bk.ids[cut:]), sigs: clip(bk.sigs[cut*b:])}
+	}
+	t.buckets, t.shift = nb, shift
+}
+
+// clip copies s into a slice with room for an eighth more.
+func clip[T any](s []T) []T {
+	c := make([]T, len(s), len(s)+len(s)/8)
+	copy(c, s)
+	return c
+}
+
+// Remove deletes the signature of id and reports whether there was one.
+func (t *CollapseTable) Remove(id uint64) bool {
+	b := t.p.B
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	bk := &t.buckets[id>>t.shift]
+	i, found := slices.BinarySearch(bk.ids, id)
+	if !found {
+		return false
+	}
+	bk.ids = slices.Delete(bk.ids, i, i+1)
+	bk.sigs = slices.Delete(bk.sigs, i*b, (i+1)*b)
+	t.n--
+	return true
+}
+
+// lookup returns the signature of id (aliasing the table; read lock
+// held).
+func (t *CollapseTable) lookup(id uint64) ([]uint16, bool) {
+	bk := &t.buckets[id>>t.shift]
+	i, found := slices.BinarySearch(bk.ids, id)
+	if !found {
+		return nil, false
+	}
+	b := t.p.B
+	return bk.sigs[i*b : (i+1)*b : (i+1)*b], true
+}
+
+// Get appends the signature of id to dst and reports whether there is one.
+func (t *CollapseTable) Get(dst []uint16, id uint64) ([]uint16, bool) {
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	sig, ok := t.lookup(id)
+	return append(dst, sig...), ok
+}
+
+// Has reports whether the table holds a signature for id.
+func (t *CollapseTable) Has(id uint64) bool {
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	_, ok := t.lookup(id)
+	return ok
+}
+
+// Missing appends to dst the ids (in their order, each once) that the table
+// holds no signature for: what an owner fetches from its store before
+// Collapse.
+func (t *CollapseTable) Missing(dst, ids []uint64) []uint64 {
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	start := len(dst)
+	for _, id := range ids {
+		if _, ok := t.lookup(id); !ok && !slices.Contains(dst[start:], id) {
+			dst = append(dst, id)
+		}
+	}
+	return dst
+}
+
+// Len returns the number of documents in the table.
+func (t *CollapseTable) Len() int {
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	return t.n
+}
+
+// Bytes returns the memory the table holds: the capacity of every bucket's
+// id and signature arrays plus the bucket headers.
+func (t *CollapseTable) Bytes() int {
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	n := len(t.buckets) * 48 // two slice headers
+	for _, bk := range t.buckets {
+		n += 8*cap(bk.ids) + 2*cap(bk.sigs)
+	}
+	return n
+}
+
+// Match reports whether two signatures agree on at least M of their B
+// values: whether the documents collapse.
+func (t *CollapseTable) Match(a, b []uint16) bool {
+	n := 0
+	for i := range t.p.B {
+		if a[i] == b[i] {
+			n++
+		}
+	}
+	return n >= t.p.M
+}
+
+// Collapse appends to dst, for each ids[i] of a ranked list (best first),
+// the index of the result it collapses into:
+//
+//   - i itself when ids[i] is kept: no better-ranked kept result matches it;
+//   - j < i when ids[i] is dropped: ids[j] is the best-ranked kept result
+//     whose signature agrees with ids[i]'s on at least M of B values (or
+//     the same id, listed twice);
+//   - Unknown when the table holds no signature for ids[i]; such a result
+//     is kept and compared with nothing.
+//
+// A dropped result never represents another, so groups do not chain: every
+// dropped result matches its representative directly. The result is
+// dst[len(dst)-len(ids):]. No allocation for up to 256 ids when dst has
+// room.
+func (t *CollapseTable) Collapse(dst []int, ids []uint64) []int {
+	dst, _ = t.CollapseFunc(dst, ids, nil)
+	return dst
+}
+
+// CollapseFunc is Collapse with a second opinion: when the signatures of
+// ids[i] and a kept ids[j] match, ids[i] collapses into ids[j] only if
+// verify(i, j) also says so (for example a full-sketch or exact Jaccard
+// check against the threshold); otherwise the next kept result is tried.
+// The same id listed twice collapses without verification. With a verify
+// that accepts only pairs at or above a threshold, every collapsed pair is
+// such a pair, and the table's parameters can favour recall (candidates
+// below the threshold cost a verification, not a wrong answer). An error
+// from verify stops the collapse and is returned. verify may be nil.
+func (t *CollapseTable) CollapseFunc(dst []int, ids []uint64, verify func(i, j int) (bool, error)) ([]int, error) {
+	b := t.p.B
+	var sigBuf [256 * MaxCollapseBands]uint16
+	var keptBuf [256]int32
+	sigs, kept := sigBuf[:0], keptBuf[:0]
+	if len(ids) > 256 {
+		sigs = make([]uint16, 0, len(ids)*b)
+		kept = make([]int32, 0, len(ids))
+	}
+	sigs = sigs[:len(ids)*b]
+	start := len(dst)
+	t.mu.RLock()
+	for i, id := range ids {
+		sig, ok := t.lookup(id)
+		if !ok {
+			dst = append(dst, Unknown)
+			continue
+		}
+		copy(sigs[i*b:], sig)
+		dst = append(dst, i)
+	}
+	t.mu.RUnlock()
+	out := dst[start:]
+	for i, id := range ids {
+		if out[i] == Unknown {
+			continue
+		}
+		si := sigs[i*b : (i+1)*b]
+		for _, j := range kept {
+			if ids[j] == id {
+				out[i] = int(j)
+				break
+			}
+			if !t.Match(si, sigs[int(j)*b:(int(j)+1)*b]) {
+				continue
+			}
+			if verify != nil {
+				ok, err := verify(i, int(j))
+				if err != nil {
+					return dst, err
+				}
+				if !ok {
+					continue
+				}
+			}
+			out[i] = int(j)
+			break
+		}
+		if out[i] == i {
+			kept = append(kept, int32(i))
+		}
+	}
+	return dst, nil
+}
