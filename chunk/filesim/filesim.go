@@ -17,9 +17,11 @@
 // twelve posting lists into lists of files with 1, 2, ..., 12 features in
 // common.
 //
-// This package does not read files or cut chunks (package chunk does), and
-// it does not verify candidates: estimates from 12 samples have a standard
-// error near 0.14, so callers confirm with ExactJaccard on chunk lists.
+// Estimates from 12 samples have a standard error near 0.14, so the Index
+// only proposes candidates; Groups (similar files of a whole tree, joined
+// into connected components) and Similar (the files closest to one) confirm
+// them with ExactJaccard on the chunk lists. This package does not read
+// files or cut chunks (package chunk does).
 package filesim
 
 import (

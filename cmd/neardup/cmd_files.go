@@ -42,8 +42,8 @@ type chunkFlags struct {
 
 func (f *chunkFlags) bind(cmd *cobra.Command) {
 	cmd.Flags().IntVar(&f.Avg, "avg", chunk.DefaultAvg, "average chunk size in bytes")
-	cmd.Flags().IntVar(&f.Min, "min", 0, "minimum chunk size in bytes (default avg/2)")
-	cmd.Flags().IntVar(&f.Max, "max", 0, "maximum chunk size in bytes (default 2*avg-min)")
+	cmd.Flags().IntVar(&f.Min, "min", 0, "minimum chunk size in bytes, more than 64; only a file's last chunk is shorter (default 3*avg/4)")
+	cmd.Flags().IntVar(&f.Max, "max", 0, "maximum chunk size in bytes (default 2*avg-min, so that avg = (min+max)/2)")
 }
 
 func (f chunkFlags) options() (chunk.Options, error) {
@@ -151,9 +151,8 @@ type signedFile struct {
 	Sig *chunk.Signature
 }
 
-// signFiles signs every file, reporting and skipping unreadable ones. The
-// visit callback, if any, sees every chunk.
-func signFiles(ctx context.Context, env *Env, files []fileEntry, o chunk.Options, what string, visit func(i int, r chunk.Ref)) ([]signedFile, int, error) {
+// signFiles signs every file, reporting and skipping unreadable ones.
+func signFiles(ctx context.Context, env *Env, files []fileEntry, o chunk.Options, what string) ([]signedFile, int, error) {
 	signer, err := chunk.NewSigner(o)
 	if err != nil {
 		return nil, 0, err
@@ -170,12 +169,7 @@ func signFiles(ctx context.Context, env *Env, files []fileEntry, o chunk.Options
 		if err := ctx.Err(); err != nil {
 			return nil, problems, err
 		}
-		sig, err := signFile(signer, f.Path, func(r chunk.Ref, _ []byte) {
-			prog.Add(int64(r.Length))
-			if visit != nil {
-				visit(len(out), r)
-			}
-		})
+		sig, err := signFile(signer, f.Path, func(r chunk.Ref, _ []byte) { prog.Add(int64(r.Length)) })
 		if err != nil {
 			problems++
 			fmt.Fprintf(env.Stderr, "neardup: skip %s: %v\n", f.Path, err)

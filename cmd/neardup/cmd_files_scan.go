@@ -2,19 +2,19 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"math"
+	"path/filepath"
 	"sort"
 	"strings"
 
 	"github.com/spf13/cobra"
-	"gonum.org/v1/plot"
-	"gonum.org/v1/plot/plotter"
-	"gonum.org/v1/plot/vg"
 
 	"github.com/neardup/neardup/chunk"
 	"github.com/neardup/neardup/chunk/filesim"
+	"github.com/neardup/neardup/report"
 )
 
 type filesScanOptions struct {
@@ -24,6 +24,7 @@ type filesScanOptions struct {
 	Sketch    string
 	Threshold float64
 	Bins      int
+	JSON      bool
 }
 
 func newFilesScanCmd(env *Env) *cobra.Command {
@@ -31,8 +32,22 @@ func newFilesScanCmd(env *Env) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "scan DIR...",
 		Short: "Report duplicate files, the chunk-level dedup ratio, chunk sizes and similar files",
+		Long: `scan cuts every file under DIR into content-defined chunks and reports:
+exact duplicate files (equal signature roots); the chunk-level dedup ratio
+(bytes of distinct chunks over all bytes); the chunk lengths, with a text
+histogram (and a plot with --plot); and groups of similar files: every file
+is sketched from its chunk list (--sketch), candidates come from an
+inverted index of the sketches, and a pair is reported when its exact
+chunk-Jaccard is at least --threshold (groups are connected components of
+such pairs).
+
+Chunks are cut where a winnowed hash is smallest within a window of
+[--min, --max] bytes after the previous cut; only the last chunk of a file
+(and a whole file shorter than --min) is shorter than --min, which is why
+the mean chunk length lies below --min when there are many small files.`,
 		Example: `  neardup files scan ~/src
-  neardup files scan --plot sizes.png --threshold 0.3 $(go env GOROOT)/src`,
+  neardup files scan --plot sizes.png --threshold 0.3 $(go env GOROOT)/src
+  neardup files scan --json ~/src | jq .similar.groups`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Dirs = args
@@ -40,11 +55,75 @@ func newFilesScanCmd(env *Env) *cobra.Command {
 		},
 	}
 	opts.Chunk.bind(cmd)
-	cmd.Flags().StringVar(&opts.Plot, "plot", "", "write the chunk-size histogram to this PNG file")
+	cmd.Flags().StringVar(&opts.Plot, "plot", "", "write the chunk-size histogram to this file (.png, .svg, .pdf or .eps)")
 	cmd.Flags().StringVar(&opts.Sketch, "sketch", "rdc", "similarity sketch: rdc (12 x 6 bits) or large (128 x 8 bits)")
-	cmd.Flags().Float64Var(&opts.Threshold, "threshold", 0.5, "report files whose exact chunk-Jaccard is at least this")
-	cmd.Flags().IntVar(&opts.Bins, "bins", 16, "histogram bins")
+	cmd.Flags().Float64Var(&opts.Threshold, "threshold", 0.5, "report files whose exact chunk-Jaccard is at least this, in (0, 1]")
+	cmd.Flags().IntVar(&opts.Bins, "bins", 16, "histogram bins, 1 to 1000")
+	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print the result as one JSON object")
 	return cmd
+}
+
+// filesScanResult is the result of files scan (its --json output).
+type filesScanResult struct {
+	Files   int   `json:"files"`
+	Bytes   int64 `json:"bytes"`
+	Skipped int   `json:"skipped"`
+	// Duplicates are the groups of byte-identical files.
+	Duplicates     []filesDupGroup `json:"exact_duplicates"`
+	RedundantFiles int64           `json:"redundant_files"`
+	RedundantBytes int64           `json:"redundant_bytes"`
+	Chunks         int64           `json:"chunks"`
+	UniqueChunks   int             `json:"unique_chunks"`
+	UniqueBytes    int64           `json:"unique_bytes"`
+	DedupRatio     float64         `json:"dedup_ratio"`
+	ChunkSizes     filesChunkStats `json:"chunk_sizes"`
+	Similar        filesSimilarity `json:"similar"`
+	Plot           string          `json:"plot,omitempty"`
+	cut, last      []int
+}
+
+type filesDupGroup struct {
+	Bytes int64    `json:"bytes"`
+	Root  string   `json:"root"`
+	Files []string `json:"files"`
+}
+
+// filesChunkStats describes the chunk lengths: all chunks, and split into
+// chunks ended by a cut point (always within the window) and the last chunk
+// of each file (which may be shorter than the window's minimum).
+type filesChunkStats struct {
+	Mean   float64      `json:"mean"`
+	SD     float64      `json:"sd"`
+	Min    int          `json:"min"`
+	Max    int          `json:"max"`
+	Cut    filesLenStat `json:"cut"`
+	Last   filesLenStat `json:"last"`
+	Window [2]int       `json:"window"`
+}
+
+type filesLenStat struct {
+	Count int     `json:"count"`
+	Mean  float64 `json:"mean"`
+	Min   int     `json:"min"`
+	Max   int     `json:"max"`
+}
+
+type filesSimilarity struct {
+	Sketch    string       `json:"sketch"`
+	Threshold float64      `json:"threshold"`
+	Groups    []filesGroup `json:"groups"`
+}
+
+type filesGroup struct {
+	Files []string    `json:"files"`
+	Links []filesLink `json:"links"`
+}
+
+type filesLink struct {
+	A        string  `json:"a"`
+	B        string  `json:"b"`
+	Estimate float64 `json:"estimate"`
+	Exact    float64 `json:"exact"`
 }
 
 func runFilesScan(ctx context.Context, env *Env, opts filesScanOptions) error {
@@ -56,11 +135,17 @@ func runFilesScan(ctx context.Context, env *Env, opts filesScanOptions) error {
 	if err != nil {
 		return err
 	}
-	if opts.Threshold <= 0 || opts.Threshold > 1 {
-		return usagef("--threshold %v not in (0, 1]", opts.Threshold)
+	if err := checkThreshold("--threshold", opts.Threshold); err != nil {
+		return err
 	}
 	if opts.Bins < 1 || opts.Bins > 1000 {
 		return usagef("--bins %d not in [1, 1000]", opts.Bins)
+	}
+	plotFormat := ""
+	if opts.Plot != "" {
+		if plotFormat, err = plotFormatOf("--plot", opts.Plot); err != nil {
+			return err
+		}
 	}
 	files, walkProblems, err := walkFiles(ctx, env, opts.Dirs)
 	if err != nil {
@@ -75,86 +160,191 @@ func runFilesScan(ctx context.Context, env *Env, opts filesScanOptions) error {
 			return usagef("refusing to write --plot %s: it is the input %s", opts.Plot, p)
 		}
 	}
-	// Chunk-level dedup: the first occurrence of each chunk hash counts.
-	seen := make(map[chunk.Sum]struct{})
-	var totalBytes, uniqueBytes, nChunks int64
-	var sizes []float64
-	signed, readProblems, err := signFiles(ctx, env, files, o, "scanning", func(_ int, r chunk.Ref) {
-		nChunks++
-		totalBytes += int64(r.Length)
-		sizes = append(sizes, float64(r.Length))
-		if _, ok := seen[r.Sum]; !ok {
-			seen[r.Sum] = struct{}{}
-			uniqueBytes += int64(r.Length)
-		}
-	})
+	signed, readProblems, err := signFiles(ctx, env, files, o, "scanning")
 	if err != nil {
 		return err
 	}
-	w := env.Stdout
-	fmt.Fprintf(w, "files: %d (%d bytes), skipped: %d\n", len(signed), totalBytes, walkProblems+readProblems)
+	res := scanSigned(signed, o)
+	res.Skipped = walkProblems + readProblems
+
+	// Similar files: one file per distinct content, in path order.
+	byRoot := make(map[chunk.Sum][]int)
+	for i, f := range signed {
+		byRoot[f.Sig.Root] = append(byRoot[f.Sig.Root], i)
+	}
+	var reps []int
+	for _, root := range sortedSums(byRoot) {
+		reps = append(reps, byRoot[root][0])
+	}
+	sort.Slice(reps, func(i, j int) bool { return signed[reps[i]].Path < signed[reps[j]].Path })
+	lists := make([][]chunk.Ref, len(reps))
+	for i, r := range reps {
+		lists[i] = signed[r].Sig.Chunks
+	}
+	groups, err := filesim.Groups(lists, params, opts.Threshold)
+	if err != nil {
+		return err
+	}
+	res.Similar = filesSimilarity{Sketch: fmt.Sprintf("%s %dx%d bits", params.Algorithm, params.K, params.Bits), Threshold: opts.Threshold, Groups: []filesGroup{}}
+	for _, g := range groups {
+		fg := filesGroup{}
+		for _, m := range g.Members {
+			fg.Files = append(fg.Files, signed[reps[m]].Path)
+		}
+		for _, l := range g.Links {
+			fg.Links = append(fg.Links, filesLink{A: signed[reps[l.A]].Path, B: signed[reps[l.B]].Path, Estimate: round6(l.Estimate), Exact: round6(l.Exact)})
+		}
+		res.Similar.Groups = append(res.Similar.Groups, fg)
+	}
+
+	if opts.Plot != "" && res.Chunks > 0 {
+		l := report.ChunkLengths{Cut: res.cut, Last: res.last, Min: o.Min, Max: o.Max}
+		err := writeFileSafely(opts.Plot, nil, func(w io.Writer) error {
+			return report.ChunkSizes(w, plotFormat, report.Chart{Title: "Chunk sizes (winnowing)"}, l, opts.Bins)
+		})
+		if err != nil {
+			return fmt.Errorf("--plot: %w", err)
+		}
+		res.Plot = opts.Plot
+	}
+	if opts.JSON {
+		return json.NewEncoder(env.Stdout).Encode(&res)
+	}
+	printFilesScan(env.Stdout, &res, opts)
+	return nil
+}
+
+// scanSigned computes the duplicate, dedup-ratio and chunk-length figures
+// of signed files.
+func scanSigned(signed []signedFile, o chunk.Options) filesScanResult {
+	res := filesScanResult{Files: len(signed), Duplicates: []filesDupGroup{}}
+	// Chunk-level dedup: the first occurrence of each chunk hash counts.
+	seen := make(map[chunk.Sum]struct{})
+	var sum, sum2 float64
+	for _, f := range signed {
+		for i, r := range f.Sig.Chunks {
+			res.Chunks++
+			res.Bytes += int64(r.Length)
+			sum += float64(r.Length)
+			sum2 += float64(r.Length) * float64(r.Length)
+			if _, ok := seen[r.Sum]; !ok {
+				seen[r.Sum] = struct{}{}
+				res.UniqueBytes += int64(r.Length)
+			}
+			if i == len(f.Sig.Chunks)-1 {
+				res.last = append(res.last, r.Length)
+			} else {
+				res.cut = append(res.cut, r.Length)
+			}
+		}
+	}
+	res.UniqueChunks = len(seen)
+	res.DedupRatio = 1
+	if res.Bytes > 0 {
+		res.DedupRatio = round6(float64(res.UniqueBytes) / float64(res.Bytes))
+	}
+	cs := &res.ChunkSizes
+	cs.Window = [2]int{o.Min, o.Max}
+	cs.Cut, cs.Last = lenStat(res.cut), lenStat(res.last)
+	if res.Chunks > 0 {
+		n := float64(res.Chunks)
+		mean := sum / n
+		cs.Mean = math.Round(mean*10) / 10
+		cs.SD = math.Round(math.Sqrt(math.Max(0, sum2/n-mean*mean))*10) / 10
+		cs.Min, cs.Max = cs.Cut.Min, cs.Cut.Max
+		if cs.Cut.Count == 0 || (cs.Last.Count > 0 && cs.Last.Min < cs.Min) {
+			cs.Min = cs.Last.Min
+		}
+		if cs.Last.Count > 0 && cs.Last.Max > cs.Max {
+			cs.Max = cs.Last.Max
+		}
+	}
 
 	// Exact duplicates by signature root.
 	byRoot := make(map[chunk.Sum][]int)
 	for i, f := range signed {
 		byRoot[f.Sig.Root] = append(byRoot[f.Sig.Root], i)
 	}
-	var dupGroups [][]int
-	var dupFiles, dupBytes int64
 	for _, root := range sortedSums(byRoot) {
 		g := byRoot[root]
-		if len(g) > 1 {
-			dupGroups = append(dupGroups, g)
-			dupFiles += int64(len(g) - 1)
-			dupBytes += int64(len(g)-1) * signed[g[0]].Size
+		if len(g) < 2 {
+			continue
 		}
-	}
-	sort.Slice(dupGroups, func(i, j int) bool { return signed[dupGroups[i][0]].Path < signed[dupGroups[j][0]].Path })
-	fmt.Fprintf(w, "exact duplicates: %d groups, %d redundant files (%d bytes)\n", len(dupGroups), dupFiles, dupBytes)
-	for _, g := range dupGroups {
-		fmt.Fprintf(w, "  %d bytes, root %s:\n", signed[g[0]].Size, signed[g[0]].Sig.Root.String()[:16])
+		d := filesDupGroup{Bytes: signed[g[0]].Size, Root: root.String()[:16]}
 		for _, i := range g {
-			fmt.Fprintf(w, "    %s\n", signed[i].Path)
+			d.Files = append(d.Files, signed[i].Path)
 		}
+		res.Duplicates = append(res.Duplicates, d)
+		res.RedundantFiles += int64(len(g) - 1)
+		res.RedundantBytes += int64(len(g)-1) * signed[g[0]].Size
 	}
-
-	ratio := 1.0
-	if totalBytes > 0 {
-		ratio = float64(uniqueBytes) / float64(totalBytes)
-	}
-	fmt.Fprintf(w, "chunks: %d, unique: %d; dedup ratio (unique bytes / total bytes): %d / %d = %.4f\n",
-		nChunks, len(seen), uniqueBytes, totalBytes, ratio)
-	printHistogram(w, sizes, o, opts.Bins)
-	if opts.Plot != "" {
-		if err := plotHistogram(opts.Plot, sizes, o, opts.Bins); err != nil {
-			return err
-		}
-		fmt.Fprintf(w, "histogram plotted to %s\n", opts.Plot)
-	}
-	return similarGroups(w, signed, byRoot, params, opts.Threshold)
+	sort.Slice(res.Duplicates, func(i, j int) bool { return res.Duplicates[i].Files[0] < res.Duplicates[j].Files[0] })
+	return res
 }
 
-func printHistogram(w io.Writer, sizes []float64, o chunk.Options, bins int) {
-	if len(sizes) == 0 {
+func lenStat(xs []int) filesLenStat {
+	s := filesLenStat{Count: len(xs)}
+	if len(xs) == 0 {
+		return s
+	}
+	s.Min, s.Max = xs[0], xs[0]
+	var sum float64
+	for _, x := range xs {
+		sum += float64(x)
+		s.Min, s.Max = min(s.Min, x), max(s.Max, x)
+	}
+	s.Mean = math.Round(sum/float64(len(xs))*10) / 10
+	return s
+}
+
+func printFilesScan(w io.Writer, res *filesScanResult, opts filesScanOptions) {
+	fmt.Fprintf(w, "files: %d (%d bytes), skipped: %d\n", res.Files, res.Bytes, res.Skipped)
+	fmt.Fprintf(w, "exact duplicates: %d groups, %d redundant files (%d bytes)\n", len(res.Duplicates), res.RedundantFiles, res.RedundantBytes)
+	for _, g := range res.Duplicates {
+		fmt.Fprintf(w, "  %d bytes, root %s:\n", g.Bytes, g.Root)
+		for _, f := range g.Files {
+			fmt.Fprintf(w, "    %s\n", f)
+		}
+	}
+	fmt.Fprintf(w, "chunks: %d, unique: %d; dedup ratio (unique bytes / total bytes): %d / %d = %.4f\n",
+		res.Chunks, res.UniqueChunks, res.UniqueBytes, res.Bytes, res.DedupRatio)
+	printHistogram(w, res, opts.Bins)
+	if res.Plot != "" {
+		fmt.Fprintf(w, "histogram plotted to %s\n", res.Plot)
+	} else if opts.Plot != "" {
+		fmt.Fprintf(w, "histogram not plotted: no chunks\n")
+	}
+	s := res.Similar
+	fmt.Fprintf(w, "similar files (%s sketch, exact chunk-Jaccard >= %.2f): %d groups\n", s.Sketch, s.Threshold, len(s.Groups))
+	for gi, g := range s.Groups {
+		fmt.Fprintf(w, "  group %d:\n", gi+1)
+		for _, l := range g.Links {
+			fmt.Fprintf(w, "    %s ~ %s  estimated %.2f  exact %.2f\n", l.A, l.B, l.Estimate, l.Exact)
+		}
+	}
+}
+
+// printHistogram prints the chunk-length figures and a text histogram over
+// [1, max].
+func printHistogram(w io.Writer, res *filesScanResult, bins int) {
+	cs := res.ChunkSizes
+	if res.Chunks == 0 {
 		fmt.Fprintln(w, "chunk sizes: none")
 		return
 	}
-	var sum, sum2 float64
-	for _, s := range sizes {
-		sum += s
-		sum2 += s * s
-	}
-	n := float64(len(sizes))
-	mean := sum / n
-	sd := math.Sqrt(math.Max(0, sum2/n-mean*mean))
-	fmt.Fprintf(w, "chunk sizes: mean %.0f, sd %.0f bytes (min %d, max %d)\n", mean, sd, o.Min, o.Max)
-	width := float64(o.Max) / float64(bins)
+	fmt.Fprintf(w, "chunk sizes: mean %.0f, sd %.0f bytes; shortest %d, longest %d\n", cs.Mean, cs.SD, cs.Min, cs.Max)
+	fmt.Fprintf(w, "  %d chunks ended at a cut point (window [%d, %d] bytes): mean %.0f\n", cs.Cut.Count, cs.Window[0], cs.Window[1], cs.Cut.Mean)
+	fmt.Fprintf(w, "  %d last chunks of files (may be shorter than %d): mean %.0f\n", cs.Last.Count, cs.Window[0], cs.Last.Mean)
+	hi := max(cs.Window[1], cs.Max)
+	width := float64(hi) / float64(bins)
 	counts := make([]int, bins)
 	peak := 0
-	for _, s := range sizes {
-		b := min(int((s-1)/width), bins-1)
-		counts[b]++
-		peak = max(peak, counts[b])
+	for _, xs := range [][]int{res.cut, res.last} {
+		for _, s := range xs {
+			b := min(int(float64(s-1)/width), bins-1)
+			counts[b]++
+			peak = max(peak, counts[b])
+		}
 	}
 	for i, c := range counts {
 		bar := strings.Repeat("#", int(math.Round(40*float64(c)/float64(peak))))
@@ -162,106 +352,12 @@ func printHistogram(w io.Writer, sizes []float64, o chunk.Options, bins int) {
 	}
 }
 
-func plotHistogram(path string, sizes []float64, o chunk.Options, bins int) error {
-	p := plot.New()
-	p.Title.Text = "Chunk sizes (winnowing)"
-	p.X.Label.Text = "bytes"
-	p.Y.Label.Text = "chunks"
-	if len(sizes) > 0 {
-		h, err := plotter.NewHist(plotter.Values(sizes), bins)
-		if err != nil {
-			return err
-		}
-		p.Add(h)
+// plotFormatOf returns the plot format of a file name's extension.
+func plotFormatOf(flag, path string) (string, error) {
+	format := strings.TrimPrefix(strings.ToLower(filepath.Ext(path)), ".")
+	switch format {
+	case report.PNG, report.SVG, report.PDF, report.EPS:
+		return format, nil
 	}
-	p.X.Min, p.X.Max = 0, float64(o.Max)
-	return writeFileSafely(path, nil, func(w io.Writer) error {
-		wt, err := p.WriterTo(6*vg.Inch, 4*vg.Inch, "png")
-		if err != nil {
-			return err
-		}
-		_, err = wt.WriteTo(w)
-		return err
-	})
-}
-
-// similarGroups sketches one file per distinct root, finds candidates in the
-// inverted index, confirms them with the exact chunk-Jaccard, and prints the
-// connected groups with both figures for each linked pair.
-func similarGroups(w io.Writer, signed []signedFile, byRoot map[chunk.Sum][]int, params filesim.Params, threshold float64) error {
-	sk, err := filesim.NewSketcher(params)
-	if err != nil {
-		return err
-	}
-	ix := filesim.NewIndex(params)
-	var reps []int // one file per distinct root, in path order
-	for _, root := range sortedSums(byRoot) {
-		reps = append(reps, byRoot[root][0])
-	}
-	sort.Slice(reps, func(i, j int) bool { return signed[reps[i]].Path < signed[reps[j]].Path })
-	sketches := make([]filesim.Sketch, len(reps))
-	for i, r := range reps {
-		sketches[i] = sk.Sketch(signed[r].Sig.Chunks)
-		if _, err := ix.Add(sketches[i]); err != nil {
-			return err
-		}
-	}
-	// Candidates need at least one matching position beyond what chance
-	// gives (1 in 2^b per position), and at least 1.
-	minMatches := max(1, int(math.Floor(float64(params.K)*threshold/2)))
-	parent := make([]int, len(reps))
-	for i := range parent {
-		parent[i] = i
-	}
-	var find func(int) int
-	find = func(x int) int {
-		for parent[x] != x {
-			parent[x] = parent[parent[x]]
-			x = parent[x]
-		}
-		return x
-	}
-	type edge struct {
-		a, b       int
-		est, exact float64
-	}
-	var edges []edge
-	for i := range reps {
-		if len(sketches[i].Values) == 0 {
-			continue
-		}
-		ms, err := ix.Query(sketches[i], minMatches, 0)
-		if err != nil {
-			return err
-		}
-		for _, m := range ms {
-			if m.ID <= i {
-				continue
-			}
-			exact := filesim.ExactJaccard(signed[reps[i]].Sig.Chunks, signed[reps[m.ID]].Sig.Chunks)
-			if exact >= threshold {
-				edges = append(edges, edge{i, m.ID, m.J, exact})
-				parent[find(m.ID)] = find(i)
-			}
-		}
-	}
-	groups := make(map[int][]edge)
-	var order []int
-	for _, e := range edges {
-		r := find(e.a)
-		if _, ok := groups[r]; !ok {
-			order = append(order, r)
-		}
-		groups[r] = append(groups[r], e)
-	}
-	sort.Ints(order)
-	fmt.Fprintf(w, "similar files (%s sketch %dx%d bits, exact chunk-Jaccard >= %.2f): %d groups\n",
-		params.Algorithm, params.K, params.Bits, threshold, len(order))
-	for gi, r := range order {
-		fmt.Fprintf(w, "  group %d:\n", gi+1)
-		for _, e := range groups[r] {
-			fmt.Fprintf(w, "    %s ~ %s  estimated %.2f  exact %.2f\n", signed[reps[e.a]].Path, signed[reps[e.b]].Path, e.est, e.exact)
-		}
-	}
-	return nil
+	return "", usagef("%s %s: want a .png, .svg, .pdf or .eps file", flag, path)
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -20,15 +21,22 @@ type filesSimilarOptions struct {
 	Top    int
 	Sketch string
 	Chunk  chunkFlags
+	JSON   bool
 }
 
 func newFilesSimilarCmd(env *Env) *cobra.Command {
 	var opts filesSimilarOptions
 	cmd := &cobra.Command{
-		Use:     "similar FILE --in DIR",
-		Short:   "List the files under DIR most similar to FILE by shared chunks",
-		Example: "  neardup files similar draft-v3.txt --in ~/docs --top 5",
-		Args:    cobra.ExactArgs(1),
+		Use:   "similar FILE --in DIR",
+		Short: "List the files under DIR most similar to FILE by shared chunks",
+		Long: `similar cuts FILE and every file under --in into content-defined chunks,
+finds candidates through the files' chunk sketches (--sketch), and lists the
+most similar by their score: the exact Jaccard similarity of the two files'
+sets of chunks (1 for identical content). Files that share no chunk with
+FILE are not listed, nor is FILE itself when it lies under --in.`,
+		Example: `  neardup files similar draft-v3.txt --in ~/docs --top 5
+  neardup files similar draft-v3.txt --in ~/docs --json`,
+		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.File = args[0]
 			return runFilesSimilar(cmd.Context(), env, opts)
@@ -36,9 +44,30 @@ func newFilesSimilarCmd(env *Env) *cobra.Command {
 	}
 	opts.Chunk.bind(cmd)
 	cmd.Flags().StringSliceVar(&opts.In, "in", nil, "directories (or files) to search (required)")
-	cmd.Flags().IntVar(&opts.Top, "top", 10, "how many files to list")
+	cmd.Flags().IntVar(&opts.Top, "top", 10, "how many files to list, at least 1")
 	cmd.Flags().StringVar(&opts.Sketch, "sketch", "rdc", "similarity sketch: rdc (12 x 6 bits) or large (128 x 8 bits)")
+	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print the result as one JSON object")
 	return cmd
+}
+
+// filesSimilarResult is the --json output of files similar.
+type filesSimilarResult struct {
+	File    string              `json:"file"`
+	Chunks  int                 `json:"chunks"`
+	Indexed int                 `json:"indexed"`
+	Sketch  string              `json:"sketch"`
+	Matches []filesSimilarMatch `json:"matches"`
+}
+
+type filesSimilarMatch struct {
+	File string `json:"file"`
+	// Score is the exact chunk-Jaccard; Estimate the sketch estimate from
+	// Matches of Samples agreeing positions.
+	Score     float64 `json:"score"`
+	Estimate  float64 `json:"estimate"`
+	Matches   int     `json:"matches"`
+	Samples   int     `json:"samples"`
+	Identical bool    `json:"identical"`
 }
 
 func runFilesSimilar(ctx context.Context, env *Env, opts filesSimilarOptions) error {
@@ -46,7 +75,7 @@ func runFilesSimilar(ctx context.Context, env *Env, opts filesSimilarOptions) er
 		return usagef("--in DIR is required")
 	}
 	if opts.Top < 1 {
-		return usagef("--top %d must be positive", opts.Top)
+		return usagef("--top %d: want at least 1", opts.Top)
 	}
 	o, err := opts.Chunk.options()
 	if err != nil {
@@ -68,35 +97,52 @@ func runFilesSimilar(ctx context.Context, env *Env, opts filesSimilarOptions) er
 	if err != nil {
 		return err
 	}
-	signed, _, err := signFiles(ctx, env, files, o, "indexing", nil)
-	if err != nil {
-		return err
-	}
-	sk, err := filesim.NewSketcher(params)
-	if err != nil {
-		return err
-	}
-	ix := filesim.NewIndex(params)
-	for _, f := range signed {
-		if _, err := ix.Add(sk.Sketch(f.Sig.Chunks)); err != nil {
-			return err
+	// FILE is not its own match.
+	if qi, err := os.Stat(opts.File); err == nil {
+		n := 0
+		for _, f := range files {
+			if fi, err := os.Stat(f.Path); err == nil && os.SameFile(qi, fi) {
+				continue
+			}
+			files[n] = f
+			n++
 		}
+		files = files[:n]
 	}
-	ms, err := ix.Query(sk.Sketch(qsig.Chunks), 1, opts.Top)
+	signed, _, err := signFiles(ctx, env, files, o, "indexing")
 	if err != nil {
 		return err
 	}
-	w := env.Stdout
-	fmt.Fprintf(w, "%d files indexed; most similar to %s (%d chunks):\n", len(signed), opts.File, len(qsig.Chunks))
-	fmt.Fprintf(w, "%8s %9s %6s  %s\n", "matches", "estimated", "exact", "file")
+	lists := make([][]chunk.Ref, len(signed))
+	for i, f := range signed {
+		lists[i] = f.Sig.Chunks
+	}
+	ms, err := filesim.Similar(qsig.Chunks, lists, params, opts.Top)
+	if err != nil {
+		return err
+	}
+	res := filesSimilarResult{File: opts.File, Chunks: len(qsig.Chunks), Indexed: len(signed),
+		Sketch: fmt.Sprintf("%s %dx%d bits", params.Algorithm, params.K, params.Bits), Matches: []filesSimilarMatch{}}
 	for _, m := range ms {
 		f := signed[m.ID]
-		exact := filesim.ExactJaccard(qsig.Chunks, f.Sig.Chunks)
+		res.Matches = append(res.Matches, filesSimilarMatch{File: f.Path, Score: round6(m.Score), Estimate: round6(m.Estimate),
+			Matches: m.Matches, Samples: params.K, Identical: f.Sig.Root == qsig.Root})
+	}
+	if opts.JSON {
+		return json.NewEncoder(env.Stdout).Encode(&res)
+	}
+	w := env.Stdout
+	fmt.Fprintf(w, "%d files indexed; most similar to %s (%d chunks), by score (exact chunk-Jaccard):\n", res.Indexed, opts.File, res.Chunks)
+	fmt.Fprintf(w, "%6s %9s %8s  %s\n", "score", "estimated", "matches", "file")
+	for _, m := range res.Matches {
 		same := ""
-		if f.Sig.Root == qsig.Root {
+		if m.Identical {
 			same = "  (identical)"
 		}
-		fmt.Fprintf(w, "%5d/%-2d %9.2f %6.2f  %s%s\n", m.Matches, params.K, m.J, exact, f.Path, same)
+		fmt.Fprintf(w, "%6.2f %9.2f %5d/%-2d  %s%s\n", m.Score, m.Estimate, m.Matches, m.Samples, m.File, same)
+	}
+	if len(res.Matches) == 0 {
+		fmt.Fprintln(w, "  (no file shares a chunk with it)")
 	}
 	return nil
 }
@@ -134,7 +180,7 @@ func runFilesPlan(ctx context.Context, env *Env, opts filesPlanOptions) error {
 	if err != nil {
 		return err
 	}
-	signed, _, err := signFiles(ctx, env, files, o, "indexing OLD", nil)
+	signed, _, err := signFiles(ctx, env, files, o, "indexing OLD")
 	if err != nil {
 		return err
 	}

@@ -3,7 +3,9 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -191,5 +193,101 @@ func TestFilesCommandLine(t *testing.T) {
 	}
 	if code := Main(context.Background(), []string{"files", "scan", filepath.Join(dir, "missing")}, env); code != ExitFailure {
 		t.Fatalf("missing dir: exit %d", code)
+	}
+}
+
+// TestFilesSimilarNotSelf: a query file under --in is not its own match,
+// every match has a score (the exact chunk-Jaccard), and --json agrees with
+// the text.
+func TestFilesSimilarNotSelf(t *testing.T) {
+	dir, _ := makeTree(t)
+	q := filepath.Join(dir, "a/v1.bin")
+	env, out, _ := filesTestEnv()
+	opts := filesSimilarOptions{File: q, In: []string{dir}, Top: 10, Sketch: "rdc", Chunk: chunkFlags{Avg: chunk.DefaultAvg}, JSON: true}
+	if err := runFilesSimilar(context.Background(), env, opts); err != nil {
+		t.Fatal(err)
+	}
+	var res filesSimilarResult
+	if err := json.Unmarshal(out.Bytes(), &res); err != nil {
+		t.Fatal(err, out.String())
+	}
+	t.Log(out.String())
+	if len(res.Matches) < 2 {
+		t.Fatalf("want the copy and v2: %+v", res.Matches)
+	}
+	for _, m := range res.Matches {
+		if m.File == q {
+			t.Error("query file listed as its own match")
+		}
+		if m.Score <= 0 || m.Score > 1 {
+			t.Errorf("match without a score: %+v", m)
+		}
+		if strings.HasSuffix(m.File, "other.bin") {
+			t.Errorf("unrelated file listed: %+v", m)
+		}
+	}
+	if m := res.Matches[0]; !strings.HasSuffix(m.File, "v1-copy.bin") || m.Score != 1 || !m.Identical {
+		t.Errorf("first match %+v, want the identical copy with score 1", m)
+	}
+	out.Reset()
+	opts.JSON = false
+	if err := runFilesSimilar(context.Background(), env, opts); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), "score") || strings.Contains(out.String(), "  "+q+"\n") {
+		t.Errorf("text output:\n%s", out.String())
+	}
+}
+
+// TestFilesScanChunkStats: the chunk statistics say what they measure:
+// chunks ended by a cut point lie in the window [min, max]; only last
+// chunks of files are shorter; the text and the JSON agree.
+func TestFilesScanChunkStats(t *testing.T) {
+	dir := t.TempDir()
+	for i := 0; i < 20; i++ { // many small files pull the mean below min
+		writeTestFile(t, filepath.Join(dir, fmt.Sprintf("small%02d", i)), rngBytes(uint64(10+i), 500+100*i))
+	}
+	writeTestFile(t, filepath.Join(dir, "big"), rngBytes(99, 300000))
+	env, out, _ := filesTestEnv()
+	opts := filesScanOptions{Dirs: []string{dir}, Chunk: chunkFlags{Avg: chunk.DefaultAvg}, Sketch: "rdc", Threshold: 0.5, Bins: 8, JSON: true}
+	if err := runFilesScan(context.Background(), env, opts); err != nil {
+		t.Fatal(err)
+	}
+	var res filesScanResult
+	if err := json.Unmarshal(out.Bytes(), &res); err != nil {
+		t.Fatal(err)
+	}
+	o := chunk.Options{Avg: chunk.DefaultAvg}.EnsureDefaults()
+	cs := res.ChunkSizes
+	if cs.Window != [2]int{o.Min, o.Max} || o.Min != 3*chunk.DefaultAvg/4 {
+		t.Errorf("window %v, chunk options %+v", cs.Window, o)
+	}
+	if cs.Cut.Count == 0 || cs.Cut.Min < o.Min || cs.Cut.Max > o.Max {
+		t.Errorf("cut chunks outside the window: %+v", cs.Cut)
+	}
+	if cs.Last.Count != 21 || cs.Mean >= float64(o.Min) || cs.Min != cs.Last.Min {
+		t.Errorf("stats %+v", cs)
+	}
+	out.Reset()
+	opts.JSON = false
+	if err := runFilesScan(context.Background(), env, opts); err != nil {
+		t.Fatal(err)
+	}
+	text := out.String()
+	for _, want := range []string{
+		fmt.Sprintf("chunk sizes: mean %.0f, sd %.0f bytes; shortest %d, longest %d", cs.Mean, cs.SD, cs.Min, cs.Max),
+		fmt.Sprintf("%d chunks ended at a cut point (window [%d, %d] bytes)", cs.Cut.Count, o.Min, o.Max),
+		fmt.Sprintf("%d last chunks of files (may be shorter than %d)", cs.Last.Count, o.Min),
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("text lacks %q:\n%s", want, text)
+		}
+	}
+	if strings.Contains(text, "(min ") {
+		t.Errorf("text mislabels the window as the minimum:\n%s", text)
+	}
+	// The help states the real default minimum.
+	if u := newFilesScanCmd(env).Flags().Lookup("min").Usage; !strings.Contains(u, "3*avg/4") {
+		t.Errorf("--min help: %q", u)
 	}
 }
