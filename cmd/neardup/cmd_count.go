@@ -104,30 +104,12 @@ type countWorker struct {
 	fps        []feature.Feature
 	vals       []uint64
 	norm       []byte
-	uShingles  *sketch.Sketch
-	uDocs      *sketch.Sketch
+	uShingles  *sketch.DistinctCounter
+	uDocs      *sketch.DistinctCounter
 	hllShingle *hyperloglog.Sketch
 	hllDocs    *hyperloglog.Sketch
 	exShingles map[uint64]struct{}
 	exDocs     map[uint64]struct{}
-}
-
-// countUnion merges a sketch of vals into *acc (the union so far).
-func countUnion(acc **sketch.Sketch, h sketch.Header, vals []uint64) error {
-	if len(vals) == 0 {
-		return nil
-	}
-	s := &sketch.Sketch{Header: h, Values: vals}
-	if *acc == nil {
-		*acc = s.Clone()
-		return nil
-	}
-	u, err := sketch.Union(*acc, s)
-	if err != nil {
-		return err
-	}
-	*acc = u
-	return nil
 }
 
 func runCount(ctx context.Context, env *Env, opts countOptions) error {
@@ -160,6 +142,10 @@ func runCount(ctx context.Context, env *Env, opts countOptions) error {
 			return nil, err
 		}
 		w := &countWorker{x: x, smp: sk.newSampler()}
+		if w.uShingles, err = sketch.NewDistinctCounter(sk.header); err != nil {
+			return nil, usagef("--sampler %v: %v", sk.alg, err)
+		}
+		w.uDocs, _ = sketch.NewDistinctCounter(sk.header)
 		if w.hllShingle, err = hyperloglog.NewSketch(uint8(opts.HLLPrecision), true); err != nil {
 			return nil, usagef("--hll-precision: %v", err)
 		}
@@ -201,11 +187,11 @@ func runCount(ctx context.Context, env *Env, opts countOptions) error {
 		// The sketch of a batch's concatenated features is the union of
 		// its documents' sketches (samplers ignore duplicate ids).
 		w.vals = w.smp.Sketch(w.vals[:0], w.all)
-		if err := countUnion(&w.uShingles, sk.header, w.vals); err != nil {
+		if err := w.uShingles.Add(w.vals); err != nil {
 			return err
 		}
 		w.vals = w.smp.Sketch(w.vals[:0], w.fps)
-		return countUnion(&w.uDocs, sk.header, w.vals)
+		return w.uDocs.Add(w.vals)
 	}
 	emit := func(*docBatch) error { return nil }
 	st, err := skPipeline(ctx, env, "count", opts.Files, opts.Corpus, opts.Workers, newWorker, work, emit)
@@ -216,37 +202,27 @@ func runCount(ctx context.Context, env *Env, opts countOptions) error {
 	res := countResult{Documents: st.Yielded, Rejected: st.Rejected, Features: fo.String(),
 		Sampler: fmt.Sprintf("%v k=%d", sk.alg, sk.header.K)}
 	res.HLL.Precision = opts.HLLPrecision
-	var uShingles, uDocs *sketch.Sketch
+	uShingles, uDocs := workers[0].uShingles, workers[0].uDocs
 	hllS, hllD := workers[0].hllShingle, workers[0].hllDocs
-	for i, w := range workers {
-		if w.uShingles != nil {
-			if err := countUnion(&uShingles, sk.header, w.uShingles.Values); err != nil {
-				return err
-			}
+	for _, w := range workers[1:] {
+		if err := uShingles.Merge(w.uShingles); err != nil {
+			return err
 		}
-		if w.uDocs != nil {
-			if err := countUnion(&uDocs, sk.header, w.uDocs.Values); err != nil {
-				return err
-			}
+		if err := uDocs.Merge(w.uDocs); err != nil {
+			return err
 		}
-		if i > 0 {
-			if err := hllS.Merge(w.hllShingle); err != nil {
-				return err
-			}
-			if err := hllD.Merge(w.hllDocs); err != nil {
-				return err
-			}
+		if err := hllS.Merge(w.hllShingle); err != nil {
+			return err
 		}
-	}
-	if uShingles != nil {
-		if res.Sketch.DistinctShingles, err = sketch.Cardinality(uShingles); err != nil {
+		if err := hllD.Merge(w.hllDocs); err != nil {
 			return err
 		}
 	}
-	if uDocs != nil {
-		if res.Sketch.DistinctDocuments, err = sketch.Cardinality(uDocs); err != nil {
-			return err
-		}
+	if res.Sketch.DistinctShingles, err = uShingles.Cardinality(); err != nil {
+		return err
+	}
+	if res.Sketch.DistinctDocuments, err = uDocs.Cardinality(); err != nil {
+		return err
 	}
 	res.HLL.DistinctShingles, res.HLL.DistinctDocuments = hllS.Estimate(), hllD.Estimate()
 	if opts.Exact {
