@@ -83,3 +83,32 @@ func ExampleSegments_Keys() {
 	fmt.Println(len(keys), "keys: post the sketch under each; look up each")
 	// Output: 4 keys: post the sketch under each; look up each
 }
+
+func ExampleScheme_Explain() {
+	s := lsh.MustNew(lsh.AltaVista())
+	a := make([]uint64, 84)
+	for i := range a {
+		a[i] = uint64(i)
+	}
+	b := append([]uint64(nil), a...)
+	b[2*14], b[4*14+3], b[5*14] = 1000, 1001, 1002 // one sample off in bands 2, 4 and 5
+	e, _ := s.Explain(a, b)
+	for _, bd := range e.Bands {
+		fmt.Printf("band %d: samples %d-%d, %d/14 agree, match %v\n", bd.Band, bd.Lo, bd.Hi-1, bd.Agreeing, bd.Match)
+	}
+	for _, k := range e.Keys {
+		fmt.Println("shared key", k.Index, "bands", k.Bands)
+	}
+	fmt.Println(e.Agreements, "of 6 agree; candidate:", e.Candidate())
+	// Output:
+	// band 0: samples 0-13, 14/14 agree, match true
+	// band 1: samples 14-27, 14/14 agree, match true
+	// band 2: samples 28-41, 13/14 agree, match false
+	// band 3: samples 42-55, 14/14 agree, match true
+	// band 4: samples 56-69, 13/14 agree, match false
+	// band 5: samples 70-83, 13/14 agree, match false
+	// shared key 0 bands [0 1]
+	// shared key 2 bands [0 3]
+	// shared key 6 bands [1 3]
+	// 3 of 6 agree; candidate: true
+}

@@ -5,12 +5,15 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"os"
+	"slices"
 
 	"github.com/spf13/cobra"
 
 	"github.com/neardup/neardup/corpus"
 	"github.com/neardup/neardup/feature"
+	"github.com/neardup/neardup/index"
 	"github.com/neardup/neardup/sketch"
 	"github.com/neardup/neardup/weighted"
 )
@@ -124,7 +127,7 @@ func runCompare(ctx context.Context, env *Env, opts compareOptions) error {
 	if alg.IsWeighted() {
 		res.Exact = weighted.Jaccard(fa, fb)
 	} else {
-		res.Exact, inter = setJaccard(fa, fb)
+		res.Exact, inter = exactJaccard(fa, fb)
 	}
 	if opts.JSON {
 		enc := json.NewEncoder(env.Stdout)
@@ -147,25 +150,25 @@ func runCompare(ctx context.Context, env *Env, opts compareOptions) error {
 	return nil
 }
 
-// setJaccard returns the exact Jaccard similarity of two feature sets (ids
-// distinct within each, as the extractor gives them) and the size of their
-// intersection. Two empty sets have similarity 1.
-func setJaccard(a, b []feature.Feature) (float64, int) {
-	set := make(map[uint64]struct{}, len(a))
-	for _, f := range a {
-		set[f.ID] = struct{}{}
-	}
-	inter := 0
-	for _, f := range b {
-		if _, ok := set[f.ID]; ok {
-			inter++
+// exactJaccard returns the exact Jaccard similarity of two feature sets
+// (ids distinct within each, as the extractor gives them), computed by the
+// index's exact verification (index.ExactJaccard), and the size of their
+// intersection, which follows from it: J = s/(|A|+|B|-s), so
+// s = J(|A|+|B|)/(1+J). Two empty sets have similarity 1.
+func exactJaccard(a, b []feature.Feature) (float64, int) {
+	ids := func(fs []feature.Feature) []uint64 {
+		out := make([]uint64, len(fs))
+		for i, f := range fs {
+			out[i] = f.ID
 		}
+		slices.Sort(out)
+		return out
 	}
-	union := len(set) + len(b) - inter
-	if union == 0 {
-		return 1, 0
+	j := index.ExactJaccard(ids(a), ids(b))
+	if len(a)+len(b) == 0 {
+		return j, 0
 	}
-	return float64(inter) / float64(union), inter
+	return j, int(math.Round(j * float64(len(a)+len(b)) / (1 + j)))
 }
 
 // compareDocs returns documents A and B: whole files (or standard input

@@ -14,6 +14,9 @@ import (
 	"sort"
 	"strings"
 	"testing"
+
+	"github.com/neardup/neardup/feature"
+	"github.com/neardup/neardup/internal/rng"
 )
 
 type licensePair struct {
@@ -318,4 +321,47 @@ func Example_compare() {
 	// Output:
 	// estimated Jaccard  0.8828 ± 0.0201  (minhash k=256 b=64)
 	// exact Jaccard      0.9073  (298 and 299 features, 284 shared)
+}
+
+// TestExactJaccardIntersection: the intersection size derived from the
+// index's exact Jaccard equals a direct count, for random sets up to 5000
+// features.
+func TestExactJaccardIntersection(t *testing.T) {
+	s := rng.New(rng.Key(4))
+	for trial := 0; trial < 300; trial++ {
+		universe := 1 + s.Intn(5000)
+		var a, b []feature.Feature
+		inA := map[uint64]bool{}
+		for id := uint64(0); id < universe; id++ {
+			switch s.Intn(3) {
+			case 0:
+				a = append(a, feature.Feature{ID: id * 7919, Weight: 1})
+				inA[id*7919] = true
+			case 1:
+				b = append(b, feature.Feature{ID: id * 7919, Weight: 1})
+			default:
+				a = append(a, feature.Feature{ID: id * 7919, Weight: 1})
+				b = append(b, feature.Feature{ID: id * 7919, Weight: 1})
+				inA[id*7919] = true
+			}
+		}
+		for i := len(a) - 1; i > 0; i-- {
+			k := s.Intn(uint64(i + 1))
+			a[i], a[k] = a[k], a[i]
+		}
+		shared := 0
+		for _, f := range b {
+			if inA[f.ID] {
+				shared++
+			}
+		}
+		j, got := exactJaccard(a, b)
+		want := float64(shared) / float64(len(a)+len(b)-shared)
+		if got != shared || math.Abs(j-want) > 1e-15 {
+			t.Fatalf("trial %d: J %v shared %d, want %v %d", trial, j, got, want, shared)
+		}
+	}
+	if j, n := exactJaccard(nil, nil); j != 1 || n != 0 {
+		t.Errorf("empty sets: %v %d", j, n)
+	}
 }

@@ -206,7 +206,7 @@ func runExplain(ctx context.Context, env *Env, opts explainOptions) error {
 		Threshold: opts.Threshold, LSH: params.String(), Params: params, M: params.M,
 		NumKeys: scheme.NumKeys(), Sampler: fmt.Sprintf("%v k=%d seed=%d", alg, opts.K, opts.Seed),
 	}
-	res.Exact, res.Shared = setJaccard(fa, fb)
+	res.Exact, res.Shared = exactJaccard(fa, fb)
 	res.Union = len(fa) + len(fb) - res.Shared
 	res.Duplicate = res.Exact >= opts.Threshold
 	res.Prob = params.Prob(res.Exact)
@@ -226,43 +226,26 @@ func runExplain(ctx context.Context, env *Env, opts explainOptions) error {
 	}
 
 	// Keys, as the index makes them (an empty document has none).
-	if len(sa.Values) > 0 && len(sb.Values) > 0 {
-		ssa, err := scheme.Supershingles(nil, sa.Values)
-		if err != nil {
-			return err
+	ex, err := scheme.Explain(sa.Values, sb.Values)
+	if err != nil {
+		return err
+	}
+	for _, bd := range ex.Bands {
+		res.Bands = append(res.Bands, explainBand{Band: bd.Band, Samples: [2]int{bd.Lo, bd.Hi}, Agreeing: bd.Agreeing,
+			A: fmt.Sprintf("%016x", bd.A), B: fmt.Sprintf("%016x", bd.B), Match: bd.Match})
+	}
+	res.Agreements = ex.Agreements
+	res.KeysTotal = len(ex.Keys)
+	res.Candidate = ex.Candidate()
+	for _, k := range ex.Keys {
+		if opts.Keys >= 0 && len(res.Keys) >= opts.Keys {
+			break
 		}
-		ssb, err := scheme.Supershingles(nil, sb.Values)
-		if err != nil {
-			return err
+		ek := explainKey{Key: k.Index, Value: fmt.Sprintf("%016x", k.Value)}
+		for _, b := range k.Bands {
+			ek.Bands = append(ek.Bands, int(b))
 		}
-		r := params.R
-		for i := range ssa {
-			band := explainBand{Band: i, Samples: [2]int{i * r, (i + 1) * r}, A: fmt.Sprintf("%016x", ssa[i]), B: fmt.Sprintf("%016x", ssb[i]), Match: ssa[i] == ssb[i]}
-			for j := i * r; j < (i+1)*r; j++ {
-				if sa.Values[j] == sb.Values[j] {
-					band.Agreeing++
-				}
-			}
-			res.Bands = append(res.Bands, band)
-		}
-		res.Agreements = scheme.Agreements(ssa, ssb)
-		ka := scheme.Combine(nil, ssa)
-		kb := scheme.Combine(nil, ssb)
-		for c := range ka {
-			if ka[c] != kb[c] {
-				continue
-			}
-			res.KeysTotal++
-			if opts.Keys >= 0 && len(res.Keys) >= opts.Keys {
-				continue
-			}
-			k := explainKey{Key: c, Value: fmt.Sprintf("%016x", ka[c])}
-			for _, b := range scheme.Combination(c) {
-				k.Bands = append(k.Bands, int(b))
-			}
-			res.Keys = append(res.Keys, k)
-		}
-		res.Candidate = res.KeysTotal > 0
+		res.Keys = append(res.Keys, ek)
 	}
 
 	// Shared shingles, in A's order of first occurrence.
