@@ -360,8 +360,8 @@ func TestSniffHTML(t *testing.T) {
 		"Copyright <year> <name>":               false,
 		"":                                      false,
 	} {
-		if got := sniffHTML([]byte(in)); got != want {
-			t.Errorf("sniffHTML(%q) = %v, want %v", in, got, want)
+		if got := SniffHTML([]byte(in)); got != want {
+			t.Errorf("SniffHTML(%q) = %v, want %v", in, got, want)
 		}
 	}
 }

@@ -133,8 +133,14 @@ func isASCII(b []byte) bool {
 	return true
 }
 
-// sniffHTML implements FormatAuto's test (see FormatAuto).
-func sniffHTML(doc []byte) bool {
+// SniffHTML reports whether doc looks like HTML markup: FormatAuto's test
+// (see FormatAuto). After a byte-order mark, white space and leading HTML
+// comments, doc must start with "<!doctype html", "<html", "<head",
+// "<body", "<title" or "<meta" (any case) followed by '>', '/', white
+// space or the end. It is the one HTML sniffer of neardup: whoever needs to
+// know how the extractor will read a document asks it. Cost: a scan of the
+// leading comments, no allocation.
+func SniffHTML(doc []byte) bool {
 	doc = bytes.TrimPrefix(doc, []byte("\xef\xbb\xbf"))
 	for {
 		doc = bytes.TrimLeft(doc, " \t\r\n\f")
@@ -165,7 +171,7 @@ func (n *normalizer) normalize(doc []byte) {
 	n.toks = n.toks[:0]
 	n.fps = n.fps[:0]
 	n.marks = n.marks[:0]
-	n.html = n.o.Format == FormatHTML || (n.o.Format == FormatAuto && sniffHTML(doc))
+	n.html = n.o.Format == FormatHTML || (n.o.Format == FormatAuto && SniffHTML(doc))
 	if n.html {
 		n.vis = n.vis[:0]
 		n.visibleText(doc)

@@ -2,7 +2,6 @@ package main
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"fmt"
 	"os"
@@ -32,26 +31,14 @@ const (
 // HTML documents are shown as their visible text (o.Features'
 // normalization). Reading stops after the last document needed.
 func writeDedupReportFrom(ctx context.Context, path string, res *dedup.Result, o *dedup.Options) error {
-	data, need := dedupReportData(res)
-	if o != nil && len(need) > 0 {
-		texts, err := readReportTexts(ctx, o, need)
-		if err != nil {
+	data, ex := dedupReportData(res)
+	if o != nil && ex.Last() >= 0 {
+		if err := readReportTexts(ctx, o, ex); err != nil {
 			return fmt.Errorf("report: %w", err)
-		}
-		for i := range data.Examples {
-			ex := &data.Examples[i]
-			fill := func(d *report.ExampleDoc) {
-				if seq, ok := need[d.Name]; ok {
-					d.Text, d.HasText = texts[seq]
-				}
-			}
-			fill(&ex.Kept)
-			for j := range ex.Members {
-				fill(&ex.Members[j])
-			}
 		}
 		data.Inputs = o.Inputs
 	}
+	data.Examples = ex.Examples
 	f, err := os.Create(path)
 	if err != nil {
 		return err
@@ -69,9 +56,9 @@ func writeDedupReportFrom(ctx context.Context, path string, res *dedup.Result, o
 }
 
 // dedupReportData converts a dedup result into the report's input, and
-// returns the documents whose texts the examples need (name → Seq; only
-// documents of this run, Seq >= 0).
-func dedupReportData(res *dedup.Result) (*report.DedupData, map[string]int) {
+// picks the example clusters (report.Examples), whose texts are still to be
+// read.
+func dedupReportData(res *dedup.Result) (*report.DedupData, *report.RunExamples) {
 	s := res.Summary
 	d := &report.DedupData{
 		Summary: report.DedupSummary{
@@ -103,100 +90,54 @@ func dedupReportData(res *dedup.Result) (*report.DedupData, map[string]int) {
 		d.Pairs[i] = report.PairSim{Similarity: p.Similarity, Exact: p.Exact, Identical: p.Identical}
 	}
 	sizes := make([]int, len(res.Clusters))
+	clusters := make([]report.RunCluster, len(res.Clusters))
 	for i, cl := range res.Clusters {
 		sizes[i] = len(cl.Members)
+		rc := report.RunCluster{ID: cl.ID, Kept: cl.Kept, Oversize: cl.Oversize, Members: make([]report.RunMember, len(cl.Members))}
+		for j, m := range cl.Members {
+			rc.Members[j] = report.RunMember{Name: m.Name, Seq: m.Seq, Similarity: m.Similarity, Exact: m.Exact, Identical: m.Identical}
+		}
+		clusters[i] = rc
 	}
 	d.ClusterSizes = sizes
-	need := map[string]int{}
-	big, sample := report.PickExamples(sizes, reportLargest, reportRandom, c.Seed^reportExampleKey)
-	add := func(i int, why string) {
-		cl := res.Clusters[i]
-		ex := report.Example{Cluster: cl.ID, Why: why, Size: len(cl.Members), Oversize: cl.Oversize}
-		diffed := 0
-		for _, m := range cl.Members {
-			doc := report.ExampleDoc{Name: m.Name, Similarity: m.Similarity, Exact: m.Exact, Identical: m.Identical}
-			if m.Name == cl.Kept {
-				ex.Kept = doc
-				if m.Seq >= 0 {
-					need[m.Name] = m.Seq
-				}
-				continue
-			}
-			if len(ex.Members) >= reportListed {
-				continue
-			}
-			if diffed < reportDiffed && m.Seq >= 0 {
-				need[m.Name] = m.Seq
-				diffed++
-			}
-			ex.Members = append(ex.Members, doc)
-		}
-		d.Examples = append(d.Examples, ex)
-	}
-	for _, i := range big {
-		add(i, "largest")
-	}
-	for _, i := range sample {
-		add(i, "random")
-	}
-	return d, need
+	ex := report.Examples(clusters, report.ExampleOptions{Largest: reportLargest, Random: reportRandom,
+		Listed: reportListed, Diffed: reportDiffed, Seed: c.Seed ^ reportExampleKey})
+	return d, ex
 }
 
-// readReportTexts re-reads the inputs and returns the texts of the
-// documents at the Seqs in need, numbering records as dedup.Run does.
-func readReportTexts(ctx context.Context, o *dedup.Options, need map[string]int) (map[int]string, error) {
-	want := make(map[int]bool, len(need))
-	last := -1
-	for _, s := range need {
-		want[s] = true
-		last = max(last, s)
-	}
+// readReportTexts re-reads the inputs, numbering records as dedup.Run does,
+// and gives the examples the texts they show.
+func readReportTexts(ctx context.Context, o *dedup.Options, ex *report.RunExamples) error {
 	copts := o.Corpus
 	copts.OnReject, copts.OnWarning = nil, nil
 	r, err := corpus.Open(o.Inputs, copts)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	defer r.Close()
 	fo := o.Features
 	fo.Format = feature.FormatHTML
 	fo.Weighting, fo.IDFTable = feature.WeightSet, nil
 	var html *feature.Extractor // made on the first HTML document
-	texts := make(map[int]string, len(want))
+	last := ex.Last()
 	for seq := 0; seq <= last && r.Next(); seq++ {
 		if err := ctx.Err(); err != nil {
-			return nil, err
+			return err
 		}
-		if !want[seq] {
+		if !ex.Want(seq) {
 			continue
 		}
 		doc := r.Doc()
 		body := doc.Body
-		if doc.HTML || o.Features.Format == feature.FormatHTML || (o.Features.Format == feature.FormatAuto && looksHTML(body)) {
+		if doc.HTML || o.Features.Format == feature.FormatHTML || (o.Features.Format == feature.FormatAuto && feature.SniffHTML(body)) {
 			if html == nil {
 				if html, err = feature.New(fo); err != nil {
-					return nil, err
+					return err
 				}
 			}
 			body = html.Normalize(nil, body)
 		}
-		texts[seq] = string(body)
+		ex.SetText(seq, string(body))
 	}
-	return texts, r.Err()
-}
-
-// looksHTML is a cheap guess that body is HTML markup: it starts, after
-// white space, with a tag or doctype and mentions a structural tag early.
-func looksHTML(body []byte) bool {
-	head := bytes.TrimLeft(body[:min(len(body), 1024)], " \t\r\n\ufeff")
-	if len(head) == 0 || head[0] != '<' {
-		return false
-	}
-	low := bytes.ToLower(head)
-	for _, t := range []string{"<!doctype html", "<html", "<head", "<body", "<p>", "<div", "<title"} {
-		if bytes.Contains(low, []byte(t)) {
-			return true
-		}
-	}
-	return false
+	return r.Err()
 }

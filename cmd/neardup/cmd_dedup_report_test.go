@@ -10,12 +10,14 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/neardup/neardup/corpus"
 	"github.com/neardup/neardup/dedup"
 	"github.com/neardup/neardup/lsh"
+	"github.com/neardup/neardup/report"
 )
 
 // licenseResult builds a dedup result for the sample corpus by hand from
@@ -128,27 +130,37 @@ func TestDedupReportTexts(t *testing.T) {
 	if len(res.Clusters) < 10 {
 		t.Fatalf("only %d clusters in the ground truth", len(res.Clusters))
 	}
-	data, need := dedupReportData(res)
-	if len(data.Examples) != reportLargest+reportRandom {
-		t.Fatalf("%d examples", len(data.Examples))
+	data, ex := dedupReportData(res)
+	if len(ex.Examples) != reportLargest+reportRandom {
+		t.Fatalf("%d examples", len(ex.Examples))
 	}
-	for _, ex := range data.Examples {
-		if _, ok := need[ex.Kept.Name]; !ok {
-			t.Errorf("cluster %d: kept document %s not read", ex.Cluster, ex.Kept.Name)
+	for _, e := range ex.Examples {
+		if !slices.ContainsFunc(ex.Seqs(), func(seq int) bool { return res.Docs[seq].Name == e.Kept.Name }) {
+			t.Errorf("cluster %d: kept document %s not asked for", e.Cluster, e.Kept.Name)
 		}
 	}
-	got, err := readReportTexts(context.Background(), &dedup.Options{Inputs: []string{licensesDocs}}, need)
-	if err != nil {
+	if err := readReportTexts(context.Background(), &dedup.Options{Inputs: []string{licensesDocs}}, ex); err != nil {
 		t.Fatal(err)
 	}
-	if len(got) != len(need) {
-		t.Fatalf("read %d texts, need %d", len(got), len(need))
-	}
-	for name, seq := range need {
-		if got[seq] != texts[name] {
-			t.Errorf("text of %s (seq %d) is another document's", name, seq)
+	shown := 0
+	for _, e := range ex.Examples {
+		for _, d := range append([]report.ExampleDoc{e.Kept}, e.Members...) {
+			if !d.HasText {
+				continue
+			}
+			shown++
+			if d.Text != texts[d.Name] {
+				t.Errorf("text of %s is another document's", d.Name)
+			}
+		}
+		if !e.Kept.HasText {
+			t.Errorf("cluster %d: kept document has no text", e.Cluster)
 		}
 	}
+	if shown < len(ex.Seqs()) {
+		t.Fatalf("%d texts shown, %d asked for", shown, len(ex.Seqs()))
+	}
+	data.Examples = ex.Examples
 
 	path := filepath.Join(t.TempDir(), "report.html")
 	if err := writeDedupReportFrom(context.Background(), path, res, &dedup.Options{Inputs: []string{licensesDocs}}); err != nil {
@@ -206,22 +218,14 @@ func TestDedupReportHTMLText(t *testing.T) {
 		}
 	}
 	// A directory is walked in name order: a.html is Seq 0, b.txt Seq 1.
-	got, err := readReportTexts(context.Background(), &dedup.Options{Inputs: []string{dir}}, map[string]int{"a.html": 0, "b.txt": 1})
-	if err != nil {
+	ex := report.Examples([]report.RunCluster{{ID: 1, Kept: "a.html", Members: []report.RunMember{{Name: "a.html", Seq: 0}, {Name: "b.txt", Seq: 1}}}}, report.ExampleOptions{})
+	if err := readReportTexts(context.Background(), &dedup.Options{Inputs: []string{dir}}, ex); err != nil {
 		t.Fatal(err)
 	}
-	if a := got[0]; !strings.Contains(a, "hello brave world") || strings.Contains(a, "<") || strings.Contains(a, "var x") {
+	if a := ex.Examples[0].Kept.Text; !strings.Contains(a, "hello brave world") || strings.Contains(a, "<") || strings.Contains(a, "var x") {
 		t.Errorf("HTML shown as %q", a)
 	}
-	if got[1] != files["b.txt"] {
-		t.Errorf("text shown as %q", got[1])
-	}
-	for body, want := range map[string]bool{
-		"  <!doctype html><p>x": true, "<div>x</div>": true, "<p>x": true, "\ufeff<html>": true,
-		"<x> y": false, "text <html>": false, "": false,
-	} {
-		if looksHTML([]byte(body)) != want {
-			t.Errorf("looksHTML(%q) = %v", body, !want)
-		}
+	if b := ex.Examples[0].Members[0].Text; b != files["b.txt"] {
+		t.Errorf("text shown as %q", b)
 	}
 }
