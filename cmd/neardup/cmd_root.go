@@ -53,7 +53,10 @@ files, with consistent-sampling sketches whose error is known.`,
 		Example:       "  neardup dedup testdata/licenses/docs.jsonl.gz --out out\n  neardup explain --corpus testdata/licenses/docs.jsonl.gz debian-copyright/alsa-topology-conf debian-copyright/alsa-ucm-conf",
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		Version:       buildVersion().String(),
 	}
+	root.SetVersionTemplate("{{.Version}}\n")
+	root.Flags().Bool("version", false, "print the neardup version, commit and Go version")
 	root.SetIn(env.Stdin)
 	root.SetOut(env.Stdout)
 	root.SetErr(env.Stderr)
