@@ -119,12 +119,10 @@ func runCount(ctx context.Context, env *Env, opts countOptions) error {
 	if opts.HLLPrecision < 4 || opts.HLLPrecision > 18 {
 		return usagef("--hll-precision %d not in [4, 18]", opts.HLLPrecision)
 	}
-	alg, err := skParseSampler(opts.Sampler.Sampler)
+	// count needs sketches with a union and a cardinality: unweighted.
+	alg, err := parseSampler(opts.Sampler.Sampler, countSamplers)
 	if err != nil {
 		return err
-	}
-	if alg.IsWeighted() {
-		return usagef("--sampler %v: count needs an unweighted sampler (set sketches have a union and a cardinality)", alg)
 	}
 	fo, err := skFeatureOptions(ctx, env, opts.Feature, alg, opts.Files, opts.Corpus, "count")
 	if err != nil {

@@ -15,7 +15,7 @@ import (
 	"github.com/neardup/neardup/feature"
 	"github.com/neardup/neardup/internal/progress"
 	"github.com/neardup/neardup/lsh"
-	"github.com/neardup/neardup/sketch"
+	"github.com/neardup/neardup/sample"
 	"github.com/neardup/neardup/store"
 )
 
@@ -38,6 +38,10 @@ type dedupOptions struct {
 	Quiet     bool
 	Weighted  string
 	Slack     float64
+	// MaxRejected is the fraction of rejected records above which the
+	// run fails (after writing its output).
+	MaxRejected float64
+	JSON        bool
 	// SamplerSet reports that --sampler was given explicitly.
 	SamplerSet bool
 	Feature    featFlags
@@ -52,16 +56,37 @@ func newDedupCmd(env *Env) *cobra.Command {
 		Long: `dedup reads the inputs (files, directories, JSONL, WARC, Parquet, HTML; gzip
 or zstd compressed), drops exact duplicates, sketches every document with
 all cores, finds candidate pairs through supershingle keys in an index,
-verifies them, clusters them, and writes to --out:
+verifies them, clusters them, and writes to the directory --out:
 
-  clusters.jsonl  one line per cluster of two or more documents
-  pairs.jsonl     every verified pair, exact duplicates included
+  clusters.jsonl  one line per cluster of two or more documents:
+                  cluster (1, 2, … in input order), kept (the id kept),
+                  size, members (ids, kept first), details (per member: id,
+                  similarity to the kept document, exact, identical,
+                  stored), min_similarity, edges (the verified pairs that
+                  joined the cluster: a, b, similarity), oversize.
+                  A member's similarity is -1 when it was joined to the
+                  cluster through other members and never compared with
+                  the kept document (min_similarity is then -1 too).
+  pairs.jsonl     every verified pair, exact duplicates included: a, b
+                  (ids; a the earlier), similarity (exact Jaccard when exact
+                  is true, else the sketch estimate), estimate and stderr
+                  (the sketch's), exact, identical, keys (LSH keys shared),
+                  seq_a and seq_b (positions in the input; seq_a absent and
+                  stored true when a comes from an earlier run's index),
+                  kind ("identical" or "near").
   kept/           the deduplicated corpus, in the inputs' format
-  summary.json    read = kept + duplicates + rejected, time per stage
+  summary.json    read = kept + duplicates + rejected, rejected by reason,
+                  the configuration, time per stage (stages overlap: the
+                  pipeline streams, so their times add up to more than the
+                  total)
 
 The index lives in a Pebble store (--store DIR, by default OUT/index, made
 afresh); give --store an existing index to deduplicate against earlier runs,
-or "memory" to keep it in RAM.`,
+or "memory" to keep it in RAM.
+
+When more than --max-rejected of the records are rejected (bad JSON, a
+missing text field, …) the run still writes its output, then fails (exit 1)
+naming the commonest reason and an example record.`,
 		Example: `  neardup dedup testdata/licenses/docs.jsonl.gz --out out
   neardup dedup crawl/ --threshold 0.9 --store index/ --out run2 --report report.html
   neardup dedup docs.jsonl --keep longest --star --exact always
@@ -76,10 +101,11 @@ or "memory" to keep it in RAM.`,
 	fl := cmd.Flags()
 	fl.StringVarP(&opts.Out, "out", "o", "neardup-out", "output directory")
 	fl.StringVar(&opts.Store, "store", "", `index store: a Pebble directory (kept between runs), or "memory"; default OUT/index, made afresh`)
-	fl.Float64VarP(&opts.Threshold, "threshold", "t", 0.8, "Jaccard similarity at or above which documents are near-duplicates")
+	fl.Float64VarP(&opts.Threshold, "threshold", "t", 0.8, "Jaccard similarity at or above which documents are near-duplicates, in (0, 1]")
 	fl.StringVar(&opts.Sampler, "sampler", "oph", "sampler: oph, minhash, superminhash, prefix, lazybits, lazybits-batched; weighted: cws, icws")
-	fl.IntVar(&opts.K, "k", 128, "samples per sketch")
-	fl.Uint64Var(&opts.Seed, "sketch-seed", 0, "seed of the sampler and the LSH keys")
+	fl.IntVar(&opts.K, "k", 128, fmt.Sprintf("samples per sketch, 1 to %d", sample.MaxK))
+	fl.Uint64Var(&opts.Seed, "seed", 0, "seed of the sampler and the LSH keys (--feature-seed seeds the feature ids)")
+	deprecatedAlias(fl, "sketch-seed", "seed")
 	fl.StringVar(&opts.LSH, "lsh", "auto", `supershingle scheme: auto (chosen for the threshold), altavista, bing, or R,B[,M] (R samples per supershingle, B supershingles, at least M must match)`)
 	fl.StringVar(&opts.Exact, "exact", "auto", "verify pairs by exact Jaccard: auto (when the features fit in memory), always or never")
 	fl.StringVar(&opts.Keep, "keep", "first", "which member of a cluster to keep: first, longest, key (smallest --key-field value) or key-desc (largest)")
@@ -91,6 +117,8 @@ or "memory" to keep it in RAM.`,
 	fl.BoolVarP(&opts.Quiet, "quiet", "q", false, "no progress output")
 	fl.Float64Var(&opts.Slack, "slack", 1.645, "when a pair is verified by sketch estimate (no exact Jaccard), accept estimates down to threshold - slack standard errors (1.645: a pair at the threshold is kept with probability 0.95; 0: estimate >= threshold)")
 	fl.StringVar(&opts.Weighted, "weighted", "", "weighted dedup: count or tfidf weights (sets --weight; the sampler becomes cws unless --sampler is given), similarity is weighted Jaccard")
+	fl.Float64Var(&opts.MaxRejected, "max-rejected", 0.10, "fail (exit 1, after writing the output) when more than this fraction of the records is rejected")
+	fl.BoolVar(&opts.JSON, "json", false, "print the summary (summary.json) to standard output instead of the text lines")
 	opts.Feature.bind(cmd, true)
 	opts.Corpus.bind(cmd)
 	return cmd
@@ -155,12 +183,18 @@ func runDedup(ctx context.Context, env *Env, opts dedupOptions) error {
 	if err := checkFeatOptions(fo); err != nil {
 		return err
 	}
-	alg, err := sketch.ParseAlgorithm(opts.Sampler)
+	alg, err := parseSampler(opts.Sampler, dedupSamplers)
 	if err != nil {
-		return usagef("--sampler: %v", err)
+		return err
 	}
-	if !alg.SlotWise() {
-		return usagef("--sampler %v: dedup needs slot-wise samples (oph, minhash, superminhash, prefix, lazybits, lazybits-batched; weighted: cws, icws)", alg)
+	if err := checkThreshold("--threshold", opts.Threshold); err != nil {
+		return err
+	}
+	if err := checkSamples("--k", opts.K); err != nil {
+		return err
+	}
+	if err := checkMaxRejected(opts.MaxRejected); err != nil {
+		return err
 	}
 	if fo.Weighting != feature.WeightSet && !alg.IsWeighted() {
 		return usagef("--weight %v needs a weighted sampler (--sampler cws or icws); %v ignores weights", fo.Weighting, alg)
@@ -202,6 +236,9 @@ func runDedup(ctx context.Context, env *Env, opts dedupOptions) error {
 			}
 		}
 	}
+	if err := checkInputs(opts.Inputs); err != nil {
+		return err
+	}
 	if err := os.MkdirAll(opts.Out, 0o755); err != nil {
 		return err
 	}
@@ -230,6 +267,7 @@ func runDedup(ctx context.Context, env *Env, opts dedupOptions) error {
 			fmt.Fprintf(env.Stderr, format, args...)
 		}
 	}
+	var rejects rejectLog
 	do := dedup.Options{
 		Inputs:    opts.Inputs,
 		Features:  fo,
@@ -248,7 +286,10 @@ func runDedup(ctx context.Context, env *Env, opts dedupOptions) error {
 			TextField: opts.Corpus.TextField,
 			OnWarning: func(e *corpus.RecordError) { logf("neardup dedup: warning: %v\n", e) },
 		},
-		OnReject: func(e *corpus.RecordError) { logf("neardup dedup: rejected: %v\n", e) },
+		OnReject: func(e *corpus.RecordError) {
+			rejects.observe(e)
+			logf("neardup dedup: rejected: %v\n", e)
+		},
 	}
 	if opts.KeyField != "" {
 		do.Corpus.MetaFields = []string{opts.KeyField}
@@ -304,13 +345,24 @@ func runDedup(ctx context.Context, env *Env, opts dedupOptions) error {
 			return err
 		}
 	}
+	// The summary says what stdout says: an LSH key width of 0 means 64
+	// bits (lsh.Params.KeyBits).
+	if res.Summary.Config.LSH.KeyBits == 0 {
+		res.Summary.Config.LSH.KeyBits = 64
+	}
 	if err := write("summary.json", func(f *os.File) error { return dedup.WriteSummary(f, &res.Summary) }); err != nil {
 		return err
 	}
 	s := res.Summary
-	fmt.Fprintf(env.Stdout, "read %d: kept %d, duplicates %d (%d identical, %d near), rejected %d\n", s.Read, s.Kept, s.Duplicates, s.Exact, s.Near, s.Rejected)
-	fmt.Fprintf(env.Stdout, "%d verified pairs in %d clusters (largest %d); %d candidates checked; %s J >= %g, lsh %v\n",
-		s.Pairs, s.Clusters, s.Largest, s.Candidates, s.Config.Sampler+" k="+strconv.Itoa(s.Config.K), s.Config.Threshold, s.Config.LSH)
-	fmt.Fprintf(env.Stdout, "wrote %s/{clusters.jsonl,pairs.jsonl,summary.json,kept/} in %.2fs\n", opts.Out, s.Seconds)
-	return nil
+	if opts.JSON {
+		if err := dedup.WriteSummary(env.Stdout, &s); err != nil {
+			return err
+		}
+	} else {
+		fmt.Fprintf(env.Stdout, "read %d: kept %d, duplicates %d (%d identical, %d near), rejected %d\n", s.Read, s.Kept, s.Duplicates, s.Exact, s.Near, s.Rejected)
+		fmt.Fprintf(env.Stdout, "%d verified pairs in %d clusters (largest %d); %d candidates checked; %s J >= %g, lsh %v\n",
+			s.Pairs, s.Clusters, s.Largest, s.Candidates, s.Config.Sampler+" k="+strconv.Itoa(s.Config.K), s.Config.Threshold, s.Config.LSH)
+		fmt.Fprintf(env.Stdout, "wrote %s/{clusters.jsonl,pairs.jsonl,summary.json,kept/} in %.2fs\n", opts.Out, s.Seconds)
+	}
+	return rejects.check(s.Read, s.Rejected, s.RejectedBy, opts.MaxRejected)
 }

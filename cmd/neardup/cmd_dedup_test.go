@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -23,7 +24,7 @@ func testEnv() (*Env, *bytes.Buffer, *bytes.Buffer) {
 
 func dedupDefaults(inputs []string, out string) dedupOptions {
 	o := dedupOptions{Inputs: inputs, Out: out, Threshold: 0.8, Sampler: "oph", K: 128, LSH: "auto",
-		Exact: "auto", Keep: "first", MaxSize: 1000, Quiet: true, Slack: 1.645}
+		Exact: "auto", Keep: "first", MaxSize: 1000, Quiet: true, Slack: 1.645, MaxRejected: 0.10}
 	o.Feature.K = 5
 	o.Feature.Format, o.Feature.Case, o.Feature.Digits = "auto", "lower", "keep"
 	o.Corpus.IDField, o.Corpus.TextField = "id", "text"
@@ -135,11 +136,30 @@ func TestDedupRejectsAndDuplicateIDs(t *testing.T) {
 		t.Fatal(err)
 	}
 	env, stdout, _ := testEnv()
-	if err := runDedup(context.Background(), env, dedupDefaults([]string{in}, filepath.Join(dir, "out"))); err != nil {
+	o := dedupDefaults([]string{in}, filepath.Join(dir, "out"))
+	o.MaxRejected = 0.5
+	if err := runDedup(context.Background(), env, o); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(stdout.String(), "read 5: kept 1, duplicates 2 (1 identical, 1 near), rejected 2") {
 		t.Fatalf("stdout: %s", stdout)
+	}
+	// 2 of 5 is more than the default 10%: the run writes everything, then
+	// fails naming a reason and an example record.
+	stdout.Reset()
+	o.MaxRejected = 0.10
+	err := runDedup(context.Background(), env, o)
+	var tm *tooManyRejected
+	if !errors.As(err, &tm) || !strings.Contains(err.Error(), "rejected 2 of 5 records (40.0%)") || !strings.Contains(err.Error(), "docs.jsonl:") {
+		t.Fatalf("err %v", err)
+	}
+	if !strings.Contains(stdout.String(), "read 5: kept 1") {
+		t.Fatalf("no summary before failing: %s", stdout)
+	}
+	for _, f := range []string{"summary.json", "pairs.jsonl", "clusters.jsonl"} {
+		if _, err := os.Stat(filepath.Join(o.Out, f)); err != nil {
+			t.Errorf("output %s not written: %v", f, err)
+		}
 	}
 }
 

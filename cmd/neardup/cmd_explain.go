@@ -68,10 +68,11 @@ func bindExplainFlags(cmd *cobra.Command, opts *explainOptions) {
 	fl.IntVar(&opts.Shared, "shared", 20, "shared shingles to show (0: none, -1: all)")
 	fl.IntVar(&opts.Keys, "keys", 50, "colliding keys to list at most (-1: all)")
 	// The flags of 'neardup dedup', with the same names and defaults.
-	fl.Float64VarP(&opts.Threshold, "threshold", "t", 0.8, "Jaccard similarity at or above which documents are near-duplicates")
+	fl.Float64VarP(&opts.Threshold, "threshold", "t", 0.8, "Jaccard similarity at or above which documents are near-duplicates, in (0, 1]")
 	fl.StringVar(&opts.Sampler, "sampler", "oph", "sampler: oph, minhash, superminhash, prefix, lazybits, lazybits-batched")
-	fl.IntVar(&opts.K, "k", 128, "samples per sketch")
-	fl.Uint64Var(&opts.Seed, "sketch-seed", 0, "seed of the sampler and the LSH keys")
+	fl.IntVar(&opts.K, "k", 128, fmt.Sprintf("samples per sketch, 1 to %d", sample.MaxK))
+	fl.Uint64Var(&opts.Seed, "seed", 0, "seed of the sampler and the LSH keys (--feature-seed seeds the feature ids)")
+	deprecatedAlias(fl, "sketch-seed", "seed")
 	fl.StringVar(&opts.LSH, "lsh", "auto", `supershingle scheme: auto (chosen for the threshold), altavista, bing, or R,B[,M]`)
 	opts.Feature.bind(cmd, false)
 	opts.Fields.bind(cmd)
@@ -151,15 +152,15 @@ func runExplain(ctx context.Context, env *Env, opts explainOptions) error {
 	if err := checkFeatOptions(fo); err != nil {
 		return err
 	}
-	alg, err := sketch.ParseAlgorithm(opts.Sampler)
+	alg, err := parseSampler(opts.Sampler, indexSamplers)
 	if err != nil {
-		return usagef("--sampler: %v", err)
+		return err
 	}
-	if alg.IsWeighted() || alg.IsSet() {
-		return usagef("--sampler %v: dedup's index needs an unweighted slot-wise sampler (oph, minhash, superminhash, prefix, lazybits)", alg)
+	if err := checkThreshold("--threshold", opts.Threshold); err != nil {
+		return err
 	}
-	if !(opts.Threshold > 0 && opts.Threshold <= 1) {
-		return usagef("--threshold %v: want a value in (0, 1]", opts.Threshold)
+	if err := checkSamples("--k", opts.K); err != nil {
+		return err
 	}
 	pp, err := parseLSH(opts.LSH, opts.Seed)
 	if err != nil {

@@ -42,7 +42,10 @@ type featFlags struct {
 // bind registers the flags; withWeights adds the weighting flags.
 func (f *featFlags) bind(cmd *cobra.Command, withWeights bool) {
 	fl := cmd.Flags()
-	fl.IntVarP(&f.K, "shingle", "k", feature.DefaultK, "words per shingle")
+	fl.IntVarP(&f.K, "shingle", "k", feature.DefaultK, "words per shingle, at least 1")
+	// -k was --shingle's shorthand, easily read as --k (samples): it still
+	// works, with a warning.
+	_ = fl.MarkShorthandDeprecated("shingle", "use --shingle (--k is the number of samples per sketch)")
 	fl.BoolVar(&f.Wrap, "wrap", false, "wrap shingles around the end of the document (AltaVista: as many shingles as words)")
 	fl.StringVar(&f.Unit, "unit", "shingle", "feature unit: shingle, word or char")
 	fl.BoolVar(&f.Words, "words", false, "single words as features (short for --unit word)")
@@ -95,8 +98,8 @@ func (f *featFlags) options() (feature.Options, error) {
 	if len(errs) > 0 {
 		return o, &UsageError{Err: errors.Join(errs...)}
 	}
-	if f.K < 0 {
-		return o, usagef("--shingle %d: must be positive", f.K)
+	if f.K < 1 {
+		return o, usagef("--shingle %d: want at least 1 word per shingle", f.K)
 	}
 	switch {
 	case f.Words && f.CharNGrams != 0:
@@ -171,13 +174,26 @@ func (c *featCorpusFlags) bind(cmd *cobra.Command) {
 	cmd.Flags().StringVar(&c.TextField, "text-field", "text", "JSONL field (dotted path) holding the document text")
 }
 
-// openFeatCorpus opens paths with rejections logged to stderr.
+// openFeatCorpus opens paths with rejections logged to stderr. A named
+// input that does not exist is an error.
 func openFeatCorpus(env *Env, paths []string, c featCorpusFlags, cmdName string) (*corpus.Reader, error) {
+	return openFeatCorpusLog(env, paths, c, cmdName, nil)
+}
+
+// openFeatCorpusLog is openFeatCorpus that also notes every rejected
+// record in rejects (when not nil), for --max-rejected.
+func openFeatCorpusLog(env *Env, paths []string, c featCorpusFlags, cmdName string, rejects *rejectLog) (*corpus.Reader, error) {
+	if err := checkInputs(paths); err != nil {
+		return nil, err
+	}
 	r, err := corpus.Open(paths, corpus.Options{
 		IDField:   c.IDField,
 		TextField: c.TextField,
 		Stdin:     env.Stdin,
 		OnReject: func(e *corpus.RecordError) {
+			if rejects != nil {
+				rejects.observe(e)
+			}
 			fmt.Fprintf(env.Stderr, "neardup %s: rejected: %v\n", cmdName, e)
 		},
 		OnWarning: func(e *corpus.RecordError) {

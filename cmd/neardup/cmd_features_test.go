@@ -197,7 +197,7 @@ func TestRunFeaturesTFIDF(t *testing.T) {
 	}
 	// A table built with other feature flags is refused.
 	env, _, _ = featTestEnv()
-	ff, cf = featFlagsFor(t, true, "--weight", "tfidf", "-k", "3", "--idf", tab)
+	ff, cf = featFlagsFor(t, true, "--weight", "tfidf", "--shingle", "3", "--idf", tab)
 	err := runFeatures(context.Background(), env, featuresOptions{Paths: []string{path}, Feature: ff, Corpus: cf})
 	var ue *UsageError
 	if !errors.As(err, &ue) || !errors.Is(err, feature.ErrConfigMismatch) {
@@ -217,7 +217,7 @@ func TestRunFeaturesUsageErrors(t *testing.T) {
 		{"--norm", "nfd"},
 		{"--punct", "yes"},
 		{"--char-ngrams", "-2"},
-		{"-k", "100"},
+		{"--shingle", "100"},
 		{"--title-boost", "0.5", "--weight", "count"},
 		{"--weight", "tfidf"}, // on stdin without a table
 	} {
@@ -239,6 +239,17 @@ func TestFeaturesCommandLine(t *testing.T) {
 	}
 	if n := strings.Count(out.String(), "\n"); n != 3 {
 		t.Fatalf("%d lines", n)
+	}
+	// -k, the old shorthand of --shingle, still works with a warning on
+	// stderr (never on stdout).
+	if !strings.Contains(errb.String(), "-k has been deprecated, use --shingle") || strings.Contains(out.String(), "deprecated") {
+		t.Errorf("no deprecation warning on stderr: %q", errb.String())
+	}
+	for _, k := range []string{"0", "-1"} {
+		env, _, errb = featTestEnv()
+		if code := Main(context.Background(), []string{"features", "--shingle", k, path}, env); code != ExitUsage || !strings.Contains(errb.String(), "want at least 1") {
+			t.Errorf("--shingle %s: exit %d: %s", k, code, errb)
+		}
 	}
 	env, _, _ = featTestEnv()
 	if code := Main(context.Background(), []string{"features", "--weight", "nope", path}, env); code != ExitUsage {

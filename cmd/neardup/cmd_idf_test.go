@@ -16,7 +16,7 @@ func TestRunIDFBuildAndShow(t *testing.T) {
 	path := featCorpus(t)
 	out := filepath.Join(t.TempDir(), "idf.bin")
 	env, stdout, _ := featTestEnv()
-	ff, cf := featFlagsFor(t, false, "-k", "3")
+	ff, cf := featFlagsFor(t, false, "--shingle", "3")
 	if err := runIDFBuild(context.Background(), env, idfBuildOptions{Paths: []string{path}, Out: out, Feature: ff, Corpus: cf, MinDF: 1}); err != nil {
 		t.Fatal(err)
 	}

@@ -4,8 +4,10 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
+	"os"
 	"slices"
 
 	"github.com/spf13/cobra"
@@ -22,7 +24,9 @@ import (
 
 // indexOptions are shared by index add, query and remove.
 type indexOptions struct {
-	Store     string
+	Store       string
+	MaxRejected float64
+	JSON        bool
 	Sampler   string
 	K         int
 	Seed      uint64
@@ -37,12 +41,13 @@ type indexOptions struct {
 
 func (o *indexOptions) bind(cmd *cobra.Command) {
 	fl := cmd.Flags()
-	fl.StringVar(&o.Store, "store", "", "the index: a Pebble directory (required)")
-	fl.StringVar(&o.Sampler, "sampler", "oph", "sampler (must match the index)")
-	fl.IntVar(&o.K, "k", 128, "samples per sketch (must match the index)")
-	fl.Uint64Var(&o.Seed, "sketch-seed", 0, "seed of the sampler and LSH keys (must match the index)")
+	fl.StringVar(&o.Store, "store", "", "the index: a Pebble directory (required; index add creates it)")
+	fl.StringVar(&o.Sampler, "sampler", "oph", "sampler (must match the index): oph, minhash, superminhash, prefix, lazybits, lazybits-batched")
+	fl.IntVar(&o.K, "k", 128, fmt.Sprintf("samples per sketch, 1 to %d (must match the index)", sample.MaxK))
+	fl.Uint64Var(&o.Seed, "seed", 0, "seed of the sampler and LSH keys (must match the index)")
+	deprecatedAlias(fl, "sketch-seed", "seed")
 	fl.StringVar(&o.LSH, "lsh", "auto", "supershingle scheme (must match the index): auto, altavista, bing or R,B[,M]")
-	fl.Float64VarP(&o.Threshold, "threshold", "t", 0.8, "similarity threshold (for auto LSH parameters and for query matches)")
+	fl.Float64VarP(&o.Threshold, "threshold", "t", 0.8, "similarity threshold in (0, 1] (for auto LSH parameters and for query matches)")
 	fl.BoolVarP(&o.Quiet, "quiet", "q", false, "no progress output")
 	o.Feature.bind(cmd, false)
 	o.Corpus.bind(cmd)
@@ -78,6 +83,8 @@ func newIndexAddCmd(env *Env) *cobra.Command {
 	}
 	opts.bind(cmd)
 	cmd.Flags().BoolVar(&opts.Features, "features", true, "store feature sets so queries verify by exact Jaccard")
+	cmd.Flags().Float64Var(&opts.MaxRejected, "max-rejected", 0.10, "fail (exit 1, after adding the rest) when more than this fraction of the records is rejected")
+	cmd.Flags().BoolVar(&opts.JSON, "json", false, `print {"added": ..., "read": ..., "rejected": ..., "rejected_by": {...}} as JSON`)
 	return cmd
 }
 
@@ -112,6 +119,7 @@ func newIndexRemoveCmd(env *Env) *cobra.Command {
 		},
 	}
 	opts.bind(cmd)
+	cmd.Flags().BoolVar(&opts.JSON, "json", false, `print {"removed": ..., "asked": ...} as JSON`)
 	return cmd
 }
 
@@ -123,9 +131,24 @@ type indexSession struct {
 	ex  *featExtractors
 }
 
-func openIndexSession(opts indexOptions) (*indexSession, error) {
+// openIndexSession opens the index of opts.Store. With create (index add)
+// a store that does not exist yet is made; otherwise (query, remove) it must
+// exist and hold an index: a mistyped --store is an error, not an empty
+// index.
+func openIndexSession(opts indexOptions, create bool) (*indexSession, error) {
 	if opts.Store == "" {
 		return nil, usagef("--store is required")
+	}
+	if !create {
+		if _, err := os.Stat(opts.Store); err != nil {
+			return nil, usagef("--store %s: no index there (%v); 'neardup index add --store %s' creates one", opts.Store, errors.Unwrap(err), opts.Store)
+		}
+	}
+	if err := checkThreshold("--threshold", opts.Threshold); err != nil {
+		return nil, err
+	}
+	if err := checkSamples("--k", opts.K); err != nil {
+		return nil, err
 	}
 	fo, err := opts.Feature.options()
 	if err != nil {
@@ -134,12 +157,9 @@ func openIndexSession(opts indexOptions) (*indexSession, error) {
 	if err := checkFeatOptions(fo); err != nil {
 		return nil, err
 	}
-	alg, err := sketch.ParseAlgorithm(opts.Sampler)
+	alg, err := parseSampler(opts.Sampler, indexSamplers)
 	if err != nil {
-		return nil, usagef("--sampler: %v", err)
-	}
-	if alg.IsSet() || alg.IsWeighted() {
-		return nil, usagef("--sampler %v: the index needs a slot-wise unweighted sampler", alg)
+		return nil, err
 	}
 	smp, err := sample.New(sample.Config{Algorithm: alg, K: opts.K, Seed: opts.Seed, Features: fo})
 	if err != nil {
@@ -153,14 +173,18 @@ func openIndexSession(opts indexOptions) (*indexSession, error) {
 	if err != nil {
 		return nil, err
 	}
-	if p == nil {
-		// Adopt the scheme of an existing index.
-		if _, sp, ok, err := index.Stored(st); err != nil {
-			st.Close()
-			return nil, err
-		} else if ok {
-			p = &sp
-		}
+	// Adopt the scheme of an existing index.
+	_, sp, stored, err := index.Stored(st)
+	if err != nil {
+		st.Close()
+		return nil, err
+	}
+	if !stored && !create {
+		st.Close()
+		return nil, usagef("--store %s holds no index; 'neardup index add --store %s' creates one", opts.Store, opts.Store)
+	}
+	if p == nil && stored {
+		p = &sp
 	}
 	if p == nil {
 		c, err := dedup.ChooseLSH(opts.Threshold, opts.K, opts.Seed)
@@ -200,12 +224,16 @@ func (s *indexSession) doc(d *corpus.Document, withFeatures bool, fs []feature.F
 func (s *indexSession) close() error { return s.st.Close() }
 
 func runIndexAdd(ctx context.Context, env *Env, opts indexOptions) error {
-	s, err := openIndexSession(opts)
+	if err := checkMaxRejected(opts.MaxRejected); err != nil {
+		return err
+	}
+	s, err := openIndexSession(opts, true)
 	if err != nil {
 		return err
 	}
 	defer s.close()
-	r, err := openFeatCorpus(env, opts.Args, opts.Corpus, "index add")
+	var rejects rejectLog
+	r, err := openFeatCorpusLog(env, opts.Args, opts.Corpus, "index add", &rejects)
 	if err != nil {
 		return err
 	}
@@ -254,8 +282,24 @@ func runIndexAdd(ctx context.Context, env *Env, opts indexOptions) error {
 		return err
 	}
 	st := r.Stats()
-	fmt.Fprintf(env.Stdout, "added %d documents to %s (read %d, rejected %d)\n", added, opts.Store, st.Read, st.Rejected)
-	return nil
+	if opts.JSON {
+		err = json.NewEncoder(env.Stdout).Encode(indexAddJSON{Added: added, Read: st.Read, Rejected: st.Rejected, RejectedBy: st.RejectedBy, Store: opts.Store})
+	} else {
+		_, err = fmt.Fprintf(env.Stdout, "added %d documents to %s (read %d, rejected %d)\n", added, opts.Store, st.Read, st.Rejected)
+	}
+	if err != nil {
+		return err
+	}
+	return rejects.check(st.Read, st.Rejected, st.RejectedBy, opts.MaxRejected)
+}
+
+// indexAddJSON is the --json output of index add.
+type indexAddJSON struct {
+	Added      int64            `json:"added"`
+	Read       int64            `json:"read"`
+	Rejected   int64            `json:"rejected"`
+	RejectedBy map[string]int64 `json:"rejected_by"`
+	Store      string           `json:"store"`
 }
 
 type queryMatchJSON struct {
@@ -272,7 +316,7 @@ type queryJSON struct {
 }
 
 func runIndexQuery(ctx context.Context, env *Env, opts indexOptions) error {
-	s, err := openIndexSession(opts)
+	s, err := openIndexSession(opts, false)
 	if err != nil {
 		return err
 	}
@@ -313,7 +357,7 @@ func runIndexQuery(ctx context.Context, env *Env, opts indexOptions) error {
 func round6(x float64) float64 { return math.Round(x*1e6) / 1e6 }
 
 func runIndexRemove(_ context.Context, env *Env, opts indexOptions) error {
-	s, err := openIndexSession(opts)
+	s, err := openIndexSession(opts, false)
 	if err != nil {
 		return err
 	}
@@ -322,6 +366,13 @@ func runIndexRemove(_ context.Context, env *Env, opts indexOptions) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(env.Stdout, "removed %d of %d ids from %s\n", n, len(opts.Args), opts.Store)
-	return nil
+	if opts.JSON {
+		return json.NewEncoder(env.Stdout).Encode(struct {
+			Removed int    `json:"removed"`
+			Asked   int    `json:"asked"`
+			Store   string `json:"store"`
+		}{n, len(opts.Args), opts.Store})
+	}
+	_, err = fmt.Fprintf(env.Stdout, "removed %d of %d ids from %s\n", n, len(opts.Args), opts.Store)
+	return err
 }

@@ -76,6 +76,16 @@ files, with consistent-sampling sketches whose error is known.`,
 		newIndexCmd(env),
 		newParamsCmd(env),
 	)
+	// pflag's warnings (a deprecated flag spelling) go to stderr, never
+	// into a command's output on stdout.
+	var quiet func(c *cobra.Command)
+	quiet = func(c *cobra.Command) {
+		c.Flags().SetOutput(env.Stderr)
+		for _, sub := range c.Commands() {
+			quiet(sub)
+		}
+	}
+	quiet(root)
 	return root
 }
 

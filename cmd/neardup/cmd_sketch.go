@@ -87,13 +87,9 @@ func skFeatureOptions(ctx context.Context, env *Env, ff featFlags, alg sketch.Al
 	return o, nil
 }
 
-// skParseSampler parses --sampler.
+// skParseSampler parses --sampler: any sampler.
 func skParseSampler(name string) (sketch.Algorithm, error) {
-	alg, err := sketch.ParseAlgorithm(name)
-	if err != nil || !alg.Valid() {
-		return sketch.Invalid, usagef("unknown --sampler %q (want minhash, prefix, lazybits, lazybits-batched, bottomk, proportional, oph, superminhash, cws, icws, hmt or hmt-dep)", name)
-	}
-	return alg, nil
+	return parseSampler(name, allSamplers)
 }
 
 // sketcher makes sketches with one configuration. Its fields are read-only
