@@ -27,16 +27,16 @@ type indexOptions struct {
 	Store       string
 	MaxRejected float64
 	JSON        bool
-	Sampler   string
-	K         int
-	Seed      uint64
-	LSH       string
-	Threshold float64
-	Features  bool
-	Quiet     bool
-	Feature   featFlags
-	Corpus    featCorpusFlags
-	Args      []string
+	Sampler     string
+	K           int
+	Seed        uint64
+	LSH         string
+	Threshold   float64
+	Features    bool
+	Quiet       bool
+	Feature     featFlags
+	Corpus      featCorpusFlags
+	Args        []string
 }
 
 func (o *indexOptions) bind(cmd *cobra.Command) {
