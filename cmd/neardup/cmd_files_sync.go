@@ -151,6 +151,7 @@ type filesPlanOptions struct {
 	Old, New string
 	Delta    string
 	Chunk    chunkFlags
+	JSON     bool
 }
 
 func newFilesPlanCmd(env *Env) *cobra.Command {
@@ -168,6 +169,7 @@ func newFilesPlanCmd(env *Env) *cobra.Command {
 	}
 	opts.Chunk.bind(cmd)
 	cmd.Flags().StringVar(&opts.Delta, "delta", "", "write a delta file that 'files apply' turns back into NEW")
+	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print the plan's figures as JSON")
 	return cmd
 }
 
@@ -199,6 +201,29 @@ func runFilesPlan(ctx context.Context, env *Env, opts filesPlanOptions) error {
 		inputs = append(inputs, f.Path)
 	}
 	p := delta.NewPlan(sources, nsig)
+	res := filesPlanResult{New: opts.New, NewBytes: p.NewSize, Chunks: p.Chunks, Root: fmt.Sprint(p.NewRoot), Old: opts.Old,
+		OldFiles: len(signed), OldUsed: len(p.Sources), Present: p.Present, PresentBytes: p.CopyBytes,
+		SendBytes: p.LiteralBytes, Operations: len(p.Ops), SignatureBytes: p.SignatureBytes}
+	if opts.Delta != "" {
+		nf, err := os.Open(opts.New)
+		if err != nil {
+			return err
+		}
+		defer nf.Close()
+		err = writeFileSafely(opts.Delta, inputs, func(dw io.Writer) error {
+			cw := &filesCountingWriter{w: dw}
+			err := delta.Write(cw, p, nf)
+			res.DeltaBytes = cw.n
+			return err
+		})
+		if err != nil {
+			return err
+		}
+		res.Delta = opts.Delta
+	}
+	if opts.JSON {
+		return json.NewEncoder(env.Stdout).Encode(&res)
+	}
 	w := env.Stdout
 	fmt.Fprintf(w, "NEW %s: %d bytes, %d chunks, root %s\n", opts.New, p.NewSize, p.Chunks, p.NewRoot)
 	fmt.Fprintf(w, "OLD %s: %d files indexed, %d used\n", opts.Old, len(signed), len(p.Sources))
@@ -211,26 +236,28 @@ func runFilesPlan(ctx context.Context, env *Env, opts filesPlanOptions) error {
 	fmt.Fprintf(w, "chunks present: %d of %d; bytes present: %d (%.1f%%)\n", p.Present, p.Chunks, p.CopyBytes, pct(p.CopyBytes))
 	fmt.Fprintf(w, "bytes to send: %d (%.1f%%) in %d operations; recursive signature exchange: %d bytes\n",
 		p.LiteralBytes, pct(p.LiteralBytes), len(p.Ops), p.SignatureBytes)
-	if opts.Delta == "" {
-		return nil
+	if res.Delta != "" {
+		fmt.Fprintf(w, "delta written to %s: %d bytes\n", res.Delta, res.DeltaBytes)
 	}
-	nf, err := os.Open(opts.New)
-	if err != nil {
-		return err
-	}
-	defer nf.Close()
-	var size int64
-	err = writeFileSafely(opts.Delta, inputs, func(dw io.Writer) error {
-		cw := &filesCountingWriter{w: dw}
-		err := delta.Write(cw, p, nf)
-		size = cw.n
-		return err
-	})
-	if err != nil {
-		return err
-	}
-	fmt.Fprintf(w, "delta written to %s: %d bytes\n", opts.Delta, size)
 	return nil
+}
+
+// filesPlanResult is the --json output of files plan.
+type filesPlanResult struct {
+	New            string `json:"new"`
+	NewBytes       int64  `json:"new_bytes"`
+	Chunks         int    `json:"chunks"`
+	Root           string `json:"root"`
+	Old            string `json:"old"`
+	OldFiles       int    `json:"old_files"`
+	OldUsed        int    `json:"old_files_used"`
+	Present        int    `json:"chunks_present"`
+	PresentBytes   int64  `json:"bytes_present"`
+	SendBytes      int64  `json:"bytes_to_send"`
+	Operations     int    `json:"operations"`
+	SignatureBytes int64  `json:"signature_bytes"`
+	Delta          string `json:"delta,omitempty"`
+	DeltaBytes     int64  `json:"delta_bytes,omitempty"`
 }
 
 type filesCountingWriter struct {
@@ -246,30 +273,44 @@ func (c *filesCountingWriter) Write(p []byte) (int, error) {
 
 type filesApplyOptions struct {
 	Old, Delta string
-	Out        string
+	Out        string // the rebuilt file: the third argument (or the deprecated -o)
 	Chunk      chunkFlags
+	JSON       bool
 }
 
 func newFilesApplyCmd(env *Env) *cobra.Command {
 	var opts filesApplyOptions
 	cmd := &cobra.Command{
-		Use:     "apply OLD DELTA -o OUT",
-		Short:   "Rebuild NEW from OLD (file or directory) and a delta, verifying its signature root",
-		Example: "  neardup files apply v1.tar v2.delta -o v2.tar",
-		Args:    cobra.ExactArgs(2),
+		Use:   "apply OLD DELTA NEW",
+		Short: "Rebuild NEW from OLD (file or directory) and a delta, verifying its signature root",
+		Long: `apply rebuilds the file NEW from OLD (the file or directory the delta was
+planned against) and DELTA (from 'files plan --delta'), and checks the
+rebuilt bytes against the signature root the plan recorded. NEW is written
+through a temporary file and never replaces an input.`,
+		Example: "  neardup files apply v1.tar v2.delta v2.tar",
+		Args:    cobra.RangeArgs(2, 3),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Old, opts.Delta = args[0], args[1]
+			if len(args) == 3 {
+				if opts.Out != "" {
+					return usagef("NEW given twice: as an argument and with -o")
+				}
+				opts.Out = args[2]
+			}
 			return runFilesApply(cmd.Context(), env, opts)
 		},
 	}
 	opts.Chunk.bind(cmd)
-	cmd.Flags().StringVarP(&opts.Out, "out", "o", "", "where to write the rebuilt file (required; never an input)")
+	// -o/--out named the rebuilt file; everywhere else it is a directory.
+	cmd.Flags().StringVarP(&opts.Out, "out", "o", "", "where to write the rebuilt file")
+	_ = cmd.Flags().MarkDeprecated("out", "give NEW as the third argument")
+	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print what was rebuilt as JSON")
 	return cmd
 }
 
 func runFilesApply(ctx context.Context, env *Env, opts filesApplyOptions) error {
 	if opts.Out == "" {
-		return usagef("-o OUT is required")
+		return usagef("NEW, the file to write, is required: files apply OLD DELTA NEW")
 	}
 	o, err := opts.Chunk.options()
 	if err != nil {
@@ -322,6 +363,15 @@ func runFilesApply(ctx context.Context, env *Env, opts filesApplyOptions) error 
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(env.Stdout, "rebuilt %s: %d bytes from %d old files, root %s verified\n", opts.Out, h.NewSize, len(h.Names), h.NewRoot)
-	return nil
+	if opts.JSON {
+		return json.NewEncoder(env.Stdout).Encode(struct {
+			New      string `json:"new"`
+			Bytes    int64  `json:"bytes"`
+			OldFiles int    `json:"old_files"`
+			Root     string `json:"root"`
+			Verified bool   `json:"verified"`
+		}{opts.Out, h.NewSize, len(h.Names), fmt.Sprint(h.NewRoot), true})
+	}
+	_, err = fmt.Fprintf(env.Stdout, "rebuilt %s: %d bytes from %d old files, root %s verified\n", opts.Out, h.NewSize, len(h.Names), h.NewRoot)
+	return err
 }

@@ -291,3 +291,47 @@ func TestFilesScanChunkStats(t *testing.T) {
 		t.Errorf("--min help: %q", u)
 	}
 }
+
+// TestFilesPlanApplyCommandLine: apply takes NEW as its third argument (the
+// old -o FILE still works, with a warning); plan --json has the figures
+// the text prints.
+func TestFilesPlanApplyCommandLine(t *testing.T) {
+	dir, base := makeTree(t)
+	work := t.TempDir()
+	newPath := filepath.Join(work, "new.bin")
+	writeTestFile(t, newPath, append(append([]byte{}, base[:120000]...), rngBytes(5, 4000)...))
+	old := filepath.Join(dir, "a/v1.bin")
+	deltaPath := filepath.Join(work, "new.delta")
+	env, out, errb := filesTestEnv()
+	if code := Main(context.Background(), []string{"files", "plan", "--json", "--delta", deltaPath, old, newPath}, env); code != ExitOK {
+		t.Fatalf("plan: exit %d: %s", code, errb)
+	}
+	var plan filesPlanResult
+	if err := json.Unmarshal(out.Bytes(), &plan); err != nil {
+		t.Fatal(err, out.String())
+	}
+	if plan.NewBytes != 124000 || plan.PresentBytes+plan.SendBytes != plan.NewBytes || plan.Present == 0 || plan.DeltaBytes == 0 || plan.Delta != deltaPath {
+		t.Errorf("plan %+v", plan)
+	}
+	want, _ := os.ReadFile(newPath)
+	for i, args := range [][]string{
+		{"files", "apply", old, deltaPath, filepath.Join(work, "r1.bin")},
+		{"files", "apply", old, deltaPath, "-o", filepath.Join(work, "r2.bin")},
+	} {
+		env, _, errb := filesTestEnv()
+		if code := Main(context.Background(), args, env); code != ExitOK {
+			t.Fatalf("%v: exit %d: %s", args, code, errb)
+		}
+		got, _ := os.ReadFile(filepath.Join(work, fmt.Sprintf("r%d.bin", i+1)))
+		if !bytes.Equal(got, want) {
+			t.Errorf("%v: rebuilt file differs", args)
+		}
+		if deprecated := strings.Contains(errb.String(), "--out has been deprecated"); deprecated != (i == 1) {
+			t.Errorf("%v: stderr %q", args, errb.String())
+		}
+	}
+	env, _, _ = filesTestEnv()
+	if code := Main(context.Background(), []string{"files", "apply", old, deltaPath}, env); code != ExitUsage {
+		t.Errorf("apply without NEW: exit %d", code)
+	}
+}

@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"fmt"
 	"strconv"
 	"strings"
@@ -10,11 +11,13 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/neardup/neardup/corpus"
+	"github.com/neardup/neardup/feature"
 	"github.com/neardup/neardup/rabin"
 )
 
 type fingerprintOptions struct {
 	Paths      []string
+	JSON       bool
 	Corpus     featCorpusFlags
 	Normalized bool
 	Poly       string
@@ -42,6 +45,7 @@ in markup, case or spacing share it.`,
 	}
 	opts.Corpus.bind(cmd)
 	cmd.Flags().BoolVar(&opts.Normalized, "normalized", false, "also fingerprint each document's normalized text")
+	cmd.Flags().BoolVar(&opts.JSON, "json", false, `print one JSON object per document: {"id": ..., "fingerprint": "<16 hex>", "normalized": "<16 hex>"}`)
 	cmd.Flags().StringVar(&opts.Poly, "poly", fmt.Sprintf("%016x", uint64(rabin.DefaultPoly)), "the Rabin polynomial: the hex of its rabin.Poly value (reflected order, see package rabin); must be irreducible")
 	opts.Feature.bindNorm(cmd)
 	return cmd
@@ -69,7 +73,11 @@ func runFingerprint(ctx context.Context, env *Env, opts fingerprintOptions) erro
 	t := rabin.New(p)
 	var x *featExtractors
 	if opts.Normalized {
-		o, err := opts.Feature.options()
+		// Only the normalization flags are bound here; the shingle size
+		// plays no part in the normalized text.
+		ff := opts.Feature
+		ff.K = feature.DefaultK
+		o, err := ff.options()
 		if err != nil {
 			return err
 		}
@@ -90,15 +98,32 @@ func runFingerprint(ctx context.Context, env *Env, opts fingerprintOptions) erro
 			return err
 		}
 		d := r.Doc()
-		line = featHex16(line[:0], t.Hash(featExactBytes(d)))
+		fp := t.Hash(featExactBytes(d))
+		var nfp uint64
 		if x != nil {
 			norm = x.pick(d).Normalize(norm[:0], d.Body)
-			line = append(line, ' ')
-			line = featHex16(line, t.Hash(norm))
+			nfp = t.Hash(norm)
 		}
-		line = append(line, "  "...)
-		line = append(line, d.ID...)
-		line = append(line, '\n')
+		if opts.JSON {
+			id, err := json.Marshal(d.ID)
+			if err != nil {
+				return err
+			}
+			line = append(append(line[:0], `{"id":`...), id...)
+			line = featHex16(append(line, `,"fingerprint":"`...), fp)
+			if x != nil {
+				line = featHex16(append(line, `","normalized":"`...), nfp)
+			}
+			line = append(line, "\"}\n"...)
+		} else {
+			line = featHex16(line[:0], fp)
+			if x != nil {
+				line = featHex16(append(line, ' '), nfp)
+			}
+			line = append(line, "  "...)
+			line = append(line, d.ID...)
+			line = append(line, '\n')
+		}
 		if _, err := out.Write(line); err != nil {
 			return err
 		}

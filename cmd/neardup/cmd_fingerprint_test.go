@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -79,6 +80,36 @@ func TestRunFingerprintStdinAndPoly(t *testing.T) {
 		var ue *UsageError
 		if err := runFingerprint(context.Background(), env, opts); !errors.As(err, &ue) {
 			t.Errorf("--poly %s: want usage error, got %v", poly, err)
+		}
+	}
+}
+
+// TestFingerprintJSON: --json prints one object per document with the same
+// fingerprints as the text lines, --normalized included.
+func TestFingerprintJSON(t *testing.T) {
+	var outs [2]string
+	for i, args := range [][]string{
+		{"fingerprint", "--normalized", sampleCorpus},
+		{"fingerprint", "--normalized", "--json", sampleCorpus},
+	} {
+		env, stdout, stderr := testEnv()
+		if code := Main(context.Background(), args, env); code != ExitOK {
+			t.Fatalf("%v: exit %d: %s", args, code, stderr)
+		}
+		outs[i] = stdout.String()
+	}
+	text := strings.Split(strings.TrimSpace(outs[0]), "\n")
+	js := strings.Split(strings.TrimSpace(outs[1]), "\n")
+	if len(text) != 474 || len(js) != len(text) {
+		t.Fatalf("%d text lines, %d JSON lines", len(text), len(js))
+	}
+	for i := range text {
+		var r struct{ ID, Fingerprint, Normalized string }
+		if err := json.Unmarshal([]byte(js[i]), &r); err != nil {
+			t.Fatal(err)
+		}
+		if want := r.Fingerprint + " " + r.Normalized + "  " + r.ID; text[i] != want {
+			t.Fatalf("line %d: text %q, JSON %q", i, text[i], js[i])
 		}
 	}
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -22,7 +23,7 @@ a corpus contain it. tf-idf weighting (neardup features --weight tfidf)
 divides by it, so boilerplate shared by many documents weighs little. A
 table is only valid for the feature flags it was built with (it records
 their hash).`,
-		Example: `  neardup idf build corpus.jsonl.gz --out idf.bin
+		Example: `  neardup idf build corpus.jsonl.gz --idf idf.bin
   neardup idf show idf.bin`,
 	}
 	cmd.AddCommand(newIDFBuildCmd(env), newIDFShowCmd(env))
@@ -31,7 +32,8 @@ their hash).`,
 
 type idfBuildOptions struct {
 	Paths   []string
-	Out     string
+	Out     string // --idf
+	JSON    bool
 	MinDF   uint32
 	Feature featFlags
 	Corpus  featCorpusFlags
@@ -40,20 +42,24 @@ type idfBuildOptions struct {
 func newIDFBuildCmd(env *Env) *cobra.Command {
 	var opts idfBuildOptions
 	cmd := &cobra.Command{
-		Use:   "build FILE|DIR|-... --out FILE",
+		Use:   "build FILE|DIR|-... --idf FILE",
 		Short: "Count document frequencies of features over a corpus",
 		Long: `build reads the inputs once, extracts each document's features with the
 given feature flags, and writes the document count and every feature's
-document frequency to --out in neardup's compact idf format (sorted ids,
+document frequency to --idf in neardup's compact idf format (sorted ids,
 varint deltas, CRC-32C). Use the same feature flags when weighting with it.`,
-		Example: `  neardup idf build testdata/licenses/docs.jsonl.gz --out idf.bin
-  neardup idf build crawl/ --min-df 2 -k 4 --out idf-k4.bin`,
+		Example: `  neardup idf build testdata/licenses/docs.jsonl.gz --idf idf.bin
+  neardup idf build crawl/ --min-df 2 --shingle 4 --idf idf-k4.bin`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Paths = args
 			return runIDFBuild(cmd.Context(), env, opts)
 		},
 	}
-	cmd.Flags().StringVarP(&opts.Out, "out", "o", "", "output file (required)")
+	cmd.Flags().StringVar(&opts.Out, "idf", "", "the table file to write, the one --idf reads when weighting (required)")
+	// -o/--out named a file here, a directory everywhere else.
+	cmd.Flags().StringVarP(&opts.Out, "out", "o", "", "the table file to write")
+	_ = cmd.Flags().MarkDeprecated("out", "use --idf FILE")
+	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print what was written as JSON")
 	cmd.Flags().Uint32Var(&opts.MinDF, "min-df", 1, "leave out features found in fewer documents (they weigh as the rarest)")
 	opts.Feature.bind(cmd, false)
 	opts.Corpus.bind(cmd)
@@ -62,7 +68,7 @@ varint deltas, CRC-32C). Use the same feature flags when weighting with it.`,
 
 func runIDFBuild(ctx context.Context, env *Env, opts idfBuildOptions) error {
 	if opts.Out == "" {
-		return usagef("--out is required")
+		return usagef("--idf FILE is required")
 	}
 	o, err := opts.Feature.options()
 	if err != nil {
@@ -81,9 +87,24 @@ func runIDFBuild(ctx context.Context, env *Env, opts idfBuildOptions) error {
 		return err
 	}
 	fmt.Fprintf(env.Stderr, "neardup idf build: %v\n", stats)
-	fmt.Fprintf(env.Stdout, "%s: %d documents, %d features, %d bytes; %s (id hash %016x)\n",
+	if opts.JSON {
+		return json.NewEncoder(env.Stdout).Encode(idfJSON{Path: opts.Out, Documents: t.Docs(), Features: t.Len(), Bytes: len(enc),
+			FeatureOptions: o.String(), FeatureIDHash: fmt.Sprintf("%016x", o.IDHash())})
+	}
+	_, err = fmt.Fprintf(env.Stdout, "%s: %d documents, %d features, %d bytes; %s (id hash %016x)\n",
 		opts.Out, t.Docs(), t.Len(), len(enc), o, o.IDHash())
-	return nil
+	return err
+}
+
+// idfJSON is the --json output of idf build and idf show.
+type idfJSON struct {
+	Path           string `json:"path"`
+	Documents      uint64 `json:"documents"`
+	Features       int    `json:"features"`
+	Bytes          int    `json:"bytes,omitempty"`
+	FeatureOptions string `json:"feature_options,omitempty"`
+	FeatureIDHash  string `json:"feature_id_hash"`
+	Checksum       string `json:"checksum,omitempty"`
 }
 
 // idfWriteFile writes data to a temporary file beside path and renames it
@@ -112,11 +133,12 @@ func idfWriteFile(path string, data []byte) error {
 
 type idfShowOptions struct {
 	Path string
+	JSON bool
 }
 
 func newIDFShowCmd(env *Env) *cobra.Command {
 	var opts idfShowOptions
-	return &cobra.Command{
+	cmd := &cobra.Command{
 		Use:     "show FILE",
 		Short:   "Print a document-frequency table's header",
 		Example: "  neardup idf show idf.bin",
@@ -126,6 +148,8 @@ func newIDFShowCmd(env *Env) *cobra.Command {
 			return runIDFShow(cmd.Context(), env, opts)
 		},
 	}
+	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print the header as JSON")
+	return cmd
 }
 
 func runIDFShow(_ context.Context, env *Env, opts idfShowOptions) error {
@@ -137,6 +161,10 @@ func runIDFShow(_ context.Context, env *Env, opts idfShowOptions) error {
 	t, err := feature.ReadIDF(bufio.NewReader(f))
 	if err != nil {
 		return fmt.Errorf("%s: %w", opts.Path, err)
+	}
+	if opts.JSON {
+		return json.NewEncoder(env.Stdout).Encode(idfJSON{Path: opts.Path, Documents: t.Docs(), Features: t.Len(),
+			FeatureIDHash: fmt.Sprintf("%016x", t.FeatureConfig()), Checksum: fmt.Sprintf("%016x", t.Checksum())})
 	}
 	_, err = fmt.Fprintf(env.Stdout, "%s: %d documents, %d features, feature id hash %016x, checksum %016x\n",
 		opts.Path, t.Docs(), t.Len(), t.FeatureConfig(), t.Checksum())

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -26,6 +27,7 @@ type paramsOptions struct {
 	preset      string
 	plot        string
 	logScale    bool
+	json        bool
 }
 
 func newParamsCmd(env *Env) *cobra.Command {
@@ -62,6 +64,7 @@ With --preset it describes the AltaVista or Bing scheme instead.`,
 	f.StringVar(&opts.preset, "preset", "", "describe a preset instead of choosing: altavista or bing")
 	f.StringVar(&opts.plot, "plot", "", "draw the S-curve to this file (.png, .svg, .pdf or .eps)")
 	f.BoolVar(&opts.logScale, "log", false, "plot P(J) on a logarithmic axis")
+	f.BoolVar(&opts.json, "json", false, "print the scheme and P(J) as JSON")
 	return cmd
 }
 
@@ -119,17 +122,8 @@ func runParams(_ context.Context, env *Env, opts paramsOptions) error {
 	if keyBits == 0 {
 		keyBits = 64
 	}
-	w := env.Stdout
-	fmt.Fprintf(w, "threshold %.3g: k=%d samples, r=%d per supershingle, b=%d supershingles, at least m=%d must agree\n",
-		opts.threshold, p.K(), p.R, p.B, p.M)
-	fmt.Fprintf(w, "keys per document: %d (C(%d,%d)); supershingle bytes per document: %d (%d-bit values)\n",
-		p.NumKeys(), p.B, p.M, p.Bytes(), keyBits)
-	fmt.Fprintf(w, "false-positive area %.5f, false-negative area %.5f (weights %.2g/%.2g, loss %.5f)\n",
-		choice.FP, choice.FN, opts.fpWeight, opts.fnWeight, choice.Loss)
-	fmt.Fprintln(w, "     J   P(candidate)")
-	for _, j := range []float64{0.5, 0.6, 0.7, 0.75, 0.8, 0.85, 0.9, 0.95, 0.99} {
-		fmt.Fprintf(w, "  %.2f   %.6f\n", j, p.Prob(j))
-	}
+	p.KeyBits = keyBits // 0 means 64: say so
+	probs := []float64{0.5, 0.6, 0.7, 0.75, 0.8, 0.85, 0.9, 0.95, 0.99}
 	if opts.plot != "" {
 		f, err := os.Create(opts.plot)
 		if err != nil {
@@ -143,7 +137,49 @@ func runParams(_ context.Context, env *Env, opts paramsOptions) error {
 		if err != nil {
 			return fmt.Errorf("params: plot: %w", err)
 		}
+	}
+	if opts.json {
+		res := paramsResult{Threshold: opts.threshold, Params: p, K: p.K(), Keys: p.NumKeys(), Bytes: p.Bytes(),
+			FP: choice.FP, FN: choice.FN, FPWeight: opts.fpWeight, FNWeight: opts.fnWeight, Loss: choice.Loss, Plot: opts.plot}
+		for _, j := range probs {
+			res.Prob = append(res.Prob, paramsProb{J: j, P: p.Prob(j)})
+		}
+		return json.NewEncoder(env.Stdout).Encode(&res)
+	}
+	w := env.Stdout
+	fmt.Fprintf(w, "threshold %.3g: k=%d samples, r=%d per supershingle, b=%d supershingles, at least m=%d must agree\n",
+		opts.threshold, p.K(), p.R, p.B, p.M)
+	fmt.Fprintf(w, "keys per document: %d (C(%d,%d)); supershingle bytes per document: %d (%d-bit values)\n",
+		p.NumKeys(), p.B, p.M, p.Bytes(), keyBits)
+	fmt.Fprintf(w, "false-positive area %.5f, false-negative area %.5f (weights %.2g/%.2g, loss %.5f)\n",
+		choice.FP, choice.FN, opts.fpWeight, opts.fnWeight, choice.Loss)
+	fmt.Fprintln(w, "     J   P(candidate)")
+	for _, j := range probs {
+		fmt.Fprintf(w, "  %.2f   %.6f\n", j, p.Prob(j))
+	}
+	if opts.plot != "" {
 		fmt.Fprintf(w, "S-curve written to %s\n", opts.plot)
 	}
 	return nil
+}
+
+// paramsResult is the --json output of params.
+type paramsResult struct {
+	Threshold float64      `json:"threshold"`
+	Params    lsh.Params   `json:"params"`
+	K         int          `json:"k"`
+	Keys      int          `json:"keys_per_document"`
+	Bytes     int          `json:"supershingle_bytes"`
+	FP        float64      `json:"fp_area"`
+	FN        float64      `json:"fn_area"`
+	FPWeight  float64      `json:"fp_weight"`
+	FNWeight  float64      `json:"fn_weight"`
+	Loss      float64      `json:"loss"`
+	Prob      []paramsProb `json:"prob"`
+	Plot      string       `json:"plot,omitempty"`
+}
+
+type paramsProb struct {
+	J float64 `json:"j"`
+	P float64 `json:"p"`
 }

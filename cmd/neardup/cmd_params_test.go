@@ -3,8 +3,10 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"image/png"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -68,5 +70,22 @@ func TestRunParamsUsage(t *testing.T) {
 	var stderr bytes.Buffer
 	if code := Main(context.Background(), []string{"params", "--threshold", "2"}, &Env{Stdout: &bytes.Buffer{}, Stderr: &stderr}); code != ExitUsage {
 		t.Errorf("exit code %d, want %d (%s)", code, ExitUsage, stderr.String())
+	}
+}
+
+// TestParamsJSON: --json carries the chosen scheme (KeyBits resolved to
+// 64, as the text says) and P(J) at the printed similarities.
+func TestParamsJSON(t *testing.T) {
+	var out bytes.Buffer
+	if err := runParams(context.Background(), &Env{Stdout: &out, Stderr: io.Discard}, paramsOptions{threshold: 0.8, fpWeight: 0.02, fnWeight: 0.98,
+		maxSamples: 128, maxKeys: 64, keyBits: 64, sampleBits: 64, json: true}); err != nil {
+		t.Fatal(err)
+	}
+	var res paramsResult
+	if err := json.Unmarshal(out.Bytes(), &res); err != nil {
+		t.Fatal(err, out.String())
+	}
+	if res.Params.KeyBits != 64 || res.K != res.Params.R*res.Params.B || len(res.Prob) != 9 || res.Prob[4].J != 0.8 || res.Prob[4].P != res.Params.Prob(0.8) {
+		t.Errorf("%+v", res)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"path/filepath"
 	"runtime"
 	"strconv"
 
@@ -168,7 +169,8 @@ func (s *sketcher) make(smp sample.Sampler, vals []uint64, fs []feature.Feature)
 type sketchOptions struct {
 	Files   []string
 	Format  string // jsonl or binary
-	Output  string // file, or "" for stdout
+	Out     string // directory for sketches.jsonl or sketches.bin, or "" for stdout
+	Output  string // deprecated (--output): a file
 	Workers int
 	Sampler skSamplerFlags
 	Feature featFlags
@@ -196,7 +198,7 @@ Feature flags are those of 'neardup features' (--shingle has no -k
 shorthand here: --k is the number of samples). Weighted samplers (cws, icws, hmt,
 hmt-dep) weigh features by count unless --weight tfidf is given.`,
 		Example: `  neardup sketch testdata/licenses/docs.jsonl.gz > sketches.jsonl
-  neardup sketch --sampler minhash --k 256 --bits 8 --format binary -o pages.sk pages.warc.gz
+  neardup sketch --sampler minhash --k 256 --bits 8 --format binary -o sketches/ pages.warc.gz
   neardup sketch --sampler icws --weighted tfidf --idf corpus.idf docs.jsonl`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Files = args
@@ -205,7 +207,9 @@ hmt-dep) weigh features by count unless --weight tfidf is given.`,
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&opts.Format, "format", "jsonl", "output format: jsonl or binary")
-	fl.StringVarP(&opts.Output, "output", "o", "", "write to this file instead of standard output")
+	fl.StringVarP(&opts.Out, "out", "o", "", "write DIR/sketches.jsonl (or sketches.bin with --format binary) instead of standard output")
+	fl.StringVar(&opts.Output, "output", "", "write to this file instead of standard output")
+	_ = fl.MarkDeprecated("output", "use -o/--out DIR (it writes DIR/sketches.jsonl or DIR/sketches.bin)")
 	fl.IntVar(&opts.Workers, "workers", runtime.NumCPU(), "parallel workers")
 	opts.Sampler.bind(fl, "oph", 128, true)
 	skBindFeatFlags(cmd, &opts.Feature, true)
@@ -234,8 +238,22 @@ func runSketch(ctx context.Context, env *Env, opts sketchOptions) error {
 	}
 	out := env.Stdout
 	var file *os.File
-	if opts.Output != "" {
-		if file, err = os.Create(opts.Output); err != nil {
+	path := opts.Output
+	if opts.Out != "" {
+		if opts.Output != "" {
+			return usagef("--out and --output exclude each other")
+		}
+		if err := os.MkdirAll(opts.Out, 0o755); err != nil {
+			return err
+		}
+		name := "sketches.jsonl"
+		if opts.Format == "binary" {
+			name = "sketches.bin"
+		}
+		path = filepath.Join(opts.Out, name)
+	}
+	if path != "" {
+		if file, err = os.Create(path); err != nil {
 			return err
 		}
 		defer file.Close()

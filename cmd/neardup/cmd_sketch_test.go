@@ -362,15 +362,23 @@ func TestRunSketchUsage(t *testing.T) {
 // feature flags.
 func TestSketchCommandLine(t *testing.T) {
 	path := featCorpus(t)
-	out := filepath.Join(t.TempDir(), "s.bin")
+	dir := filepath.Join(t.TempDir(), "sk")
 	env, _, errb := featTestEnv()
-	code := Main(context.Background(), []string{"sketch", "--format", "binary", "-o", out, "--shingle", "3", "--feature-seed", "2", "--markup", "text", "--sampler", "lazybits", "--k", "8", path}, env)
+	code := Main(context.Background(), []string{"sketch", "--format", "binary", "-o", dir, "--shingle", "3", "--feature-seed", "2", "--markup", "text", "--sampler", "lazybits", "--k", "8", path}, env)
 	if code != ExitOK {
 		t.Fatalf("exit %d: %s", code, errb)
 	}
-	data, err := os.ReadFile(out)
+	data, err := os.ReadFile(filepath.Join(dir, "sketches.bin"))
 	if err != nil {
 		t.Fatal(err)
+	}
+	// The old --output FILE still works, with a warning, and writes the
+	// same bytes.
+	old := filepath.Join(t.TempDir(), "s.bin")
+	env, _, errb = featTestEnv()
+	code = Main(context.Background(), []string{"sketch", "--format", "binary", "--output", old, "--shingle", "3", "--feature-seed", "2", "--markup", "text", "--sampler", "lazybits", "--k", "8", path}, env)
+	if b, _ := os.ReadFile(old); code != ExitOK || !bytes.Equal(b, data) || !strings.Contains(errb.String(), "--output has been deprecated") {
+		t.Errorf("--output: exit %d, %d bytes, stderr %q", code, len(b), errb.String())
 	}
 	ids, sks, err := readSketchRecords(bytes.NewReader(data))
 	if err != nil || len(ids) != 3 {
