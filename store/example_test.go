@@ -2,6 +2,7 @@ package store_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 
@@ -62,4 +63,22 @@ func ExampleStore_ScanDocs() {
 	// Output:
 	// 10 a
 	// 20 b
+}
+
+// A command that owns an output directory takes its lock before it cleans
+// anything inside, so that a second run on the same directory stops at
+// once instead of deleting the first run's files.
+func ExampleLockDir() {
+	out, _ := os.MkdirTemp("", "neardup-out")
+	defer os.RemoveAll(out)
+	unlock, err := store.LockDir(out)
+	if err != nil {
+		panic(err) // "directory OUT is in use by another neardup process (pid N)"
+	}
+	defer unlock()
+	// ... remove stale outputs, open OUT/index with OpenPebble, write ...
+
+	_, err = store.LockDir(out) // a second run
+	fmt.Println(errors.Is(err, store.ErrInUse))
+	// Output: true
 }
