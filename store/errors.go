@@ -98,6 +98,8 @@ func oneLine(err error) string {
 		return "unknown error"
 	}
 	msg := strings.Join(strings.Fields(err.Error()), " ")
+	// Pebble joins a marker of its own to corruption errors.
+	msg = strings.ReplaceAll(msg, " <corruption detail carrier>", "")
 	const max = 300
 	if len(msg) > max {
 		msg = msg[:max] + "..."

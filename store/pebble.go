@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/cockroachdb/pebble/v2"
@@ -93,6 +94,12 @@ type PebbleOptions struct {
 	// Logger receives Pebble's informational messages. The default drops
 	// them (errors are returned to callers anyway).
 	Logger pebble.Logger
+	// Repair opens a store whose write-ahead log is damaged (which
+	// OpenPebble otherwise refuses with ErrCorrupt), keeping what precedes
+	// the damage and dropping the rest, as Pebble's recovery does after a
+	// torn write. It is for `neardup index check --repair`, which then
+	// verifies what is left.
+	Repair bool
 	// FS is the filesystem the store's files live on. The default is the
 	// operating system's (vfs.Default); tests inject faults with Pebble's
 	// vfs/errorfs wrapped around it. The lock file (neardup.pid) is always
@@ -201,6 +208,11 @@ func OpenPebble(dir string, o *PebbleOptions) (_ *Pebble, err error) {
 	}
 	h := newHealth(dir)
 	defer h.recoverFault("open", &err)
+	if !opts.Repair {
+		if err := checkLogTail(opts.FS, dir); err != nil {
+			return nil, h.describe("open", err)
+		}
+	}
 	po := &pebble.Options{
 		FS:                          &faultFS{FS: opts.FS, h: h},
 		EventListener:               h.listener(),
@@ -243,10 +255,17 @@ func OpenPebble(dir string, o *PebbleOptions) (_ *Pebble, err error) {
 		s.closeDB()
 		return nil, fmt.Errorf("%w: %s holds format %q, want %q", ErrFormat, dir, v, formatVersion)
 	case !ok && !opts.ReadOnly:
+		// A new store. Pebble writes its first log in the old chunk
+		// format, without the sync offsets that tell damage from a torn
+		// write (see walcheck.go); the flush after the format record
+		// starts the next log, in the new format.
 		b := s.NewBatch()
 		b.PutMeta(formatName, []byte(formatVersion))
 		err := b.Commit(context.Background())
 		b.Close()
+		if err == nil {
+			err, _ = s.run(context.Background(), "open", s.db.Flush)
+		}
 		if err != nil {
 			s.closeDB()
 			return nil, err
@@ -259,10 +278,11 @@ func OpenPebble(dir string, o *PebbleOptions) (_ *Pebble, err error) {
 // return its own error once the store has failed.
 const openGrace = 100 * time.Millisecond
 
-// openDB runs pebble.Open on a goroutine of its own, so that a fault in a
-// background job Open waits for (the flush of a replayed log failing to
-// update the MANIFEST) is returned, rather than waited for for ever: then
-// Open is abandoned.
+// openDB runs pebble.Open on a goroutine of its own, so that a write fault
+// in a background job Open waits for (the flush of a replayed log failing
+// to write its table or the MANIFEST, which Pebble retries for ever) is
+// returned, rather than waited for for ever: then Open is abandoned, and
+// the directory stays locked by this process.
 func openDB(dir string, po *pebble.Options, h *health) (_ *pebble.DB, _ error, abandoned bool) {
 	type opened struct {
 		db  *pebble.DB
@@ -274,13 +294,20 @@ func openDB(dir string, po *pebble.Options, h *health) (_ *pebble.DB, _ error, a
 		defer func() { done <- o }()
 		defer h.recoverFault("open", &o.err)
 		if o.db, o.err = pebble.Open(dir, po); o.err != nil {
-			o.err = h.describe("open", o.err)
+			o.err = openError(dir, po.FS, h, o.err)
 		}
 	}()
 	var o opened
 	select {
 	case o = <-done:
 	case <-h.failed:
+		if f := h.fault.Load(); f.Corrupt {
+			// A background job read a corrupt table. Open does not wait
+			// on such jobs, and abandoning it would leave them running
+			// while Pebble's error path closes what they use.
+			o = <-done
+			break
+		}
 		t := time.NewTimer(openGrace)
 		defer t.Stop()
 		select {
@@ -290,6 +317,23 @@ func openDB(dir string, po *pebble.Options, h *health) (_ *pebble.DB, _ error, a
 		}
 	}
 	return o.db, o.err, false
+}
+
+// openError describes an error of pebble.Open. One that is neither an I/O
+// error nor marked as corruption by Pebble means that the files disagree
+// with each other (the MANIFEST names a table that is not there, or lost
+// the edits that removed it): the MANIFEST is the file to name.
+func openError(dir string, fs vfs.FS, h *health, err error) error {
+	f := h.describe("open", err)
+	var errno syscall.Errno
+	if f.Corrupt || errors.As(f.Err, &errno) {
+		return f
+	}
+	f = &FaultError{Dir: f.Dir, Op: f.Op, File: f.File, Err: f.Err, Corrupt: true}
+	if desc, perr := pebble.Peek(dir, fs); perr == nil && desc.ManifestFilename != "" {
+		f.File = filepath.Base(desc.ManifestFilename)
+	}
+	return f
 }
 
 // prepareDir creates dir if it does not exist (unless readOnly), and
@@ -349,7 +393,7 @@ func checkComparer(dir string, desc *pebble.DBDesc) error {
 	}
 	for line := range strings.Lines(string(text)) {
 		if name, ok := strings.CutPrefix(strings.TrimSpace(line), "comparer="); ok && name != comparerName {
-			return fmt.Errorf("%w: %s holds a Pebble database ordered by %q, want %q (format %q)", ErrFormat, dir, name, comparerName, formatVersion)
+			return fmt.Errorf("%w: %s holds a Pebble database ordered by %q, want %q (format %q; %s)", ErrFormat, dir, name, comparerName, formatVersion, filepath.Base(desc.OptionsFilename))
 		}
 	}
 	return nil

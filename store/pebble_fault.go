@@ -162,11 +162,11 @@ func (h *health) startClosing() { h.closingOnce.Do(func() { close(h.closing) }) 
 // turns Pebble's immediate flush retries into one attempt a second.
 const retryWait = time.Second
 
-// backoff waits, on a failed store and until Close starts, before a write
-// operation is attempted.
+// backoff waits, on a store failed by an I/O fault and until Close
+// starts, before a write operation is attempted.
 func (h *health) backoff() {
-	if h.fault.Load() == nil {
-		return
+	if f := h.fault.Load(); f == nil || f.Corrupt {
+		return // a corrupt file is no reason to hold writes
 	}
 	t := time.NewTimer(retryWait)
 	defer t.Stop()
