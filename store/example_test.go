@@ -82,3 +82,28 @@ func ExampleLockDir() {
 	fmt.Println(errors.Is(err, store.ErrInUse))
 	// Output: true
 }
+
+// Stats counts what a store holds and measures what it takes on disk,
+// for `neardup index stats`.
+func ExamplePebble_Stats() {
+	dir, _ := os.MkdirTemp("", "neardup-store")
+	defer os.RemoveAll(dir)
+	s, err := store.OpenPebble(dir, nil)
+	if err != nil {
+		panic(err)
+	}
+	defer s.Close()
+	b := s.NewBatch()
+	b.AddPosting(42, 1)
+	b.AddPosting(43, 1)
+	b.PutDoc(1, []byte("a record"))
+	if err := b.Commit(context.Background()); err != nil {
+		panic(err)
+	}
+	st, err := s.Stats(context.Background())
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println(st.Docs, st.Postings, st.DiskBytes < 1<<20)
+	// Output: 1 2 true
+}
