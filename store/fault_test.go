@@ -191,6 +191,12 @@ func TestPebbleFaults(t *testing.T) {
 		{name: "wal-write-enospc", match: writesTo(".log"), err: syscall.ENOSPC, act: commitUntilError},
 		{name: "wal-sync-eio", err: syscall.EIO, act: commitUntilError,
 			match: func(op errorfs.Op) bool { return isSync(op.Kind) && strings.HasSuffix(op.Path, ".log") }},
+		// A failed sync of the log being closed when the memtable is
+		// flushed: Pebble panics there with its mutex released, a fatal
+		// error no recover stops (see pebble_fault.go).
+		{name: "wal-rotate-eio", err: syscall.EIO,
+			match: func(op errorfs.Op) bool { return isSync(op.Kind) && strings.HasSuffix(op.Path, ".log") },
+			act:   func(s *store.Pebble, _ store.Batch, _ *int) error { return s.Compact(context.Background()) }},
 		{name: "flush-enospc", match: writesTo(".sst"), err: syscall.ENOSPC, act: commitUntilError},
 		{name: "flush-sync-eio", err: syscall.EIO, act: commitUntilError,
 			match: func(op errorfs.Op) bool { return isSync(op.Kind) && strings.HasSuffix(op.Path, ".sst") }},

@@ -89,16 +89,21 @@ type PebbleOptions struct {
 	// cache reads and decompresses one block, so smaller blocks make such
 	// lookups cheaper at the cost of a larger index.
 	BlockBytes int
+	// BulkBytes is the memory a bulk (NewBulk) buffers before it sorts
+	// its writes into a run on disk. The default is 64 MiB, about 2.8
+	// million postings.
+	BulkBytes int64
 	// ReadOnly opens the store without allowing writes.
 	ReadOnly bool
 	// Logger receives Pebble's informational messages. The default drops
 	// them (errors are returned to callers anyway).
 	Logger pebble.Logger
-	// Repair opens a store whose write-ahead log is damaged (which
-	// OpenPebble otherwise refuses with ErrCorrupt), keeping what precedes
-	// the damage and dropping the rest, as Pebble's recovery does after a
-	// torn write. It is for `neardup index check --repair`, which then
-	// verifies what is left.
+	// Repair opens a store whose write-ahead log or MANIFEST is damaged
+	// (which OpenPebble otherwise refuses with ErrCorrupt), keeping what
+	// precedes the damage and dropping the rest, as Pebble's recovery does
+	// after a torn write. It is for `neardup index check --repair`, which
+	// then verifies what is left; tables that only the lost part of a
+	// MANIFEST named are deleted by Pebble as obsolete.
 	Repair bool
 	// FS is the filesystem the store's files live on. The default is the
 	// operating system's (vfs.Default); tests inject faults with Pebble's
@@ -128,12 +133,15 @@ type PebbleOptions struct {
 // gone. A corrupt file is reported as an error wrapping ErrCorrupt that
 // names it.
 type Pebble struct {
-	db       *pebble.DB
-	dir      string
-	readOnly bool
-	h        *health
-	lock     *fileLock
-	closed   atomic.Bool
+	db        *pebble.DB
+	po        *pebble.Options // as opened, with Pebble's defaults filled in
+	fs        vfs.FS          // po.FS: the filesystem, wrapped by faultFS
+	bulkBytes int64
+	dir       string
+	readOnly  bool
+	h         *health
+	lock      *fileLock
+	closed    atomic.Bool
 	// gen counts commits. An iterator sees the database as of its
 	// creation, so a pooled one is reused only while gen is unchanged.
 	gen atomic.Uint64
@@ -161,6 +169,7 @@ const maxFreeIters = 16
 var (
 	_ Store     = (*Pebble)(nil)
 	_ Compacter = (*Pebble)(nil)
+	_ Bulker    = (*Pebble)(nil)
 )
 
 // OpenPebble opens or creates the store in dir (creating dir if needed).
@@ -190,6 +199,9 @@ func OpenPebble(dir string, o *PebbleOptions) (_ *Pebble, err error) {
 	if opts.FS == nil {
 		opts.FS = vfs.Default
 	}
+	if opts.BulkBytes <= 0 {
+		opts.BulkBytes = 64 << 20
+	}
 	if err := prepareDir(dir, opts.ReadOnly, opts.FS); err != nil {
 		return nil, err
 	}
@@ -209,7 +221,7 @@ func OpenPebble(dir string, o *PebbleOptions) (_ *Pebble, err error) {
 	h := newHealth(dir)
 	defer h.recoverFault("open", &err)
 	if !opts.Repair {
-		if err := checkLogTail(opts.FS, dir); err != nil {
+		if err := checkFiles(opts.FS, dir); err != nil {
 			return nil, h.describe("open", err)
 		}
 	}
@@ -233,6 +245,7 @@ func OpenPebble(dir string, o *PebbleOptions) (_ *Pebble, err error) {
 		po.Levels[i].BlockSize = opts.BlockBytes
 	}
 	po.TargetFileSizes[0] = 16 << 20
+	po.EnsureDefaults()
 	db, err, abandoned := openDB(dir, po, h)
 	if abandoned {
 		keepLock = true // Pebble's Open is stuck holding the directory
@@ -240,7 +253,7 @@ func OpenPebble(dir string, o *PebbleOptions) (_ *Pebble, err error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Pebble{db: db, dir: dir, readOnly: opts.ReadOnly, h: h, lock: lock}
+	s := &Pebble{db: db, po: po, fs: po.FS, bulkBytes: opts.BulkBytes, dir: dir, readOnly: opts.ReadOnly, h: h, lock: lock}
 	s.cond.L = &s.mu
 	keepLock = true // s.closeDB releases it when Pebble is closed
 	if err := h.err(); err != nil {
@@ -273,6 +286,22 @@ func OpenPebble(dir string, o *PebbleOptions) (_ *Pebble, err error) {
 		}
 	}
 	return s, nil
+}
+
+// checkFiles checks the current MANIFEST and the newest write-ahead log
+// for damage that Pebble would take for a torn write (recordcheck.go).
+func checkFiles(fs vfs.FS, dir string) error {
+	desc, err := pebble.Peek(dir, fs)
+	if err != nil {
+		return err
+	}
+	if !desc.Exists {
+		return nil
+	}
+	if err := checkManifest(fs, dir, desc.ManifestFilename); err != nil {
+		return err
+	}
+	return checkLogTail(fs, dir)
 }
 
 // openGrace is how long OpenPebble still waits for Pebble's Open to

@@ -28,6 +28,14 @@ package store
 //     store has failed makes Pebble's endless flush retries wait up to a
 //     second each, so a failed store does not spin a core while the
 //     process reports the error and exits.
+//   - A failed write, sync or creation of a write-ahead log is never
+//     returned to Pebble: faultFS records the fault and parks the calling
+//     goroutine for good. Pebble cannot go on after such a failure, and
+//     where it meets one while switching logs (rotateWAL) it panics with
+//     its mutex released, which ends in "fatal error: sync: unlock of
+//     unlocked mutex", a crash that no recover can stop. Parked, the log
+//     ends at its last good write, which reopening reads as a torn tail;
+//     every acknowledged commit was synced before it.
 
 import (
 	"errors"
@@ -318,12 +326,29 @@ func (fs *faultFS) wrap(name string, f vfs.File, err error) (vfs.File, error) {
 	if err != nil {
 		return nil, fs.note("open", name, err)
 	}
-	return &faultFile{File: f, fs: fs, name: name}, nil
+	return &faultFile{File: f, fs: fs, name: name, log: isLog(name)}, nil
+}
+
+func isLog(name string) bool { return strings.HasSuffix(name, ".log") }
+
+// logFault records a failed write to a write-ahead log as the store's
+// fault and parks the calling goroutine for good (see the top of this
+// file). It returns only if err is nil.
+func (fs *faultFS) logFault(op, name string, err error) {
+	if err == nil {
+		return
+	}
+	fs.h.noteIO(op, name, err)
+	fs.h.failWith("write-ahead log", err)
+	select {} // parked: Pebble must never see this error
 }
 
 func (fs *faultFS) Create(name string, category vfs.DiskWriteCategory) (vfs.File, error) {
 	fs.h.backoff()
 	f, err := fs.FS.Create(name, category)
+	if isLog(name) {
+		fs.logFault("create", name, err)
+	}
 	return fs.wrap(name, f, err)
 }
 
@@ -340,6 +365,9 @@ func (fs *faultFS) OpenReadWrite(name string, category vfs.DiskWriteCategory, op
 func (fs *faultFS) ReuseForWrite(oldname, newname string, category vfs.DiskWriteCategory) (vfs.File, error) {
 	fs.h.backoff()
 	f, err := fs.FS.ReuseForWrite(oldname, newname, category)
+	if isLog(newname) {
+		fs.logFault("create", newname, err)
+	}
 	return fs.wrap(newname, f, err)
 }
 
@@ -365,16 +393,25 @@ type faultFile struct {
 	vfs.File
 	fs   *faultFS
 	name string
+	log  bool // a write-ahead log
+}
+
+// written passes on the error of a write or sync, unless the file is a log.
+func (f *faultFile) written(op string, err error) error {
+	if f.log {
+		f.fs.logFault(op, f.name, err)
+	}
+	return f.fs.note(op, f.name, err)
 }
 
 func (f *faultFile) Write(p []byte) (int, error) {
 	n, err := f.File.Write(p)
-	return n, f.fs.note("write", f.name, err)
+	return n, f.written("write", err)
 }
 
 func (f *faultFile) WriteAt(p []byte, off int64) (int, error) {
 	n, err := f.File.WriteAt(p, off)
-	return n, f.fs.note("write", f.name, err)
+	return n, f.written("write", err)
 }
 
 func (f *faultFile) ReadAt(p []byte, off int64) (int, error) {
@@ -391,11 +428,11 @@ func (f *faultFile) ReadAt(p []byte, off int64) (int, error) {
 // then grows as it is written. See footprint_test.go.
 func (f *faultFile) Preallocate(offset, length int64) error { return nil }
 
-func (f *faultFile) Sync() error { return f.fs.note("sync", f.name, f.File.Sync()) }
+func (f *faultFile) Sync() error { return f.written("sync", f.File.Sync()) }
 
-func (f *faultFile) SyncData() error { return f.fs.note("sync", f.name, f.File.SyncData()) }
+func (f *faultFile) SyncData() error { return f.written("sync", f.File.SyncData()) }
 
 func (f *faultFile) SyncTo(length int64) (bool, error) {
 	full, err := f.File.SyncTo(length)
-	return full, f.fs.note("sync", f.name, err)
+	return full, f.written("sync", err)
 }

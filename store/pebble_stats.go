@@ -64,7 +64,9 @@ func (s *Pebble) Stats(ctx context.Context) (st PebbleStats, err error) {
 	}
 	m := s.db.Metrics()
 	total := m.Total()
-	st.BytesWritten = m.WAL.BytesWritten + total.TableBytesFlushed + total.TableBytesCompacted + total.TableBytesIngested
+	// Total's TableBytesFlushed already counts the log and the ingested
+	// tables (Pebble's "bytes in").
+	st.BytesWritten = total.TableBytesFlushed + total.TableBytesCompacted
 	st.Flushes = m.Flush.Count
 	st.Compactions = m.Compact.Count
 	st.Ingestions = int64(m.Ingest.Count)

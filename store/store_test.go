@@ -199,7 +199,8 @@ func TestPebbleCloseDuringLookups(t *testing.T) {
 const crashEnv = "NEARDUP_STORE_CRASH_CHILD"
 
 // TestCrashChild is the child of TestPebbleCrash: it commits batches
-// forever, printing "ack N" after batch N's Commit returned.
+// forever, every seventh as a bulk, printing "ack N" after batch N's
+// Commit returned.
 func TestCrashChild(t *testing.T) {
 	dir := os.Getenv(crashEnv)
 	if dir == "" {
@@ -214,8 +215,12 @@ func TestCrashChild(t *testing.T) {
 	if v, ok, _ := s.Meta(context.Background(), "next", nil); ok {
 		start, _ = strconv.Atoi(string(v))
 	}
-	b := s.NewBatch()
+	batch, bulk := s.NewBatch(), s.NewBulk()
 	for n := start; ; n++ {
+		b := batch
+		if n%7 == 3 { // some batches go in as bulks (ingested tables)
+			b = bulk
+		}
 		writeCrashBatch(b, n)
 		b.PutMeta("next", []byte(strconv.Itoa(n+1)))
 		if err := b.Commit(context.Background()); err != nil {

@@ -6,13 +6,14 @@ import (
 	"fmt"
 	"hash/crc32"
 	"io"
+	"math/bits"
 	"strconv"
 	"strings"
 
 	"github.com/cockroachdb/pebble/v2/vfs"
 )
 
-// The write-ahead log check.
+// The write-ahead log and MANIFEST checks.
 //
 // After a crash Pebble replays the newest log up to the first chunk that
 // does not read (a bad checksum, a zeroed header) and takes that point as
@@ -25,7 +26,18 @@ import (
 // word. checkLogTail closes that gap: it reads the newest log as Pebble
 // does, and if a chunk later in the same block is intact and promises that
 // the bad point had been synced, the log is damaged, and the store is
-// refused with ErrCorrupt rather than opened with commits missing.
+// refused with ErrCorrupt rather than opened with commits missing. The
+// newest commit has no later chunk to vouch for it; but a torn write does
+// not leave a chunk that one flipped bit would make valid, and bit rot
+// does: such a chunk is damage too.
+//
+// The MANIFEST, the log of the store's versions, is read the same way by
+// Pebble, and its chunks carry no sync offsets. Losing its last edit
+// silently is worse than losing a commit: the tables that edit added look
+// unreferenced, and Pebble deletes them as obsolete when it opens. So
+// checkManifest refuses a MANIFEST with a chunk that does not read but is
+// one bit from valid, or that is followed by chunks that do read (a torn
+// write is the end of a file that is only appended to).
 //
 // The chunk format is Pebble's (record/record.go): blocks of 32 KiB;
 // a chunk is checksum (4 bytes, masked CRC-32C of type and what follows),
@@ -117,6 +129,10 @@ func checkLogTail(fs vfs.FS, dir string) error {
 				return &FaultError{Dir: dir, Op: "open", File: name, Corrupt: true,
 					Err: fmt.Errorf("%w: write-ahead log damaged at offset %d, before commits that were synced", ErrCorrupt, at)}
 			}
+			if oneBitFromValid(blk, bad) {
+				return &FaultError{Dir: dir, Op: "open", File: name, Corrupt: true,
+					Err: fmt.Errorf("%w: write-ahead log has a flipped bit in the record at offset %d", ErrCorrupt, at)}
+			}
 			return nil // a torn write, or damage Pebble's read-ahead finds
 		}
 		if n < walBlockSize {
@@ -176,6 +192,120 @@ func walPromisedBeyond(rest []byte, logNum uint32, at int64) bool {
 		}
 		if int64(binary.LittleEndian.Uint64(rest[j+11:])) > at {
 			return true
+		}
+	}
+	return false
+}
+
+// checkManifest returns an error wrapping ErrCorrupt if the store's
+// current MANIFEST (named by manifest; "" for none) has a chunk that does
+// not read and is either one bit from valid or followed by chunks that
+// read (see above).
+func checkManifest(fs vfs.FS, dir, manifest string) error {
+	if manifest == "" {
+		return nil
+	}
+	f, err := fs.Open(manifest)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	data, err := io.ReadAll(f)
+	if err != nil {
+		return err
+	}
+	for block := 0; block < len(data); block += walBlockSize {
+		blk := data[block:min(len(data), block+walBlockSize)]
+		bad, end := walScanBlock(blk, 0)
+		if end || bad < 0 {
+			continue
+		}
+		damaged := oneBitFromValid(blk, bad)
+		for j := block + bad + 1; !damaged && j+walLegacyHeader <= len(data); j++ {
+			b := data[j-j%walBlockSize : min(len(data), j-j%walBlockSize+walBlockSize)]
+			if _, ok := chunkAt(b, j%walBlockSize); ok {
+				damaged = true
+			}
+		}
+		if damaged {
+			return &FaultError{Dir: dir, Op: "open", File: fs.PathBase(manifest), Corrupt: true,
+				Err: fmt.Errorf("%w: MANIFEST damaged at offset %d", ErrCorrupt, block+bad)}
+		}
+		return nil // a torn write at the end
+	}
+	return nil
+}
+
+// chunkAt returns the end of the chunk at blk[i:] and whether it reads
+// (its checksum matches); the log number is not checked.
+func chunkAt(blk []byte, i int) (end int, ok bool) {
+	if i+walLegacyHeader > len(blk) {
+		return 0, false
+	}
+	length := int(binary.LittleEndian.Uint16(blk[i+4:]))
+	hs := walHeaderSize(blk[i+6])
+	if hs == 0 || i+hs+length > len(blk) {
+		return 0, false
+	}
+	end = i + hs + length
+	return end, walCRC(blk[i+6:end]) == binary.LittleEndian.Uint32(blk[i:])
+}
+
+// oneBitFromValid reports whether the chunk at blk[i:], which does not
+// read, would read with one bit flipped: in its checksum, its length, or
+// the bytes the checksum covers (type, log number, sync offset, payload).
+func oneBitFromValid(blk []byte, i int) bool {
+	if i+walLegacyHeader > len(blk) {
+		return false
+	}
+	sum := binary.LittleEndian.Uint32(blk[i:])
+	length := binary.LittleEndian.Uint16(blk[i+4:])
+	// The length: each of its 16 bits.
+	for b := range 16 {
+		l := int(length ^ 1<<b)
+		if hs := walHeaderSize(blk[i+6]); hs > 0 && i+hs+l <= len(blk) && walCRC(blk[i+6:i+hs+l]) == sum {
+			return true
+		}
+	}
+	// The covered bytes, with the length as written (a flipped type byte
+	// changes the header size, so each header size is tried).
+	for _, hs := range [...]int{walLegacyHeader, walRecycleHeader, walSyncHeader} {
+		end := i + hs + int(length)
+		if end > len(blk) {
+			continue
+		}
+		covered := blk[i+6 : end]
+		if bits.OnesCount32(walCRC(covered)^sum) == 1 {
+			return true // the checksum itself
+		}
+		if oneFlipMatches(covered, sum) {
+			return true
+		}
+	}
+	return false
+}
+
+// oneFlipMatches reports whether flipping one bit of b makes its masked
+// CRC-32C equal sum. CRC is affine in its input: flipping bit j of the
+// byte k places from the end changes the raw register by a syndrome that
+// depends only on j and k, so all 8·len(b) flips are tried in O(len(b)).
+func oneFlipMatches(b []byte, sum uint32) bool {
+	v := sum - 0xa282ead8
+	want := v<<15 | v>>17 // unmask
+	delta := crc32.Update(0, castagnoli, b) ^ want
+	if delta == 0 {
+		return false
+	}
+	var syn [8]uint32
+	for j := range syn {
+		syn[j] = castagnoli[1<<j] // the flip in the last byte
+	}
+	for range b {
+		for j := range syn {
+			if syn[j] == delta {
+				return true
+			}
+			syn[j] = castagnoli[byte(syn[j])] ^ syn[j]>>8 // one more byte after the flip
 		}
 	}
 	return false
