@@ -60,6 +60,7 @@ type asciiPath struct {
 	en    []int32  // word end offsets in the text
 	lens  []uint8  // word lengths, 255 for 255 or more
 	sd    []wordSD // per word: step(tok), dropOf(tok) (then the first K-1 again with Wrap)
+	u     []uint64 // per word: the window's term (terms)
 	lower []byte   // a word of more than 16 bytes, lowered (asciiLong)
 }
 
@@ -372,125 +373,82 @@ func (e *Extractor) extractASCII(dst []Feature) []Feature {
 	}
 	occ := len(a.sd) - k + 1
 	e.occ = occ
+	ids := e.chain(e.terms())
 	e.acc.reset(2 * occ) // load <= 1/4: fewer collisions, each a mispredicted branch
 	dst = slices.Grow(dst, occ)
 	e.first = slices.Grow(e.first, occ)
 	db, fb := dst[len(dst):len(dst)+occ], e.first[len(e.first):len(e.first)+occ]
 	var c int
 	if e.o.Weighting == WeightSet {
-		c = e.slideASCIISet(db, fb)
+		c = e.acc.dedupSet(db, fb, ids)
 	} else {
-		c = e.slideASCIICount(db, fb)
+		c = e.acc.dedupCount(db, fb, ids)
 	}
 	e.first = e.first[:len(e.first)+c]
 	return dst[:len(dst)+c]
 }
 
-// slideASCIISet slides the window over a.sd (book 3.3): the fingerprint
-// after word j is dropOf(word j-K) xor step(fp xor tok_j) =
-// step(fp) xor sd[j].s xor sd[j-K].d. It writes each distinct id, in order
-// of first occurrence, to db (weight 1) and the index of its first
-// occurrence to fb, and returns their number. Deduplicating in the same
-// loop gives the processor independent work while each step of the window
-// waits for the one before. The table (e.acc, at load <= 1/4) is probed
-// inline so that the loop's variables stay in registers.
-func (e *Extractor) slideASCIISet(db []Feature, fb []int32) int {
-	a := e.fast
+// chain slides the window over the words (book 3.3): with u from terms,
+// the fingerprint after word j is dropOf(word j-K) xor step(fp xor tok_j)
+// = step(fp) xor u[j]. It overwrites u[j] with that fingerprint and
+// returns u[K-1:], the ids of the windows of K words.
+//
+// Each step is eight lookups that wait for the step before, so the loop
+// runs two chains at once: one over the words up to the middle, one over
+// the rest, which starts from the empty window K words before (adding
+// those words' step terms without drops) and so reaches the same
+// fingerprints.
+func (e *Extractor) chain(u []uint64) []uint64 {
 	k := e.o.K
-	by := &a.tab.step
-	sd := a.sd
-	fp := e.wh.q
-	for _, w := range sd[:k] {
-		fp = stepBy(by, fp) ^ w.s
-	}
-	keys, shift := e.acc.keys, e.acc.shift
-	mask := uint64(len(keys) - 1)
-	in, out := sd[k:], sd[:len(sd)-k]
-	db, fb = db[:len(in)+1], fb[:len(in)+1]
-	c := 0
-	for o := 0; ; o++ {
-		// Occurrence o: the window of words o..o+K-1, fingerprint fp.
-		if fp == 0 {
-			if e.acc.zero {
-				goto next
-			}
-			e.acc.zero = true
-		} else {
-			h := (fp * 0x9e3779b97f4a7c15) >> shift
-			for {
-				key := keys[h]
-				if key == 0 {
-					keys[h] = fp
-					break
-				}
-				if key == fp {
-					goto next
-				}
-				h = (h + 1) & mask
-			}
+	by := &e.fast.tab.step
+	fa, fb := e.wh.q, e.wh.q
+	mid := len(u) / 2
+	if mid < 2*k {
+		mid = len(u) - 1 // one chain
+	} else {
+		for _, w := range e.fast.sd[mid-k+1 : mid+1] {
+			fb = stepBy(by, fb) ^ w.s
 		}
-		db[c] = Feature{ID: fp, Weight: 1}
-		fb[c] = int32(o)
-		c++
-	next:
-		if o >= len(in) {
-			break
-		}
-		fp = stepBy(by, fp) ^ (in[o].s ^ out[o].d)
 	}
-	return c
+	a, b := u[:mid+1], u[mid+1:]
+	n := min(len(a), len(b))
+	for j := range n {
+		fa = stepBy(by, fa) ^ a[j]
+		fb = stepBy(by, fb) ^ b[j]
+		a[j], b[j] = fa, fb
+	}
+	for j := n; j < len(a); j++ {
+		fa = stepBy(by, fa) ^ a[j]
+		a[j] = fa
+	}
+	for j := n; j < len(b); j++ {
+		fb = stepBy(by, fb) ^ b[j]
+		b[j] = fb
+	}
+	return u[k-1:]
 }
 
-// slideASCIICount is slideASCIISet for multisets: a repeated id adds 1 to
-// the weight of its Feature, found through e.acc.idx.
-func (e *Extractor) slideASCIICount(db []Feature, fb []int32) int {
+// terms returns, for every word j of a.sd, the part of the window's step
+// over it that does not depend on the window's fingerprint:
+// sd[j].s xor sd[j-K].d (the drop left out while the window fills). Valid
+// until the next call.
+func (e *Extractor) terms() []uint64 {
 	a := e.fast
 	k := e.o.K
-	by := &a.tab.step
 	sd := a.sd
-	fp := e.wh.q
-	for _, w := range sd[:k] {
-		fp = stepBy(by, fp) ^ w.s
+	if cap(a.u) < len(sd) {
+		a.u = make([]uint64, len(sd), len(sd)*5/4)
 	}
-	keys, idxs, shift := e.acc.keys, e.acc.idx, e.acc.shift
-	mask := uint64(len(keys) - 1)
-	idxs = idxs[:len(keys)]
-	in, out := sd[k:], sd[:len(sd)-k]
-	db, fb = db[:len(in)+1], fb[:len(in)+1]
-	c := 0
-	for o := 0; ; o++ {
-		if fp == 0 {
-			if e.acc.zero {
-				db[e.acc.zeroAt].Weight++
-				goto next
-			}
-			e.acc.zero, e.acc.zeroAt = true, int32(c)
-		} else {
-			h := (fp * 0x9e3779b97f4a7c15) >> shift
-			for {
-				key := keys[h]
-				if key == 0 {
-					keys[h] = fp
-					idxs[h] = int32(c)
-					break
-				}
-				if key == fp {
-					db[idxs[h]].Weight++
-					goto next
-				}
-				h = (h + 1) & mask
-			}
-		}
-		db[c] = Feature{ID: fp, Weight: 1}
-		fb[c] = int32(o)
-		c++
-	next:
-		if o >= len(in) {
-			break
-		}
-		fp = stepBy(by, fp) ^ (in[o].s ^ out[o].d)
+	u := a.u[:len(sd)]
+	for j := range k {
+		u[j] = sd[j].s
 	}
-	return c
+	in, out, ux := sd[k:], sd[:len(sd)-k], u[k:]
+	out, ux = out[:len(in)], ux[:len(in)]
+	for j := range in {
+		ux[j] = in[j].s ^ out[j].d
+	}
+	return u
 }
 
 // materialize fills e.n's normalized text and tokens, which the ASCII path
@@ -538,4 +496,81 @@ func (e *Extractor) viaASCII(doc []byte) bool {
 	}
 	n.tokenize(n.vis)
 	return false
+}
+
+// dedupSet writes each distinct id of ids, in order of first occurrence,
+// to db (weight 1) and its index in ids to fb, and returns their number.
+// The table probes of successive ids are independent of each other.
+func (a *accum) dedupSet(db []Feature, fb []int32, ids []uint64) int {
+	keys, shift := a.keys, a.shift&63
+	mask := uint64(len(keys) - 1)
+	db, fb = db[:len(ids)], fb[:len(ids)]
+	zero := false
+	c := 0
+	for i, id := range ids {
+		if id == 0 {
+			if zero {
+				continue
+			}
+			zero = true
+		} else {
+			h := (id * 0x9e3779b97f4a7c15) >> shift
+			for {
+				key := keys[h]
+				if key == 0 {
+					keys[h] = id
+					break
+				}
+				if key == id {
+					goto next
+				}
+				h = (h + 1) & mask
+			}
+		}
+		db[c] = Feature{ID: id, Weight: 1}
+		fb[c] = int32(i)
+		c++
+	next:
+	}
+	return c
+}
+
+// dedupCount is dedupSet for multisets: a repeated id adds 1 to the weight
+// of its Feature, found through a.idx.
+func (a *accum) dedupCount(db []Feature, fb []int32, ids []uint64) int {
+	keys, idxs, shift := a.keys, a.idx, a.shift&63
+	mask := uint64(len(keys) - 1)
+	idxs = idxs[:len(keys)]
+	db, fb = db[:len(ids)], fb[:len(ids)]
+	zero, zeroAt := false, 0
+	c := 0
+	for i, id := range ids {
+		if id == 0 {
+			if zero {
+				db[zeroAt].Weight++
+				continue
+			}
+			zero, zeroAt = true, c
+		} else {
+			h := (id * 0x9e3779b97f4a7c15) >> shift
+			for {
+				key := keys[h]
+				if key == 0 {
+					keys[h] = id
+					idxs[h] = int32(c)
+					break
+				}
+				if key == id {
+					db[idxs[h]].Weight++
+					goto next
+				}
+				h = (h + 1) & mask
+			}
+		}
+		db[c] = Feature{ID: id, Weight: 1}
+		fb[c] = int32(i)
+		c++
+	next:
+	}
+	return c
 }
