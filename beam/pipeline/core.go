@@ -211,12 +211,17 @@ func (s *sketcher) sketch(dst []uint64, body []byte, html bool) (fp uint64, valu
 // numKeys returns the number of band keys per document, C(b, m).
 func (s *sketcher) numKeys() int { return s.scheme.NumKeys() }
 
-// bandKey returns the grouping key of band key number c of a sketch: c in
-// the high bits above the key's top 32 bits. dedup's sort-join compares
-// exactly these 32 bits within pass c (batchCandidates), so grouping by
-// this value yields the same runs.
+// bandKey returns band key number c of a sketch: the 64-bit lookup key of
+// the c-th combination of m supershingles (lsh.Scheme.Key). Keys of
+// different combinations are hashed with different seeds, so one
+// GroupByKey over all of them mixes combinations only at the 2^-64 rate of
+// any key collision. (dedup's in-memory sort-join compares the top 32 bits
+// within one combination at a time, to sort 8-byte entries; that adds about
+// n²/2^33 chance candidates per combination, all rejected by verification.
+// A pipeline for billions of documents cannot afford them, so it groups by
+// the whole key; on the shipped corpus both give the same candidates.)
 func (s *sketcher) bandKey(c int, values []uint64) uint64 {
-	return uint64(c)<<32 | s.scheme.Key(c, values)>>32
+	return s.scheme.Key(c, values)
 }
 
 // estimate returns the sketch estimate of the Jaccard similarity of two
