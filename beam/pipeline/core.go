@@ -43,12 +43,12 @@ type Config struct {
 	// near-duplicates. The default is 0.8.
 	Threshold float64
 	// Slack widens the acceptance of a pair's estimate as in
-	// dedup.Options.Slack: 0 means index.DefaultSlack (1.645), a negative
+	// index.Config.Slack: 0 means index.DefaultSlack (1.645), a negative
 	// value none.
 	Slack float64
 	// MaxRun bounds the candidates taken from a run of documents sharing
 	// a band key: each is paired with at most MaxRun earlier ones (in
-	// input order). The default is dedup.MaxRun (2048); a run longer
+	// input order). The default is index.MaxRun (2048); a run longer
 	// than MaxRun is a hot key, counted and reported.
 	MaxRun int
 	// IDField and TextField name the JSONL fields (and Parquet columns)
@@ -71,7 +71,7 @@ func (c Config) withDefaults() Config {
 		c.Slack = index.DefaultSlack
 	}
 	if c.MaxRun == 0 {
-		c.MaxRun = dedup.MaxRun
+		c.MaxRun = index.MaxRun
 	}
 	return c
 }
@@ -115,7 +115,7 @@ func (c Config) features() feature.Options { return feature.Options{} }
 
 // scheme returns the LSH parameters dedup chooses for the configuration.
 func (c Config) scheme() (lsh.Params, error) {
-	return dedup.ChooseLSH(c.Threshold, c.K, c.Seed)
+	return index.ChooseLSH(c.Threshold, c.K, c.Seed)
 }
 
 // Describe returns the configuration as the summary records it: the

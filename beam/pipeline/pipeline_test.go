@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"iter"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -20,6 +21,8 @@ import (
 
 	"github.com/neardup/neardup/corpus"
 	"github.com/neardup/neardup/dedup"
+	"github.com/neardup/neardup/index"
+	"github.com/neardup/neardup/sample"
 )
 
 // TestMain runs the pipelines of this package's tests on Prism, the SDK's
@@ -67,14 +70,46 @@ func readLines(t *testing.T, dir, pattern string) []string {
 	return lines
 }
 
+// records yields the documents of inputs and, as errors, the records the
+// reader rejects: what dedup.Run takes.
+func records(inputs []string) iter.Seq2[*corpus.Document, error] {
+	return func(yield func(*corpus.Document, error) bool) {
+		var pending []*corpus.RecordError
+		r, err := corpus.Open(inputs, corpus.Options{OnReject: func(e *corpus.RecordError) { pending = append(pending, e) }})
+		if err != nil {
+			yield(nil, err)
+			return
+		}
+		defer r.Close()
+		flush := func() bool {
+			for _, e := range pending {
+				if !yield(nil, e) {
+					return false
+				}
+			}
+			pending = pending[:0]
+			return true
+		}
+		for r.Next() {
+			if !flush() || !yield(r.Doc(), nil) {
+				return
+			}
+		}
+		if flush() && r.Err() != nil {
+			yield(nil, r.Err())
+		}
+	}
+}
+
 // reference runs the core's dedup.Run (in memory, verification by sketch
 // estimate) on the same inputs and returns its clusters, removed records
 // and kept corpus in the pipeline's formats, and its summary.
 func reference(t *testing.T, inputs []string, cfg Config) (clusters, removed, pairs []string, kept []byte, sum dedup.Summary) {
 	t.Helper()
 	cfg = cfg.withDefaults()
-	o := dedup.Options{Inputs: inputs, Exact: dedup.ExactNever, K: cfg.K, Seed: cfg.Seed, Threshold: cfg.Threshold, Slack: cfg.Slack, Workers: 2}
-	res, err := dedup.Run(context.Background(), o)
+	o := dedup.Options{Index: index.Config{Sketch: sample.Config{K: cfg.K, Seed: cfg.Seed}, Threshold: cfg.Threshold, Slack: cfg.Slack},
+		Exact: dedup.ExactNever, Workers: 2}
+	res, err := dedup.Run(context.Background(), records(inputs), o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -113,7 +148,7 @@ func reference(t *testing.T, inputs []string, cfg Config) (clusters, removed, pa
 	slices.Sort(pairs)
 	var buf bytes.Buffer
 	w := corpus.NewJSONLWriter(&buf)
-	if _, err := dedup.WriteKept(context.Background(), o, res, w); err != nil {
+	if _, err := dedup.WriteKept(context.Background(), records(inputs), res, w); err != nil {
 		t.Fatal(err)
 	}
 	if err := w.Close(); err != nil {

@@ -25,13 +25,21 @@ const (
 	reportExampleKey = 0x7265706f7274 // "report": keys the random examples with the run's seed
 )
 
+// reportSource says where the documents of a dedup run come from, for the
+// report to show their texts.
+type reportSource struct {
+	Inputs   []string
+	Corpus   corpus.Options
+	Features feature.Options
+}
+
 // writeDedupReportFrom writes the HTML report of res to path. When o is not
 // nil the example clusters' documents are re-read from o.Inputs with
 // o.Corpus (the reader yields the records in the order the run numbered
 // them, as for dedup.WriteKept) so the report can show their differences;
 // HTML documents are shown as their visible text (o.Features'
 // normalization). Reading stops after the last document needed.
-func writeDedupReportFrom(ctx context.Context, path string, res *dedup.Result, o *dedup.Options) error {
+func writeDedupReportFrom(ctx context.Context, path string, res *dedup.Result, o *reportSource) error {
 	data, need := dedupReportData(res)
 	if o != nil && len(need) > 0 {
 		texts, err := readReportTexts(ctx, o, need)
@@ -144,7 +152,7 @@ func dedupReportData(res *dedup.Result) (*report.DedupData, map[string]int) {
 
 // readReportTexts re-reads the inputs and returns the texts of the
 // documents at the Seqs in need, numbering records as dedup.Run does.
-func readReportTexts(ctx context.Context, o *dedup.Options, need map[string]int) (map[int]string, error) {
+func readReportTexts(ctx context.Context, o *reportSource, need map[string]int) (map[int]string, error) {
 	want := make(map[int]bool, len(need))
 	last := -1
 	for _, s := range need {

@@ -137,7 +137,7 @@ func TestDedupReportTexts(t *testing.T) {
 			t.Errorf("cluster %d: kept document %s not read", ex.Cluster, ex.Kept.Name)
 		}
 	}
-	got, err := readReportTexts(context.Background(), &dedup.Options{Inputs: []string{licensesDocs}}, need)
+	got, err := readReportTexts(context.Background(), &reportSource{Inputs: []string{licensesDocs}}, need)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -151,7 +151,7 @@ func TestDedupReportTexts(t *testing.T) {
 	}
 
 	path := filepath.Join(t.TempDir(), "report.html")
-	if err := writeDedupReportFrom(context.Background(), path, res, &dedup.Options{Inputs: []string{licensesDocs}}); err != nil {
+	if err := writeDedupReportFrom(context.Background(), path, res, &reportSource{Inputs: []string{licensesDocs}}); err != nil {
 		t.Fatal(err)
 	}
 	b, err := os.ReadFile(path)
@@ -206,7 +206,7 @@ func TestDedupReportHTMLText(t *testing.T) {
 		}
 	}
 	// A directory is walked in name order: a.html is Seq 0, b.txt Seq 1.
-	got, err := readReportTexts(context.Background(), &dedup.Options{Inputs: []string{dir}}, map[string]int{"a.html": 0, "b.txt": 1})
+	got, err := readReportTexts(context.Background(), &reportSource{Inputs: []string{dir}}, map[string]int{"a.html": 0, "b.txt": 1})
 	if err != nil {
 		t.Fatal(err)
 	}
