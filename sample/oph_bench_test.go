@@ -26,7 +26,7 @@ func ophCorpus() [][]feature.Feature {
 //	go test ./sample -run '^$' -bench OPHCorpus -cpu 1
 func BenchmarkOPHCorpus(b *testing.B) {
 	docs := ophCorpus()
-	smp, err := New(sketch.OPH, 128, 1)
+	smp, err := New(Config{Algorithm: sketch.OPH, K: 128, Seed: 1})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -55,7 +55,7 @@ func BenchmarkOPHCorpus(b *testing.B) {
 //	go test ./sample -run '^$' -bench OPHCorpusParallel -cpu 1,2
 func BenchmarkOPHCorpusParallel(b *testing.B) {
 	docs := ophCorpus()
-	smp, err := New(sketch.OPH, 128, 1)
+	smp, err := New(Config{Algorithm: sketch.OPH, K: 128, Seed: 1})
 	if err != nil {
 		b.Fatal(err)
 	}
