@@ -13,6 +13,7 @@ import (
 	"github.com/neardup/neardup/corpus"
 	"github.com/neardup/neardup/feature"
 	"github.com/neardup/neardup/index"
+	"github.com/neardup/neardup/sample"
 	"github.com/neardup/neardup/sketch"
 	"github.com/neardup/neardup/store"
 	"github.com/neardup/neardup/weighted"
@@ -86,7 +87,7 @@ func TestAccuracyOnSampleCorpus(t *testing.T) {
 		exact ExactMode
 	}{{"estimate", ExactNever}, {"exact", ExactAlways}} {
 		t.Run(mode.name, func(t *testing.T) {
-			res, err := Run(context.Background(), Options{Inputs: []string{sampleCorpus}, Threshold: 0.8, Exact: mode.exact})
+			res, err := Run(context.Background(), read(sampleCorpus), Options{Index: index.Config{Threshold: 0.8}, Exact: mode.exact})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -149,7 +150,7 @@ func TestAccuracyOnSampleCorpus(t *testing.T) {
 func TestDeterministicAcrossWorkers(t *testing.T) {
 	var outs []string
 	for _, w := range []int{1, 3} {
-		res, err := Run(context.Background(), Options{Inputs: []string{sampleCorpus}, Workers: w})
+		res, err := Run(context.Background(), read(sampleCorpus), Options{Workers: w})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -192,7 +193,7 @@ func TestWeightedAccuracy(t *testing.T) {
 			}
 		}
 	}
-	res, err := Run(context.Background(), Options{Inputs: []string{sampleCorpus}, Features: fo, Algorithm: sketch.CWS, Exact: ExactAlways})
+	res, err := Run(context.Background(), read(sampleCorpus), Options{Index: index.Config{Sketch: sample.Config{Algorithm: sketch.CWS, Features: fo}}, Exact: ExactAlways})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -254,14 +255,14 @@ func TestExactDuplicatesInStore(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	r1, err := Run(context.Background(), Options{Inputs: []string{run1}, Store: st})
+	r1, err := Run(context.Background(), read(run1), Options{Store: st})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if s := r1.Summary; s.Exact != 1 || s.Kept != 2 || s.Bloom == nil {
 		t.Fatalf("run 1: %+v", s)
 	}
-	r2, err := Run(context.Background(), Options{Inputs: []string{run2}, Store: st})
+	r2, err := Run(context.Background(), read(run2), Options{Store: st})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -278,7 +279,7 @@ func TestExactDuplicatesInStore(t *testing.T) {
 	}
 	// Re-running run 2 on the same store finds c's copy in b again, and does
 	// not call d a copy of itself.
-	r3, err := Run(context.Background(), Options{Inputs: []string{run2}, Store: st})
+	r3, err := Run(context.Background(), read(run2), Options{Store: st})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,64 +1,13 @@
 package dedup
 
 import (
-	"errors"
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 
 	"github.com/neardup/neardup/cluster"
 )
-
-// ParseKeepPolicy parses "first", "longest" or "key" (the smallest value of
-// ClusterOptions.KeyField; "key-desc" for the largest).
-func ParseKeepPolicy(s string) (keep cluster.Keep, descending bool, err error) {
-	switch s {
-	case "first", "":
-		return cluster.KeepFirst, false, nil
-	case "longest":
-		return cluster.KeepLongest, false, nil
-	case "key":
-		return cluster.KeepField, false, nil
-	case "key-desc":
-		return cluster.KeepField, true, nil
-	}
-	return 0, false, fmt.Errorf("dedup: unknown keep policy %q (first, longest, key or key-desc)", s)
-}
-
-// ClusterOptions configure clustering (package cluster).
-type ClusterOptions struct {
-	// Keep is the keep policy. The default is cluster.KeepFirst.
-	Keep cluster.Keep
-	// KeyField is the metadata field cluster.KeepField orders by (a JSONL
-	// dotted path, which Run adds to the reader's MetaFields); Descending
-	// keeps the largest value instead of the smallest.
-	KeyField   string
-	Descending bool
-	// Star admits a document to a cluster only when it is verified similar
-	// (at the threshold) to the cluster's kept document, not merely
-	// connected to it through other members: the guard against chaining.
-	// The default is off (connected components of verified pairs).
-	Star bool
-	// MaxSize flags clusters with more members than this as oversize. The
-	// default is 1000.
-	MaxSize int
-}
-
-func (c *ClusterOptions) ensureDefaults() {
-	if c.MaxSize == 0 {
-		c.MaxSize = 1000
-	}
-}
-
-func (c *ClusterOptions) validate() error {
-	if c.Keep == cluster.KeepField && c.KeyField == "" {
-		return errors.New("keep policy key needs a key field")
-	}
-	if c.MaxSize < 0 {
-		return fmt.Errorf("max cluster size %d < 0", c.MaxSize)
-	}
-	return nil
-}
 
 // Member is one document of a cluster.
 type Member struct {
@@ -89,6 +38,43 @@ type Cluster struct {
 	Edges []Pair
 	// Oversize reports more than ClusterOptions.MaxSize members.
 	Oversize bool
+}
+
+// cluster is stage 6: the verified pairs, sorted, clustered.
+func (r *run) cluster() error {
+	sortPairs(r.res.Pairs)
+	r.sum.Pairs = len(r.res.Pairs)
+	start := r.ev.begin(StageClust, int64(len(r.res.Pairs)))
+	var err error
+	if r.res.Clusters, err = buildClusters(r.o.Cluster, r.x.Config().Threshold, r.res.Docs, r.res.Pairs, r.res.Duplicate); err != nil {
+		return fmt.Errorf("dedup: %w", err)
+	}
+	r.sum.Clusters = len(r.res.Clusters)
+	r.ev.end(StageClust, int64(len(r.res.Pairs)), start)
+	return nil
+}
+
+// sortPairs sorts pairs by (SeqB, SeqA, A): the order of Result.Pairs.
+func sortPairs(pairs []Pair) {
+	slices.SortFunc(pairs, func(a, b Pair) int {
+		if a.SeqB != b.SeqB {
+			return cmpInt(a.SeqB, b.SeqB)
+		}
+		if a.SeqA != b.SeqA {
+			return cmpInt(a.SeqA, b.SeqA)
+		}
+		return strings.Compare(a.A, b.A)
+	})
+}
+
+func cmpInt(a, b int) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
 }
 
 // buildClusters clusters the documents joined by verified pairs with

@@ -1,33 +1,58 @@
 package dedup_test
 
 import (
+	"bytes"
 	"context"
+	"errors"
 	"fmt"
+	"iter"
 	"os"
-	"path/filepath"
 	"strings"
 
+	"github.com/neardup/neardup/corpus"
 	"github.com/neardup/neardup/dedup"
+	"github.com/neardup/neardup/index"
+	"github.com/neardup/neardup/store"
 )
 
-func Example() {
-	dir, _ := os.MkdirTemp("", "dedup-example")
-	defer os.RemoveAll(dir)
-	var words []string
-	for i := 0; i < 50; i++ {
-		words = append(words, fmt.Sprintf("word%d", i))
-	}
-	text := strings.Join(words, " ")
-	in := filepath.Join(dir, "docs.jsonl")
-	os.WriteFile(in, []byte(strings.Join([]string{
-		`{"id":"original","text":"` + text + `"}`,
-		`{"id":"copy","text":"` + text + `"}`,
-		`{"id":"edited","text":"` + text + ` and one more"}`,
-		`{"id":"other","text":"something else entirely"}`,
-		`{"id":"broken"`,
-	}, "\n")+"\n"), 0o644)
+var ctx = context.Background()
 
-	res, err := dedup.Run(context.Background(), dedup.Options{Inputs: []string{in}, Threshold: 0.8})
+func words(n int) string {
+	var w []string
+	for i := 0; i < n; i++ {
+		w = append(w, fmt.Sprintf("word%d", i))
+	}
+	return strings.Join(w, " ")
+}
+
+// records yields documents and, for a nil body, a rejected record (as a
+// corpus reader's rejection would come).
+func records(docs ...[2]string) iter.Seq2[*corpus.Document, error] {
+	return func(yield func(*corpus.Document, error) bool) {
+		for i, d := range docs {
+			if d[1] == "" {
+				if !yield(nil, &corpus.RecordError{Path: "docs.jsonl", Line: int64(i + 1), Reason: corpus.ReasonBadJSON}) {
+					return
+				}
+				continue
+			}
+			if !yield(&corpus.Document{ID: d[0], Body: []byte(d[1])}, nil) {
+				return
+			}
+		}
+	}
+}
+
+func Example() {
+	text := words(50)
+	docs := records(
+		[2]string{"original", text},
+		[2]string{"copy", text},
+		[2]string{"edited", text + " and one more"},
+		[2]string{"other", "something else entirely"},
+		[2]string{"broken", ""},
+	)
+	res, err := dedup.Run(ctx, docs, dedup.Options{Index: index.Config{Threshold: 0.8}})
 	if err != nil {
 		panic(err)
 	}
@@ -44,10 +69,64 @@ func Example() {
 	// edited duplicates original (J = 0.939, identical false)
 }
 
-func ExampleChooseLSH() {
-	p, _ := dedup.ChooseLSH(0.8, 128, 0)
-	fmt.Printf("%v: P(0.8) = %.3f, P(0.5) = %.3f\n", p, p.Prob(0.8), p.Prob(0.5))
-	// Output: k=119 r=7 b=17 m=1 keybits=64: P(0.8) = 0.982, P(0.5) = 0.125
+func ExampleRun_store() {
+	// With a store, each run is matched against the earlier ones.
+	st := store.NewMemory()
+	text := words(40)
+	dedup.Run(ctx, records([2]string{"a", text}), dedup.Options{Store: st})
+	res, _ := dedup.Run(ctx, records([2]string{"b", text}, [2]string{"c", text + " tail"}), dedup.Options{Store: st})
+	for _, p := range res.Pairs {
+		fmt.Printf("%s ~ %s identical=%v stored=%v\n", p.A, p.B, p.Identical, p.SeqA < 0)
+	}
+	// Output:
+	// a ~ b identical=true stored=true
+	// a ~ c identical=false stored=true
+}
+
+func ExampleEventListener() {
+	var stages []string
+	o := dedup.Options{Events: dedup.EventListener{
+		StageEnd: func(s dedup.StageInfo) { stages = append(stages, s.Stage) },
+		Rejected: func(e *corpus.RecordError) { fmt.Println("rejected:", e.Reason) },
+	}}
+	dedup.Run(ctx, records([2]string{"a", "some text"}, [2]string{"b", ""}), o)
+	fmt.Println(stages)
+	// Output:
+	// rejected: bad-json
+	// [sketch index verify cluster]
+}
+
+func ExampleMakeLoggingEventListener() {
+	var log bytes.Buffer
+	dedup.Run(ctx, records([2]string{"a", "some text"}, [2]string{"a", "again"}), dedup.Options{Events: dedup.MakeLoggingEventListener(&log)})
+	fmt.Print(strings.Split(log.String(), "\n")[0], "\n")
+	// Output: dedup: rejected: corpus: @0: duplicate-id: id "a" already used by an earlier record
+}
+
+func ExampleOptions_Validate() {
+	var o dedup.Options // the zero value is valid
+	fmt.Println(o.Validate())
+	o.ExactBudget, o.Exact = -1, 9
+	fmt.Println(o.Validate())
+	// Output:
+	// <nil>
+	// dedup: unknown exact mode 9
+	// exact budget -1 < 0
+}
+
+func ExampleWriteKept() {
+	docs := records([2]string{"a", words(30)}, [2]string{"b", words(30)}, [2]string{"c", "other"})
+	res, _ := dedup.Run(ctx, docs, dedup.Options{})
+	var out bytes.Buffer
+	w := corpus.NewJSONLWriter(&out)
+	n, err := dedup.WriteKept(ctx, docs, res, w) // the same documents again
+	w.Close()
+	fmt.Println(n, err)
+	fmt.Print(out.String())
+	// Output:
+	// 2 <nil>
+	// {"id":"a","text":"word0 word1 word2 word3 word4 word5 word6 word7 word8 word9 word10 word11 word12 word13 word14 word15 word16 word17 word18 word19 word20 word21 word22 word23 word24 word25 word26 word27 word28 word29"}
+	// {"id":"c","text":"other"}
 }
 
 func ExampleParseKeepPolicy() {
@@ -60,4 +139,18 @@ func ExampleWritePairs() {
 	pairs := []dedup.Pair{{A: "a", B: "b", SeqA: 0, SeqB: 3, Similarity: 0.91, Estimate: 0.9, StdErr: 0.027, Exact: true, Keys: 4}}
 	dedup.WritePairs(os.Stdout, pairs)
 	// Output: {"a":"a","b":"b","similarity":0.91,"estimate":0.9,"stderr":0.027,"exact":true,"keys":4,"seq_a":0,"seq_b":3,"kind":"near"}
+}
+
+func ExampleWriteClusters() {
+	res, _ := dedup.Run(ctx, records([2]string{"a", words(30)}, [2]string{"b", words(30)}), dedup.Options{})
+	dedup.WriteClusters(os.Stdout, res.Clusters)
+	// Output: {"cluster":1,"kept":"a","size":2,"members":["a","b"],"details":[{"id":"a","similarity":1,"exact":true},{"id":"b","similarity":1,"exact":true,"identical":true}],"min_similarity":1,"edges":[{"a":"a","b":"b","similarity":1}]}
+}
+
+func ExampleWriteSummary() {
+	res, _ := dedup.Run(ctx, records([2]string{"a", "text"}), dedup.Options{})
+	var b bytes.Buffer
+	dedup.WriteSummary(&b, &res.Summary)
+	fmt.Println(strings.Contains(b.String(), `"read": 1`), errors.Is(nil, nil))
+	// Output: true true
 }

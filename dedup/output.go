@@ -2,10 +2,15 @@ package dedup
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"iter"
 	"math"
+
+	"github.com/neardup/neardup/corpus"
 )
 
 // pairJSON is one line of pairs.jsonl.
@@ -111,4 +116,50 @@ func WriteSummary(w io.Writer, s *Summary) error {
 	}
 	_, err = fmt.Fprintf(w, "%s\n", b)
 	return err
+}
+
+// WriteKept writes every kept document of res to w, in input order. docs
+// must yield the documents Run was given, in the same order (a second
+// reading of the same inputs): the documents are matched to res by their
+// position among the documents yielded, and a document whose id is not the
+// one Run saw there is an error (an input that changed between the two
+// readings). Records yielded as *corpus.RecordError are skipped, as Run
+// skipped them; any other error stops the writing. It returns the number of
+// documents written.
+func WriteKept(ctx context.Context, docs iter.Seq2[*corpus.Document, error], res *Result, w corpus.Writer) (int64, error) {
+	present := make(map[int]string, len(res.Docs))
+	for i := range res.Docs {
+		present[res.Docs[i].Seq] = res.Docs[i].Name
+	}
+	seq := 0
+	var n int64
+	for d, err := range docs {
+		if cerr := ctx.Err(); cerr != nil {
+			return n, cerr
+		}
+		if err != nil {
+			var re *corpus.RecordError
+			if errors.As(err, &re) {
+				continue
+			}
+			return n, fmt.Errorf("dedup: %w", err)
+		}
+		s := seq
+		seq++
+		name, ok := present[s]
+		if !ok || res.Duplicate[s] {
+			continue // rejected by the pipeline, or a duplicate
+		}
+		if name != d.ID {
+			return n, fmt.Errorf("dedup: document %d is %q, not %q as when deduplicated: did an input change?", s, d.ID, name)
+		}
+		if err := w.Write(d); err != nil {
+			return n, fmt.Errorf("dedup: writing %q: %w", d.ID, err)
+		}
+		n++
+	}
+	if len(res.Docs) > 0 && seq <= res.Docs[len(res.Docs)-1].Seq {
+		return n, fmt.Errorf("dedup: %d documents, more when deduplicated: did an input change?", seq)
+	}
+	return n, nil
 }

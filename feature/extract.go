@@ -56,6 +56,8 @@ type Extractor struct {
 	tokT *rabin.Table
 	winT *rabin.Table
 	wh   *winHasher // the window polynomial's rabin.WordWindow of span K, as two folds
+	fast *asciiPath // the one-pass ASCII route (nil for UnitChar and PunctKeep)
+	lazy bool       // the last Extract went the ASCII route: n.text and n.toks are not filled (materialize)
 
 	units  []uint64 // the units of the last document: n.fps (words) or cunits (runes)
 	cunits []uint64 // UnitChar: the runes of the normalized text
@@ -87,6 +89,9 @@ func New(o Options) (*Extractor, error) {
 	e.wh = newWinHasher(e.winT, rabin.NewWordWindow(e.winT, o.K))
 	if o.Unit != UnitChar {
 		e.n.hash = newTokHasher(e.tokT)
+		if o.Punct == PunctDrop {
+			e.fast = newASCIIPath(o, &e.n.word, e.tokT, e.wh)
+		}
 	}
 	e.boost = [numZones]float64{zoneBody: 1, zoneHeading: o.HeadingBoost, zoneTitle: o.TitleBoost}
 	return e, nil
@@ -101,6 +106,7 @@ func (e *Extractor) Options() Options { return e.o }
 // fingerprints exactly these tokens. Normalize shares the extractor's
 // buffers: it invalidates the state AppendText reads.
 func (e *Extractor) Normalize(dst, doc []byte) []byte {
+	e.lazy = false
 	h := e.n.hash
 	e.n.hash = nil // no fingerprints needed
 	e.n.normalize(doc)
@@ -122,15 +128,22 @@ func (e *Extractor) Occurrences() int { return e.occ }
 // come in order of first occurrence. A document without tokens has no
 // features. doc is not retained. See Extractor for cost.
 func (e *Extractor) Extract(dst []Feature, doc []byte) []Feature {
-	e.n.normalize(doc)
 	e.base = len(dst)
 	e.first = e.first[:0]
-	if e.o.Unit == UnitChar {
-		e.charUnits()
+	e.lazy = false
+	if e.fast != nil && e.viaASCII(doc) {
+		dst = e.extractASCII(dst)
 	} else {
-		e.wordUnits()
+		if e.fast == nil {
+			e.n.normalize(doc)
+		}
+		if e.o.Unit == UnitChar {
+			e.charUnits()
+		} else {
+			e.wordUnits()
+		}
+		dst = e.emit(dst)
 	}
-	dst = e.emit(dst)
 	if e.o.Weighting == WeightTFIDF {
 		dst = e.tfidf(dst)
 	}
@@ -483,6 +496,7 @@ func (e *Extractor) tfidf(dst []Feature) []Feature {
 // UnitWord) or its runes (UnitChar). It is for inspection; it panics if i
 // is out of range. Valid until the next Extract or Normalize.
 func (e *Extractor) AppendText(dst []byte, i int) []byte {
+	e.materialize()
 	s := int(e.first[i])
 	n := len(e.units)
 	cnt := e.o.K

@@ -207,14 +207,19 @@ var shipped = filepath.Join("..", "testdata", "licenses", "docs.jsonl.gz")
 // dedup command does, texts of the example documents included.
 func reportData(t *testing.T, ctx context.Context, in string) *report.DedupData {
 	t.Helper()
-	o := dedup.Options{Inputs: []string{in}}
-	res, err := dedup.Run(ctx, o)
+	inputs := []string{in}
+	r0, docs, err := corpus.Records(inputs, corpus.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r0.Close()
+	res, err := dedup.Run(ctx, docs, dedup.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	s := res.Summary
 	d := &report.DedupData{
-		Inputs: o.Inputs,
+		Inputs: inputs,
 		Summary: report.DedupSummary{
 			Read: s.Read, Kept: s.Kept, Duplicates: s.Duplicates, Exact: s.Exact, Near: s.Near,
 			Rejected: s.Rejected, RejectedBy: s.RejectedBy, Warnings: s.Warnings, Skipped: s.Skipped,
@@ -276,7 +281,7 @@ func reportData(t *testing.T, ctx context.Context, in string) *report.DedupData 
 		add(i, "random")
 	}
 	texts := map[int]string{}
-	r, err := corpus.Open(o.Inputs, o.Corpus)
+	r, err := corpus.Open(inputs, corpus.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,7 +9,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -55,22 +54,26 @@ type Backend interface {
 // ErrInput marks errors caused by a request's content.
 var ErrInput = errors.New("bad input")
 
-// IndexOptions configure OpenIndex. The zero value gives the defaults.
+// IndexOptions configure OpenIndex. Zero fields take, for an index the
+// store already holds, its recorded configuration (a non-zero field that
+// contradicts it is an *index.ConfigError), and otherwise index.Config's
+// defaults.
 type IndexOptions struct {
 	// Features configure feature extraction from text. The default is
 	// feature.Options{} (5-word shingles, lower case).
 	Features feature.Options
-	// Sampler is the sketch algorithm; slot-wise and unweighted. The
-	// default is OPH.
+	// Sampler is the sketch algorithm; slot-wise (OPH, MinHash, ...; the
+	// weighted CWS and ICWS). The default is OPH.
 	Sampler sketch.Algorithm
 	// K is the number of samples per sketch. The default is 128.
 	K int
 	// Seed keys the sampler and the LSH and collapse hashes. Default 0.
 	Seed uint64
 	// LSH is the supershingle scheme; nil adopts the stored one, or for a
-	// new index chooses one for Threshold (as dedup does).
+	// new index chooses one for Threshold (index.ChooseLSH, as dedup does).
 	LSH *lsh.Params
-	// Threshold is the similarity of a match. The default is 0.8.
+	// Threshold is the similarity of a match. The default is the recorded
+	// one, or 0.8.
 	Threshold float64
 	// StoreName names the store in Stats ("pebble", "redis"...).
 	StoreName string
@@ -100,12 +103,9 @@ type IndexBackend struct {
 	st       store.Store
 	x        *index.Index
 	hdr      sketch.Header
-	fo       feature.Options
-	smp      sample.Sampler
 	ct       *lsh.CollapseTable
 	name     string
-	exPool   sync.Pool // *feature.Extractor
-	smpPool  sync.Pool // sample.Sampler
+	skPool   sync.Pool // *sample.Sketcher
 	addMu    sync.Mutex
 	added    atomic.Int64
 	removed  atomic.Int64
@@ -119,47 +119,21 @@ var _ Backend = (*IndexBackend)(nil)
 // OpenIndex opens (or creates) the index in st for serving. It does not
 // take ownership of st.
 func OpenIndex(st store.Store, o IndexOptions) (*IndexBackend, error) {
-	if o.Sampler == 0 {
-		o.Sampler = sketch.OPH
+	ctx := context.Background()
+	cfg := index.Config{Sketch: sample.Config{Algorithm: o.Sampler, K: o.K, Seed: o.Seed, Features: o.Features}, Threshold: o.Threshold}
+	if o.LSH != nil {
+		cfg.LSH = *o.LSH
 	}
-	if o.K == 0 {
-		o.K = 128
-	}
-	if o.Threshold == 0 {
-		o.Threshold = 0.8
-	}
-	if o.Sampler.IsSet() || o.Sampler.IsWeighted() {
-		return nil, fmt.Errorf("server: sampler %v: the index needs a slot-wise unweighted sampler", o.Sampler)
-	}
-	if _, err := feature.New(o.Features); err != nil {
-		return nil, fmt.Errorf("server: %w", err)
-	}
-	smp, err := sample.New(sample.Config{Algorithm: o.Sampler, K: o.K, Seed: o.Seed, Features: o.Features})
+	x, err := index.Open(ctx, st, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("server: %w", err)
 	}
-	p := o.LSH
-	if p == nil {
-		_, sp, ok, err := index.Stored(st)
-		if err != nil {
-			return nil, err
-		}
-		if ok {
-			p = &sp
-		}
-	}
-	if p == nil {
-		c, err := lsh.Choose(lsh.ChooseOptions{Threshold: min(o.Threshold, 0.99), FPWeight: 0.02, FNWeight: 0.98, MaxSamples: o.K, Seed: o.Seed})
-		if err != nil {
-			return nil, fmt.Errorf("server: %w", err)
-		}
-		p = &c.Params
-	}
-	x, err := index.Open(st, index.Config{Header: smp.Header(), LSH: *p, Threshold: o.Threshold})
+	sk, err := x.NewSketcher()
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("server: %w", err)
 	}
-	co := lsh.CollapseOptions{Threshold: min(o.Threshold, 0.99), MaxSamples: o.K, Seed: o.Seed, BudgetBytes: 16, FPWeight: 0.1, FNWeight: 0.9}
+	c := x.Config()
+	co := lsh.CollapseOptions{Threshold: min(c.Threshold, 0.99), MaxSamples: c.Sketch.K, Seed: c.Sketch.Seed, BudgetBytes: 16, FPWeight: 0.1, FNWeight: 0.9}
 	if o.CollapseUnverified {
 		co.BudgetBytes, co.FPWeight, co.FNWeight = 12, 0.8, 0.2
 	}
@@ -171,34 +145,25 @@ func OpenIndex(st store.Store, o IndexOptions) (*IndexBackend, error) {
 	if err != nil {
 		return nil, fmt.Errorf("server: collapse: %w", err)
 	}
-	b := &IndexBackend{st: st, x: x, hdr: smp.Header(), fo: o.Features, smp: smp, ct: ct, name: o.StoreName, features: !o.NoFeatures, verify: !o.CollapseUnverified}
-	b.exPool.New = func() any {
-		ex, err := feature.New(b.fo)
+	b := &IndexBackend{st: st, x: x, hdr: x.Header(), ct: ct, name: o.StoreName, features: !o.NoFeatures, verify: !o.CollapseUnverified}
+	b.skPool.Put(sk)
+	b.skPool.New = func() any {
+		s, err := x.NewSketcher()
 		if err != nil {
-			panic(err) // validated above
+			panic(err) // one was made above
 		}
-		return ex
+		return s
 	}
-	b.smpPool.New = func() any { return b.smp.(sample.Cloner).Clone() }
 	return b, nil
 }
 
 // sketchText makes the index document of a text.
 func (b *IndexBackend) sketchText(d api.Document) *index.Doc {
-	ex := b.exPool.Get().(*feature.Extractor)
-	smp := b.smpPool.Get().(sample.Sampler)
-	fs := ex.Extract(nil, []byte(d.Text))
-	out := &index.Doc{Name: d.ID, Sketch: sketch.Sketch{Header: smp.Header(), Values: smp.Sketch(nil, fs), Size: float64(len(fs))}}
-	if b.features {
-		out.Features = make([]uint64, len(fs))
-		for i, f := range fs {
-			out.Features[i] = f.ID
-		}
-		slices.Sort(out.Features)
-	}
-	b.exPool.Put(ex)
-	b.smpPool.Put(smp)
-	return out
+	s := b.skPool.Get().(*sample.Sketcher)
+	var sk sample.Sketched
+	s.Sketch(&sk, []byte(d.Text), false)
+	b.skPool.Put(s)
+	return b.x.NewDoc(d.ID, &sk, b.features)
 }
 
 func toAPI(dst []api.Match, ms []index.Match) []api.Match {
@@ -222,7 +187,7 @@ func (b *IndexBackend) Add(ctx context.Context, docs []api.Document, ifNew bool)
 	}
 	b.addMu.Lock()
 	defer b.addMu.Unlock()
-	pending, err := index.Open(store.NewMemory(), b.x.Config())
+	pending, err := index.Open(ctx, store.NewMemory(), b.x.Config())
 	if err != nil {
 		return nil, err
 	}
@@ -233,11 +198,11 @@ func (b *IndexBackend) Add(ctx context.Context, docs []api.Document, ifNew bool)
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		stored, err = b.x.Query(stored[:0], &d.Sketch, d.Features, d.Name)
+		stored, err = b.x.Query(ctx, stored[:0], d, d.Name)
 		if err != nil {
 			return nil, err
 		}
-		batch, err = pending.Query(batch[:0], &d.Sketch, d.Features, d.Name)
+		batch, err = pending.Query(ctx, batch[:0], d, d.Name)
 		if err != nil {
 			return nil, err
 		}
@@ -258,22 +223,20 @@ func (b *IndexBackend) Add(ctx context.Context, docs []api.Document, ifNew bool)
 		if ifNew && len(ms) > 0 {
 			continue
 		}
-		if err := pending.Add(d); err != nil {
+		if _, err := pending.Add(ctx, d); err != nil {
 			return nil, fmt.Errorf("%w: documents[%d]: %w", ErrInput, i, err)
 		}
 		accepted[d.Name] = i
 		res[i].Added = true
 	}
-	// One version per name (the last): index.Add reads the stored version
-	// to remove its postings, so two versions in one batch would leave the
-	// first one's postings behind.
+	// One version per name (the last).
 	var commit []*index.Doc
 	for i, d := range sk {
 		if j, ok := accepted[d.Name]; ok && j == i {
 			commit = append(commit, d)
 		}
 	}
-	if err := b.x.Add(commit...); err != nil {
+	if _, err := b.x.Add(ctx, commit...); err != nil {
 		return nil, err
 	}
 	for _, d := range commit {
@@ -295,7 +258,7 @@ func (b *IndexBackend) Query(ctx context.Context, docs []api.Document) ([]api.Qu
 		}
 		doc := b.sketchText(d)
 		var err error
-		ms, err = b.x.Query(ms[:0], &doc.Sketch, doc.Features, "")
+		ms, err = b.x.Query(ctx, ms[:0], doc, "")
 		if err != nil {
 			return nil, err
 		}
@@ -310,7 +273,7 @@ func (b *IndexBackend) QuerySketch(ctx context.Context, s *sketch.Sketch) ([]api
 	if err := b.hdr.Check(s.Header); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrInput, err)
 	}
-	ms, err := b.x.Query(nil, s, nil, "")
+	ms, err := b.x.Query(ctx, nil, &index.Doc{Sketch: *s}, "")
 	if err != nil {
 		return nil, err
 	}
@@ -320,7 +283,7 @@ func (b *IndexBackend) QuerySketch(ctx context.Context, s *sketch.Sketch) ([]api
 
 // Get implements Backend.
 func (b *IndexBackend) Get(ctx context.Context, id string) (*api.DocumentInfo, bool, error) {
-	d, ok, err := b.x.Get(id)
+	d, ok, err := b.x.Get(ctx, id)
 	if err != nil || !ok {
 		return nil, false, err
 	}
@@ -339,7 +302,7 @@ func (b *IndexBackend) Get(ctx context.Context, id string) (*api.DocumentInfo, b
 func (b *IndexBackend) Remove(ctx context.Context, id string) (bool, error) {
 	b.addMu.Lock()
 	defer b.addMu.Unlock()
-	n, err := b.x.Remove(id)
+	n, err := b.x.Remove(ctx, id)
 	if err != nil {
 		return false, err
 	}
@@ -367,11 +330,10 @@ func (b *IndexBackend) Collapse(ctx context.Context, ids []string) (*api.Collaps
 			if d, ok := docs[i]; ok {
 				return d, nil
 			}
-			d, _, err := b.x.Get(ids[i])
+			d, _, err := b.x.Get(ctx, ids[i])
 			docs[i] = d // nil when removed meanwhile
 			return d, err
 		}
-		cfg := b.x.Config()
 		verify = func(i, j int) (bool, error) {
 			di, err := load(i)
 			if err != nil || di == nil {
@@ -381,14 +343,8 @@ func (b *IndexBackend) Collapse(ctx context.Context, ids []string) (*api.Collaps
 			if err != nil || dj == nil {
 				return false, err
 			}
-			if di.Features != nil && dj.Features != nil {
-				return index.ExactJaccard(di.Features, dj.Features) >= cfg.Threshold, nil
-			}
-			est, err := sketch.Jaccard(&di.Sketch, &dj.Sketch)
-			if err != nil {
-				return false, err
-			}
-			return index.Accept(cfg.Threshold, cfg.Slack, len(di.Sketch.Values), est.J, false), nil
+			_, ok, err := b.x.Verify(di, dj)
+			return ok, err
 		}
 	}
 	into, err := b.ct.CollapseFunc(nil, hashed, verify)
@@ -424,7 +380,7 @@ func (b *IndexBackend) fill(ctx context.Context, missing []uint64, byID map[uint
 		go func() {
 			defer wg.Done()
 			for id := range next {
-				d, ok, err := b.x.Get(byID[id])
+				d, ok, err := b.x.Get(ctx, byID[id])
 				if err == nil {
 					err = ctx.Err()
 				}

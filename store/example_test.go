@@ -2,6 +2,7 @@ package store_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 
@@ -62,4 +63,47 @@ func ExampleStore_ScanDocs() {
 	// Output:
 	// 10 a
 	// 20 b
+}
+
+// A command that owns an output directory takes its lock before it cleans
+// anything inside, so that a second run on the same directory stops at
+// once instead of deleting the first run's files.
+func ExampleLockDir() {
+	out, _ := os.MkdirTemp("", "neardup-out")
+	defer os.RemoveAll(out)
+	unlock, err := store.LockDir(out)
+	if err != nil {
+		panic(err) // "directory OUT is in use by another neardup process (pid N)"
+	}
+	defer unlock()
+	// ... remove stale outputs, open OUT/index with OpenPebble, write ...
+
+	_, err = store.LockDir(out) // a second run
+	fmt.Println(errors.Is(err, store.ErrInUse))
+	// Output: true
+}
+
+// Stats counts what a store holds and measures what it takes on disk,
+// for `neardup index stats`.
+func ExamplePebble_Stats() {
+	dir, _ := os.MkdirTemp("", "neardup-store")
+	defer os.RemoveAll(dir)
+	s, err := store.OpenPebble(dir, nil)
+	if err != nil {
+		panic(err)
+	}
+	defer s.Close()
+	b := s.NewBatch()
+	b.AddPosting(42, 1)
+	b.AddPosting(43, 1)
+	b.PutDoc(1, []byte("a record"))
+	if err := b.Commit(context.Background()); err != nil {
+		panic(err)
+	}
+	st, err := s.Stats(context.Background())
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println(st.Docs, st.Postings, st.DiskBytes < 1<<20)
+	// Output: 1 2 true
 }

@@ -5,11 +5,13 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
+	"time"
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/bloom"
@@ -87,11 +89,27 @@ type PebbleOptions struct {
 	// cache reads and decompresses one block, so smaller blocks make such
 	// lookups cheaper at the cost of a larger index.
 	BlockBytes int
+	// BulkBytes is the memory a bulk (NewBulk) buffers before it sorts
+	// its writes into a run on disk. The default is 64 MiB, about 2.8
+	// million postings.
+	BulkBytes int64
 	// ReadOnly opens the store without allowing writes.
 	ReadOnly bool
 	// Logger receives Pebble's informational messages. The default drops
 	// them (errors are returned to callers anyway).
 	Logger pebble.Logger
+	// Repair opens a store whose write-ahead log or MANIFEST is damaged
+	// (which OpenPebble otherwise refuses with ErrCorrupt), keeping what
+	// precedes the damage and dropping the rest, as Pebble's recovery does
+	// after a torn write. It is for `neardup index check --repair`, which
+	// then verifies what is left; tables that only the lost part of a
+	// MANIFEST named are deleted by Pebble as obsolete.
+	Repair bool
+	// FS is the filesystem the store's files live on. The default is the
+	// operating system's (vfs.Default); tests inject faults with Pebble's
+	// vfs/errorfs wrapped around it. The lock file (neardup.pid) is always
+	// taken on the operating system's filesystem.
+	FS vfs.FS
 }
 
 // Pebble is the embedded persistent Store: a Pebble database in a
@@ -103,9 +121,27 @@ type PebbleOptions struct {
 // returned; AddPosting and RemovePosting are blind writes. Close waits for
 // posting lookups in flight; other calls must not race with Close. The
 // zero value is not usable.
+//
+// A directory is owned by one open store at a time: OpenPebble takes an
+// exclusive lock (neardup.pid, holding the owner's pid) before anything
+// else, and a second opener, in this process or another, fails with
+// ErrInUse. Storage faults (a full disk, an I/O error, a failed sync,
+// Pebble failing in the background) are returned as a *FaultError, within
+// a second of the fault, by the operation that meets them and by every one
+// after (ErrFailed); nothing panics out of the store. What was committed
+// before a fault is there when the store is reopened after the cause is
+// gone. A corrupt file is reported as an error wrapping ErrCorrupt that
+// names it.
 type Pebble struct {
-	db     *pebble.DB
-	closed atomic.Bool
+	db        *pebble.DB
+	po        *pebble.Options // as opened, with Pebble's defaults filled in
+	fs        vfs.FS          // po.FS: the filesystem, wrapped by faultFS
+	bulkBytes int64
+	dir       string
+	readOnly  bool
+	h         *health
+	lock      *fileLock
+	closed    atomic.Bool
 	// gen counts commits. An iterator sees the database as of its
 	// creation, so a pooled one is reused only while gen is unchanged.
 	gen atomic.Uint64
@@ -133,18 +169,17 @@ const maxFreeIters = 16
 var (
 	_ Store     = (*Pebble)(nil)
 	_ Compacter = (*Pebble)(nil)
+	_ Bulker    = (*Pebble)(nil)
 )
 
-type quietLogger struct{}
-
-func (quietLogger) Infof(string, ...any)           {}
-func (quietLogger) Errorf(string, ...any)          {}
-func (quietLogger) Fatalf(format string, a ...any) { panic(fmt.Sprintf(format, a...)) }
-
-// OpenPebble opens or creates the store in dir. A directory holding a
-// store of another format (or another Pebble database) is refused with
-// ErrFormat.
-func OpenPebble(dir string, o *PebbleOptions) (*Pebble, error) {
+// OpenPebble opens or creates the store in dir (creating dir if needed).
+// It locks the directory first: if another open store holds it, in this
+// process or another, it fails at once with an error wrapping ErrInUse
+// that names the directory and the owner's pid. A directory that is
+// neither empty nor a store is refused with ErrNotStore and left
+// untouched; one holding a store of another format (or another Pebble
+// database) with ErrFormat. Faults while opening are *FaultError.
+func OpenPebble(dir string, o *PebbleOptions) (_ *Pebble, err error) {
 	var opts PebbleOptions
 	if o != nil {
 		opts = *o
@@ -161,13 +196,38 @@ func OpenPebble(dir string, o *PebbleOptions) (*Pebble, error) {
 	if opts.BlockBytes <= 0 {
 		opts.BlockBytes = 16 << 10
 	}
-	if opts.Logger == nil {
-		opts.Logger = quietLogger{}
+	if opts.FS == nil {
+		opts.FS = vfs.Default
 	}
-	if err := checkComparer(dir); err != nil {
+	if opts.BulkBytes <= 0 {
+		opts.BulkBytes = 64 << 20
+	}
+	if err := prepareDir(dir, opts.ReadOnly, opts.FS); err != nil {
 		return nil, err
 	}
+	lock, err := lockFile(filepath.Join(dir, storeLockName))
+	if err != nil {
+		return nil, inUse("store", dir, err)
+	}
+	keepLock := false // set while Pebble may still hold the directory
+	defer func() {
+		if err != nil && !keepLock {
+			lock.unlock()
+		}
+	}()
+	if !opts.ReadOnly {
+		removeBulkLeftovers(dir)
+	}
+	h := newHealth(dir)
+	defer h.recoverFault("open", &err)
+	if !opts.Repair {
+		if err := checkFiles(opts.FS, dir); err != nil {
+			return nil, h.describe("open", err)
+		}
+	}
 	po := &pebble.Options{
+		FS:                          &faultFS{FS: opts.FS, h: h},
+		EventListener:               h.listener(),
 		Comparer:                    comparer,
 		CacheSize:                   opts.CacheBytes + 2*int64(opts.MemTableBytes),
 		MemTableSize:                opts.MemTableBytes,
@@ -177,49 +237,201 @@ func OpenPebble(dir string, o *PebbleOptions) (*Pebble, error) {
 		LBaseMaxBytes:               256 << 20,
 		ReadOnly:                    opts.ReadOnly,
 		FormatMajorVersion:          pebble.FormatNewest,
-		Logger:                      opts.Logger,
+		Logger:                      pebbleLogger{h: h, user: opts.Logger},
+		Cleaner:                     deleteCleaner{},
 	}
 	for i := range po.Levels {
 		po.Levels[i].FilterPolicy = bloom.FilterPolicy(opts.BloomBitsPerKey)
 		po.Levels[i].BlockSize = opts.BlockBytes
 	}
 	po.TargetFileSizes[0] = 16 << 20
-	db, err := pebble.Open(dir, po)
-	if err != nil {
-		return nil, fmt.Errorf("store: open %s: %w", dir, err)
+	po.EnsureDefaults()
+	db, err, abandoned := openDB(dir, po, h)
+	if abandoned {
+		keepLock = true // Pebble's Open is stuck holding the directory
 	}
-	s := &Pebble{db: db}
+	if err != nil {
+		return nil, err
+	}
+	s := &Pebble{db: db, po: po, fs: po.FS, bulkBytes: opts.BulkBytes, dir: dir, readOnly: opts.ReadOnly, h: h, lock: lock}
 	s.cond.L = &s.mu
+	keepLock = true // s.closeDB releases it when Pebble is closed
+	if err := h.err(); err != nil {
+		s.closeDB()
+		return nil, err
+	}
 	v, ok, err := s.Meta(context.Background(), formatName, nil)
 	switch {
 	case err != nil:
-		db.Close()
+		s.closeDB()
 		return nil, err
 	case ok && string(v) != formatVersion:
-		db.Close()
+		s.closeDB()
 		return nil, fmt.Errorf("%w: %s holds format %q, want %q", ErrFormat, dir, v, formatVersion)
 	case !ok && !opts.ReadOnly:
+		// A new store. Pebble writes its first log in the old chunk
+		// format, without the sync offsets that tell damage from a torn
+		// write (see walcheck.go); the flush after the format record
+		// starts the next log, in the new format.
 		b := s.NewBatch()
 		b.PutMeta(formatName, []byte(formatVersion))
-		if err := b.Commit(context.Background()); err != nil {
-			db.Close()
+		err := b.Commit(context.Background())
+		b.Close()
+		if err == nil {
+			err, _ = s.run(context.Background(), "open", s.db.Flush)
+		}
+		if err != nil {
+			s.closeDB()
 			return nil, err
 		}
-		b.Close()
 	}
 	return s, nil
+}
+
+// checkFiles checks the current MANIFEST and the newest write-ahead log
+// for damage that Pebble would take for a torn write (recordcheck.go).
+func checkFiles(fs vfs.FS, dir string) error {
+	desc, err := pebble.Peek(dir, fs)
+	if err != nil {
+		return err
+	}
+	if !desc.Exists {
+		return nil
+	}
+	if err := checkManifest(fs, dir, desc.ManifestFilename); err != nil {
+		return err
+	}
+	return checkLogTail(fs, dir)
+}
+
+// openGrace is how long OpenPebble still waits for Pebble's Open to
+// return its own error once the store has failed.
+const openGrace = 100 * time.Millisecond
+
+// openDB runs pebble.Open on a goroutine of its own, so that a write fault
+// in a background job Open waits for (the flush of a replayed log failing
+// to write its table or the MANIFEST, which Pebble retries for ever) is
+// returned, rather than waited for for ever: then Open is abandoned, and
+// the directory stays locked by this process.
+func openDB(dir string, po *pebble.Options, h *health) (_ *pebble.DB, _ error, abandoned bool) {
+	type opened struct {
+		db  *pebble.DB
+		err error
+	}
+	done := make(chan opened, 1)
+	go func() {
+		var o opened
+		defer func() { done <- o }()
+		defer h.recoverFault("open", &o.err)
+		if o.db, o.err = pebble.Open(dir, po); o.err != nil {
+			o.err = openError(dir, po.FS, h, o.err)
+		}
+	}()
+	var o opened
+	select {
+	case o = <-done:
+	case <-h.failed:
+		if f := h.fault.Load(); f.Corrupt {
+			// A background job read a corrupt table. Open does not wait
+			// on such jobs, and abandoning it would leave them running
+			// while Pebble's error path closes what they use.
+			o = <-done
+			break
+		}
+		t := time.NewTimer(openGrace)
+		defer t.Stop()
+		select {
+		case o = <-done:
+		case <-t.C:
+			return nil, h.err(), true
+		}
+	}
+	return o.db, o.err, false
+}
+
+// openError describes an error of pebble.Open. One that is neither an I/O
+// error nor marked as corruption by Pebble means that the files disagree
+// with each other (the MANIFEST names a table that is not there, or lost
+// the edits that removed it): the MANIFEST is the file to name.
+func openError(dir string, fs vfs.FS, h *health, err error) error {
+	f := h.describe("open", err)
+	var errno syscall.Errno
+	if f.Corrupt || errors.As(f.Err, &errno) {
+		return f
+	}
+	f = &FaultError{Dir: f.Dir, Op: f.Op, File: f.File, Err: f.Err, Corrupt: true}
+	if desc, perr := pebble.Peek(dir, fs); perr == nil && desc.ManifestFilename != "" {
+		f.File = filepath.Base(desc.ManifestFilename)
+	}
+	return f
+}
+
+// deleteCleaner deletes obsolete files, as Pebble's default cleaner does,
+// and also turns off the recycling of write-ahead logs: Pebble keeps up to
+// MemTableStopWritesThreshold+1 old logs for reuse unless its cleaner
+// needs the contents of the files it cleans, which the embedded
+// ArchiveCleaner declares (the only way to say so from outside Pebble;
+// its Clean and String are shadowed by DeleteCleaner's, one level up). A
+// recycled log saves a file-metadata update on its first syncs; it also
+// keeps each old log's blocks on disk, which for a small store is most of
+// its size (issue 13).
+type deleteCleaner struct {
+	pebble.DeleteCleaner
+	noRecycle
+}
+
+type noRecycle struct{ pebble.ArchiveCleaner }
+
+// prepareDir creates dir if it does not exist (unless readOnly), and
+// refuses a directory that is neither empty nor a store (ErrNotStore) or
+// that holds a Pebble database of another format (ErrFormat). It writes
+// nothing into an existing directory.
+func prepareDir(dir string, readOnly bool, fs vfs.FS) error {
+	entries, err := os.ReadDir(dir)
+	switch {
+	case errors.Is(err, os.ErrNotExist) && !readOnly:
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return fmt.Errorf("store: create %s: %w", dir, err)
+		}
+		return nil
+	case errors.Is(err, os.ErrNotExist):
+		return fmt.Errorf("store %s does not exist: %w", dir, err)
+	case err != nil:
+		return fmt.Errorf("store: open %s: %w", dir, err)
+	}
+	ours := false
+	n := 0
+	for _, e := range entries {
+		switch name := e.Name(); {
+		case name == storeLockName:
+			ours = true
+		case name == dirLockName || strings.HasPrefix(name, bulkDirPrefix):
+		default:
+			n++
+		}
+	}
+	if n == 0 {
+		return nil // empty (or a store whose creation was interrupted)
+	}
+	desc, err := pebble.Peek(dir, fs)
+	if err != nil {
+		return (&health{dir: dir}).describe("open", err)
+	}
+	if !desc.Exists {
+		if ours {
+			return nil // being created by its owner, who holds the lock
+		}
+		return fmt.Errorf("%w: %s is not empty and holds no neardup store (%d entries); give an empty or new directory", ErrNotStore, dir, n)
+	}
+	return checkComparer(dir, desc)
 }
 
 // checkComparer refuses a directory whose Pebble database was created with
 // another comparer (format 1 stores used Pebble's default), which Pebble
 // would otherwise report as a bare open error.
-func checkComparer(dir string) error {
-	desc, err := pebble.Peek(dir, vfs.Default)
-	if errors.Is(err, fs.ErrNotExist) || (err == nil && (!desc.Exists || desc.OptionsFilename == "")) {
-		return nil // a new store
-	}
-	if err != nil {
-		return fmt.Errorf("store: open %s: %w", dir, err)
+func checkComparer(dir string, desc *pebble.DBDesc) error {
+	if desc.OptionsFilename == "" {
+		return nil
 	}
 	text, err := os.ReadFile(desc.OptionsFilename)
 	if err != nil {
@@ -227,7 +439,7 @@ func checkComparer(dir string) error {
 	}
 	for line := range strings.Lines(string(text)) {
 		if name, ok := strings.CutPrefix(strings.TrimSpace(line), "comparer="); ok && name != comparerName {
-			return fmt.Errorf("%w: %s holds a Pebble database ordered by %q, want %q (format %q)", ErrFormat, dir, name, comparerName, formatVersion)
+			return fmt.Errorf("%w: %s holds a Pebble database ordered by %q, want %q (format %q; %s)", ErrFormat, dir, name, comparerName, formatVersion, filepath.Base(desc.OptionsFilename))
 		}
 	}
 	return nil
@@ -314,14 +526,37 @@ func closeAll(ls []*lookupIter) {
 	}
 }
 
-// Postings implements Store.
-func (s *Pebble) Postings(_ context.Context, key uint64, dst []uint64) ([]uint64, error) {
+// usable returns ErrClosed for a closed store and the fault of a failed
+// one.
+func (s *Pebble) usable() error {
 	if s.closed.Load() {
-		return dst, ErrClosed
+		return ErrClosed
 	}
+	return s.h.err()
+}
+
+// readErr describes an error from a Pebble read: a corrupt file, an I/O
+// error or a fault. A failed read does not fail the store.
+func (s *Pebble) readErr(err error) error {
+	if err == nil {
+		return nil
+	}
+	var fe *FaultError
+	if errors.As(err, &fe) || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return err
+	}
+	return s.h.describe("read", err)
+}
+
+// Postings implements Store.
+func (s *Pebble) Postings(_ context.Context, key uint64, dst []uint64) (_ []uint64, err error) {
+	if err := s.usable(); err != nil {
+		return dst, err
+	}
+	defer s.h.recoverFault("read", &err)
 	l, err := s.iter()
 	if err != nil {
-		return dst, err
+		return dst, s.readErr(err)
 	}
 	dst, err = s.postings(l, key, dst)
 	s.putIter(l)
@@ -329,13 +564,14 @@ func (s *Pebble) Postings(_ context.Context, key uint64, dst []uint64) ([]uint64
 }
 
 // LookupPostings implements Store: one iterator serves every key.
-func (s *Pebble) LookupPostings(ctx context.Context, keys []uint64, fn func(i int, ids []uint64) error) error {
-	if s.closed.Load() {
-		return ErrClosed
+func (s *Pebble) LookupPostings(ctx context.Context, keys []uint64, fn func(i int, ids []uint64) error) (err error) {
+	if err := s.usable(); err != nil {
+		return err
 	}
+	defer s.h.recoverFault("read", &err)
 	l, err := s.iter()
 	if err != nil {
-		return err
+		return s.readErr(err)
 	}
 	defer s.putIter(l)
 	var ids []uint64
@@ -362,29 +598,30 @@ func (s *Pebble) postings(l *lookupIter, key uint64, dst []uint64) ([]uint64, er
 	for ok := it.SeekPrefixGE(prefix); ok; ok = it.Next() {
 		k := it.Key()
 		if len(k) != postingKeyLen {
-			return dst, fmt.Errorf("%w: posting key %x", ErrCorrupt, k)
+			return dst, s.h.describe("read", fmt.Errorf("%w: posting key %x", ErrCorrupt, k))
 		}
 		dst = append(dst, binary.BigEndian.Uint64(k[postingPrefixLen:]))
 	}
 	if err := it.Error(); err != nil {
-		return dst, fmt.Errorf("store: postings %016x: %w", key, err)
+		return dst, s.readErr(fmt.Errorf("postings %016x: %w", key, err))
 	}
 	return dst, nil
 }
 
-func (s *Pebble) get(key []byte, dst []byte) ([]byte, bool, error) {
-	if s.closed.Load() {
-		return dst, false, ErrClosed
+func (s *Pebble) get(key []byte, dst []byte) (_ []byte, _ bool, err error) {
+	if err := s.usable(); err != nil {
+		return dst, false, err
 	}
+	defer s.h.recoverFault("read", &err)
 	v, closer, err := s.db.Get(key)
 	if errors.Is(err, pebble.ErrNotFound) {
 		return dst, false, nil
 	}
 	if err != nil {
-		return dst, false, fmt.Errorf("store: get %q: %w", key, err)
+		return dst, false, s.readErr(fmt.Errorf("get %q: %w", key, err))
 	}
 	dst = append(dst, v...)
-	return dst, true, closer.Close()
+	return dst, true, s.readErr(closer.Close())
 }
 
 // Doc implements Store.
@@ -425,97 +662,129 @@ func (s *Pebble) Capabilities() Capabilities {
 	return Capabilities{Durable: true, Atomic: true, Ordered: true}
 }
 
-// ScanPostings implements Store.
-func (s *Pebble) ScanPostings(ctx context.Context, fn func(key, id uint64) error) error {
-	if s.closed.Load() {
-		return ErrClosed
+// scan calls fn for every key of one kind, with its value if keyLen is 9
+// (a document). A key whose length is not keyLen is corrupt (keyLen < 0:
+// no check).
+func (s *Pebble) scan(ctx context.Context, kind byte, keyLen int, fn func(k, v []byte) error) (err error) {
+	if err := s.usable(); err != nil {
+		return err
 	}
-	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: []byte{kindPosting}, UpperBound: []byte{kindPosting + 1}})
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	defer s.h.recoverFault("read", &err)
+	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: []byte{kind}, UpperBound: []byte{kind + 1}})
 	if err != nil {
-		return fmt.Errorf("store: postings: %w", err)
+		return s.readErr(err)
 	}
+	defer func() {
+		if cerr := it.Close(); err == nil {
+			err = s.readErr(cerr)
+		}
+	}()
 	n := 0
 	for it.First(); it.Valid(); it.Next() {
-		if n&1023 == 0 {
+		if n++; n&1023 == 0 {
 			if err := ctx.Err(); err != nil {
-				it.Close()
 				return err
 			}
 		}
-		n++
 		k := it.Key()
-		if len(k) != postingKeyLen {
-			it.Close()
-			return fmt.Errorf("%w: posting key %x", ErrCorrupt, k)
+		if keyLen >= 0 && len(k) != keyLen {
+			return s.h.describe("read", fmt.Errorf("%w: key %x has %d bytes, want %d", ErrCorrupt, k, len(k), keyLen))
 		}
-		if err := fn(binary.BigEndian.Uint64(k[1:]), binary.BigEndian.Uint64(k[postingPrefixLen:])); err != nil {
-			it.Close()
+		var v []byte
+		if keyLen == 9 {
+			if v, err = it.ValueAndErr(); err != nil {
+				return s.readErr(err)
+			}
+		}
+		if err := fn(k, v); err != nil {
 			return err
 		}
 	}
-	if err := it.Close(); err != nil {
-		return fmt.Errorf("store: postings: %w", err)
-	}
-	return nil
+	return s.readErr(it.Error())
+}
+
+// ScanPostings implements Store.
+func (s *Pebble) ScanPostings(ctx context.Context, fn func(key, id uint64) error) error {
+	return s.scan(ctx, kindPosting, postingKeyLen, func(k, _ []byte) error {
+		return fn(binary.BigEndian.Uint64(k[1:]), binary.BigEndian.Uint64(k[postingPrefixLen:]))
+	})
 }
 
 // ScanDocs implements Store.
 func (s *Pebble) ScanDocs(ctx context.Context, fn func(id uint64, rec []byte) error) error {
-	if s.closed.Load() {
-		return ErrClosed
+	return s.scan(ctx, kindDoc, 9, func(k, v []byte) error {
+		return fn(binary.BigEndian.Uint64(k[1:]), v)
+	})
+}
+
+// run calls fn, which waits on Pebble (a commit, a flush, a compaction, an
+// ingestion), on a goroutine of its own, and returns its error, unless the
+// store fails or ctx is done first: then it returns that error at once and
+// reports that fn was abandoned (it may still complete later, or never,
+// if Pebble is stuck in a write stall behind a failing flush). A panic in
+// fn, and any error it returns, are the store's fault.
+func (s *Pebble) run(ctx context.Context, op string, fn func() error) (err error, abandoned bool) {
+	done := make(chan error, 1)
+	go func() {
+		var err error
+		defer func() { done <- err }()
+		defer s.h.recoverFault(op, &err)
+		if err = fn(); err != nil {
+			err = s.h.failWith(op, err)
+		}
+	}()
+	select {
+	case err := <-done:
+		return err, false
+	case <-s.h.failed:
+	case <-ctx.Done():
 	}
-	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: []byte{kindDoc}, UpperBound: []byte{kindDoc + 1}})
-	if err != nil {
-		return fmt.Errorf("store: docs: %w", err)
+	select {
+	case err := <-done: // finished too: its own result is the truth
+		return err, false
+	default:
 	}
-	n := 0
-	for it.First(); it.Valid(); it.Next() {
-		if n&1023 == 0 {
-			if err := ctx.Err(); err != nil {
-				it.Close()
-				return err
-			}
-		}
-		n++
-		k := it.Key()
-		if len(k) != 9 {
-			it.Close()
-			return fmt.Errorf("%w: document key %x", ErrCorrupt, k)
-		}
-		v, err := it.ValueAndErr()
-		if err != nil {
-			it.Close()
-			return fmt.Errorf("store: docs: %w", err)
-		}
-		if err := fn(binary.BigEndian.Uint64(k[1:]), v); err != nil {
-			it.Close()
-			return err
-		}
+	if err := s.h.err(); err != nil {
+		return err, true
 	}
-	return it.Close()
+	return ctx.Err(), true
 }
 
 // Compact implements Compacter: it flushes the memtable and compacts the
 // whole key space into the last level, dropping removed postings and
 // replaced records, so each lookup reads one table whose Bloom filter
 // answers misses. Call it after a bulk build; it takes about as long as
-// writing the data again.
+// writing the data again. It stops early (the compaction goes on in the
+// background until Close) when ctx is done or the store fails.
 func (s *Pebble) Compact(ctx context.Context) error {
-	if s.closed.Load() {
-		return ErrClosed
+	if err := s.usable(); err != nil {
+		return err
 	}
 	s.dropIters() // they would pin the tables being replaced
-	if err := s.db.Flush(); err != nil {
-		return fmt.Errorf("store: flush: %w", err)
-	}
-	if err := s.db.Compact(ctx, []byte{0}, []byte{0xff}, true); err != nil {
-		return fmt.Errorf("store: compact: %w", err)
-	}
-	return nil
+	err, _ := s.run(ctx, "compact", func() error {
+		if err := s.db.Flush(); err != nil {
+			return err
+		}
+		return s.db.Compact(ctx, []byte{0}, []byte{0xff}, true)
+	})
+	return err
 }
 
-// Close implements Store. It waits for posting lookups in flight.
-func (s *Pebble) Close() error {
+// closeWait bounds how long Close waits for Pebble once the store has
+// failed: a commit stuck in a write stall behind a failing flush holds
+// Pebble's commit lock for ever, and Pebble's Close waits for it.
+const closeWait = time.Second
+
+// Close implements Store. It waits for posting lookups in flight, flushes
+// the memtable (so that the write-ahead log holds nothing live and the
+// store reopens without replaying it), closes Pebble and releases the
+// directory's lock. On a failed store it returns the fault, within about a
+// second; the lock is then kept until the process exits if Pebble could
+// not be closed, so the directory is never opened twice.
+func (s *Pebble) Close() (err error) {
 	if s.closed.Swap(true) {
 		return ErrClosed
 	}
@@ -528,7 +797,65 @@ func (s *Pebble) Close() error {
 	s.free = nil
 	s.mu.Unlock()
 	closeAll(free)
-	return s.db.Close()
+	if s.h.err() == nil && !s.readOnly {
+		err, _ = s.run(context.Background(), "close", s.db.Flush)
+	}
+	return s.closeDB(err)
+}
+
+// closeDB closes Pebble (waiting at most closeWait once the store has
+// failed) and releases the lock; first is an error met before.
+func (s *Pebble) closeDB(first ...error) error {
+	s.h.startClosing()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	if s.h.err() != nil {
+		ctx, cancel = context.WithTimeout(ctx, closeWait)
+		defer cancel()
+	}
+	closeErr, abandoned := s.runClose(ctx)
+	if !abandoned {
+		s.lock.unlock()
+	}
+	for _, e := range first {
+		if e != nil {
+			return e
+		}
+	}
+	if err := s.h.err(); err != nil {
+		return err
+	}
+	return closeErr
+}
+
+// runClose is run for Pebble's Close, which may also be abandoned, but
+// only for the deadline: a store failing during Close still gets its
+// second.
+func (s *Pebble) runClose(ctx context.Context) (error, bool) {
+	done := make(chan error, 1)
+	go func() {
+		var err error
+		defer func() { done <- err }()
+		defer s.h.recoverFault("close", &err)
+		if err = s.db.Close(); err != nil && s.h.err() == nil {
+			err = s.h.describe("close", err)
+		}
+	}()
+	select {
+	case err := <-done:
+		return err, false
+	case <-s.h.failed:
+	case <-ctx.Done():
+		return s.h.err(), true
+	}
+	t := time.NewTimer(closeWait)
+	defer t.Stop()
+	select {
+	case err := <-done:
+		return err, false
+	case <-t.C:
+		return s.h.err(), true
+	}
 }
 
 // NewBatch implements Store.
@@ -570,18 +897,37 @@ func (b *pebbleBatch) DeleteMeta(name string) {
 }
 func (b *pebbleBatch) Len() int { return b.n }
 
+// Commit implements Batch. It returns once the write-ahead log is synced,
+// or at once with the store's fault when the store fails first (a full
+// disk, a failed sync), or with ctx's error when ctx is done first: a
+// commit abandoned that way may still be applied later, all or nothing,
+// but is never acknowledged. After a failed Commit the batch is empty.
 func (b *pebbleBatch) Commit(ctx context.Context) error {
-	if b.b == nil || b.s.closed.Load() {
+	s := b.s
+	if b.b == nil || s.closed.Load() {
 		return ErrClosed
+	}
+	if err := s.h.err(); err != nil {
+		return err
 	}
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	if err := b.b.Commit(pebble.Sync); err != nil {
-		return fmt.Errorf("store: commit: %w", err)
+	if b.n == 0 {
+		return nil
 	}
-	b.s.gen.Add(1)  // idle iterators no longer see everything:
-	b.s.dropIters() // close them now rather than let them pin old memtables
+	pb := b.b
+	err, abandoned := s.run(ctx, "commit", func() error { return pb.Commit(pebble.Sync) })
+	if err != nil {
+		if !abandoned {
+			pb.Close()
+		}
+		b.b = s.db.NewBatch() // Pebble refuses to reuse a batch whose commit failed
+		b.n = 0
+		return err
+	}
+	s.gen.Add(1)  // idle iterators no longer see everything:
+	s.dropIters() // close them now rather than let them pin old memtables
 	b.b.Reset()
 	b.n = 0
 	return nil
@@ -597,3 +943,19 @@ func (b *pebbleBatch) Close() {
 // Metrics returns Pebble's metrics report (levels, cache hit rates, filter
 // utility), for diagnosing performance.
 func (s *Pebble) Metrics() string { return s.db.Metrics().String() }
+
+// bulkDirPrefix names the temporary directories bulks keep their sorted
+// runs and tables in, inside the store's directory (so that ingestion can
+// hard-link the tables instead of copying them).
+const bulkDirPrefix = "neardup-bulk-"
+
+// removeBulkLeftovers removes what bulks of a process killed in the middle
+// of a build left behind; they were never acknowledged.
+func removeBulkLeftovers(dir string) {
+	entries, _ := os.ReadDir(dir)
+	for _, e := range entries {
+		if strings.HasPrefix(e.Name(), bulkDirPrefix) {
+			os.RemoveAll(filepath.Join(dir, e.Name()))
+		}
+	}
+}

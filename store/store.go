@@ -24,20 +24,7 @@
 // must pass.
 package store
 
-import (
-	"context"
-	"errors"
-)
-
-// Errors returned by stores.
-var (
-	// ErrClosed is returned by operations on a closed store or batch.
-	ErrClosed = errors.New("store: closed")
-	// ErrFormat is returned when a directory holds a store of another format.
-	ErrFormat = errors.New("store: incompatible format")
-	// ErrCorrupt marks a value that does not decode.
-	ErrCorrupt = errors.New("store: corrupt value")
-)
+import "context"
 
 // Store maps lookup keys to sets of document ids, ids to document records,
 // and names to metadata values. Implementations are safe for concurrent use

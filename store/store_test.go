@@ -14,6 +14,7 @@ import (
 	"sync"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/cockroachdb/pebble/v2"
 
@@ -198,7 +199,8 @@ func TestPebbleCloseDuringLookups(t *testing.T) {
 const crashEnv = "NEARDUP_STORE_CRASH_CHILD"
 
 // TestCrashChild is the child of TestPebbleCrash: it commits batches
-// forever, printing "ack N" after batch N's Commit returned.
+// forever, every seventh as a bulk, printing "ack N" after batch N's
+// Commit returned.
 func TestCrashChild(t *testing.T) {
 	dir := os.Getenv(crashEnv)
 	if dir == "" {
@@ -213,8 +215,12 @@ func TestCrashChild(t *testing.T) {
 	if v, ok, _ := s.Meta(context.Background(), "next", nil); ok {
 		start, _ = strconv.Atoi(string(v))
 	}
-	b := s.NewBatch()
+	batch, bulk := s.NewBatch(), s.NewBulk()
 	for n := start; ; n++ {
+		b := batch
+		if n%7 == 3 { // some batches go in as bulks (ingested tables)
+			b = bulk
+		}
 		writeCrashBatch(b, n)
 		b.PutMeta("next", []byte(strconv.Itoa(n+1)))
 		if err := b.Commit(context.Background()); err != nil {
@@ -250,17 +256,22 @@ func checkCrashBatch(t *testing.T, s store.Store, n int) {
 	}
 }
 
-// TestPebbleCrash kills a writing child process with SIGKILL three times,
-// at different points, and checks after each that the store opens cleanly
-// and holds every batch the child acknowledged, and that no batch is half
-// there (atomicity: a batch's document exists iff all its postings do).
+// TestPebbleCrash kills a writing child process with SIGKILL twelve times,
+// at random points (after a random number of acknowledged batches, or
+// after a random delay that may fall while it opens the store and replays
+// its log), and checks after each that the store opens cleanly and holds
+// every batch the child acknowledged, and that no batch is half there
+// (atomicity: a batch's document exists iff all its postings do). While
+// the first child runs, a second opener is refused with the child's pid.
 func TestPebbleCrash(t *testing.T) {
 	if os.Getenv(crashEnv) != "" {
 		t.Skip("child")
 	}
+	const rounds = 12
 	dir := filepath.Join(t.TempDir(), "db")
+	st := rng.New(rng.Key(12, 5))
 	acked := -1
-	for round, kills := range []int{40, 5, 120} {
+	for round := range rounds {
 		cmd := exec.Command(os.Args[0], "-test.run=^TestCrashChild$", "-test.v=false")
 		cmd.Env = append(os.Environ(), crashEnv+"="+dir)
 		out, err := cmd.StdoutPipe()
@@ -271,6 +282,12 @@ func TestPebbleCrash(t *testing.T) {
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
+		byTime := round%3 == 2
+		kills := 1 + int(st.Intn(150))
+		if byTime {
+			delay := time.Duration(st.Intn(60)) * time.Millisecond
+			time.AfterFunc(delay, func() { cmd.Process.Signal(syscall.SIGKILL) })
+		}
 		sc := bufio.NewScanner(out)
 		seen := 0
 		for sc.Scan() {
@@ -280,7 +297,11 @@ func TestPebbleCrash(t *testing.T) {
 			}
 			if n, ok := strings.CutPrefix(line, "ack "); ok {
 				acked, _ = strconv.Atoi(n)
-				if seen++; seen == kills {
+				seen++
+				if round == 0 && seen == 1 {
+					checkInUse(t, dir, cmd.Process.Pid)
+				}
+				if !byTime && seen == kills {
 					cmd.Process.Signal(syscall.SIGKILL) // mid-stream: more commits may be in flight
 					break
 				}
@@ -292,7 +313,7 @@ func TestPebbleCrash(t *testing.T) {
 			}
 		}
 		cmd.Wait()
-		if seen < kills {
+		if !byTime && seen < kills {
 			t.Fatalf("round %d: child stopped after %d acks", round, seen)
 		}
 		s, err := store.OpenPebble(dir, nil)
@@ -307,7 +328,24 @@ func TestPebbleCrash(t *testing.T) {
 			checkCrashBatch(t, s, acked+1)
 		}
 		s.Close()
-		t.Logf("round %d: killed after ack %d; all acknowledged batches present", round, acked)
+		how := fmt.Sprintf("after %d acks", kills)
+		if byTime {
+			how = "after a delay"
+		}
+		t.Logf("round %d: killed %s, at ack %d; all acknowledged batches present", round, how, acked)
 	}
+}
 
+// checkInUse checks that a store held by the process pid is refused at
+// once, naming that pid.
+func checkInUse(t *testing.T, dir string, pid int) {
+	t.Helper()
+	start := time.Now()
+	_, err := store.OpenPebble(dir, nil)
+	if !errors.Is(err, store.ErrInUse) || !strings.Contains(err.Error(), fmt.Sprintf("in use by another neardup process (pid %d)", pid)) {
+		t.Errorf("open of a store held by pid %d: %v", pid, err)
+	}
+	if d := time.Since(start); d > time.Second {
+		t.Errorf("refusing a store in use took %v", d)
+	}
 }

@@ -43,12 +43,12 @@ type Config struct {
 	// near-duplicates. The default is 0.8.
 	Threshold float64
 	// Slack widens the acceptance of a pair's estimate as in
-	// dedup.Options.Slack: 0 means index.DefaultSlack (1.645), a negative
+	// index.Config.Slack: 0 means index.DefaultSlack (1.645), a negative
 	// value none.
 	Slack float64
 	// MaxRun bounds the candidates taken from a run of documents sharing
 	// a band key: each is paired with at most MaxRun earlier ones (in
-	// input order). The default is dedup.MaxRun (2048); a run longer
+	// input order). The default is index.MaxRun (2048); a run longer
 	// than MaxRun is a hot key, counted and reported.
 	MaxRun int
 	// IDField and TextField name the JSONL fields (and Parquet columns)
@@ -71,7 +71,7 @@ func (c Config) withDefaults() Config {
 		c.Slack = index.DefaultSlack
 	}
 	if c.MaxRun == 0 {
-		c.MaxRun = dedup.MaxRun
+		c.MaxRun = index.MaxRun
 	}
 	return c
 }
@@ -115,7 +115,7 @@ func (c Config) features() feature.Options { return feature.Options{} }
 
 // scheme returns the LSH parameters dedup chooses for the configuration.
 func (c Config) scheme() (lsh.Params, error) {
-	return dedup.ChooseLSH(c.Threshold, c.K, c.Seed)
+	return index.ChooseLSH(c.Threshold, c.K, c.Seed)
 }
 
 // Describe returns the configuration as the summary records it: the
@@ -211,12 +211,17 @@ func (s *sketcher) sketch(dst []uint64, body []byte, html bool) (fp uint64, valu
 // numKeys returns the number of band keys per document, C(b, m).
 func (s *sketcher) numKeys() int { return s.scheme.NumKeys() }
 
-// bandKey returns the grouping key of band key number c of a sketch: c in
-// the high bits above the key's top 32 bits. dedup's sort-join compares
-// exactly these 32 bits within pass c (batchCandidates), so grouping by
-// this value yields the same runs.
+// bandKey returns band key number c of a sketch: the 64-bit lookup key of
+// the c-th combination of m supershingles (lsh.Scheme.Key). Keys of
+// different combinations are hashed with different seeds, so one
+// GroupByKey over all of them mixes combinations only at the 2^-64 rate of
+// any key collision. (dedup's in-memory sort-join compares the top 32 bits
+// within one combination at a time, to sort 8-byte entries; that adds about
+// n²/2^33 chance candidates per combination, all rejected by verification.
+// A pipeline for billions of documents cannot afford them, so it groups by
+// the whole key; on the shipped corpus both give the same candidates.)
 func (s *sketcher) bandKey(c int, values []uint64) uint64 {
-	return uint64(c)<<32 | s.scheme.Key(c, values)>>32
+	return s.scheme.Key(c, values)
 }
 
 // estimate returns the sketch estimate of the Jaccard similarity of two

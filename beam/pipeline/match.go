@@ -2,18 +2,24 @@ package pipeline
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"math"
 	"slices"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
+
+	"github.com/neardup/neardup/beam/bands"
 )
 
 func init() {
-	register.DoFn3x0[uint64, docRec, func(uint64, uint64)](&bandsFn{})
+	register.DoFn4x0[uint64, docRec, func(uint64, uint64), func(int, bands.Row)](&bandsFn{})
 	register.DoFn5x0[context.Context, uint64, func(*uint64) bool, func(uint64, uint64), func(hotKey)](&runFn{})
 	register.DoFn5x1[context.Context, uint64, func(*uint64) bool, func(*docRec) bool, func(uint64, half), error](&joinAFn{})
-	register.DoFn5x1[context.Context, uint64, func(*half) bool, func(*docRec) bool, func(pairRec), error](&verifyFn{})
+	register.DoFn6x1[context.Context, uint64, func(*half) bool, func(*docRec) bool, func(pairRec), func(line), error](&verifyFn{})
+	register.Function1x1(pairLineFn)
+	register.Emitter2[int, bands.Row]()
 	register.DoFn2x0[pairRec, func(uint64, uint64)](&edgeFn{})
 	register.Emitter2[uint64, half]()
 	register.Emitter1[pairRec]()
@@ -23,10 +29,14 @@ func init() {
 
 // bandsFn emits the band keys of a unique document: (band key, order) for
 // each of the scheme's C(b, m) keys. A document without features has no
-// keys (dedup leaves it out of the join).
+// keys (dedup leaves it out of the join). With Shards > 0 it also emits
+// the keys as rows for the Parquet export, keyed by shard.
 type bandsFn struct {
-	Cfg Config
-	sk  *sketcher
+	Cfg    Config
+	Shards int
+	sk     *sketcher
+	rows   []bands.Row
+	keys   []uint64
 }
 
 func (f *bandsFn) Setup() error {
@@ -35,12 +45,22 @@ func (f *bandsFn) Setup() error {
 	return err
 }
 
-func (f *bandsFn) ProcessElement(o uint64, d docRec, emit func(uint64, uint64)) {
+func (f *bandsFn) ProcessElement(o uint64, d docRec, emit func(uint64, uint64), emitRow func(int, bands.Row)) {
 	if len(d.Sketch) == 0 {
 		return
 	}
+	f.keys = f.keys[:0]
 	for c := 0; c < f.sk.numKeys(); c++ {
-		emit(f.sk.bandKey(c, d.Sketch), o)
+		k := f.sk.bandKey(c, d.Sketch)
+		f.keys = append(f.keys, k)
+		emit(k, o)
+	}
+	if f.Shards > 0 {
+		shard := shardOf(o, f.Shards)
+		f.rows = bands.AppendRows(f.rows[:0], d.ID, int64(o), f.keys)
+		for _, r := range f.rows {
+			emitRow(shard, r)
+		}
 	}
 }
 
@@ -97,7 +117,7 @@ func (f *joinAFn) ProcessElement(ctx context.Context, a uint64, bs func(*uint64)
 			j++
 		}
 		cCandidates.Inc(ctx, 1)
-		emit(f.bs[i], half{A: a, Keys: int64(j - i), Sketch: d.Sketch})
+		emit(f.bs[i], half{A: a, AID: d.ID, Keys: int64(j - i), Sketch: d.Sketch})
 		i = j
 	}
 	return nil
@@ -105,10 +125,12 @@ func (f *joinAFn) ProcessElement(ctx context.Context, a uint64, bs func(*uint64)
 
 // verifyFn meets the candidates of document B, each carrying A's sketch,
 // with B's sketch, and keeps the pairs whose estimate passes the core's
-// acceptance rule (index.Accept).
+// acceptance rule (index.Accept). With Candidates set it also emits every
+// candidate pair, accepted or not, as a line of candidates/*.jsonl.
 type verifyFn struct {
-	Cfg Config
-	sk  *sketcher
+	Cfg        Config
+	Candidates bool
+	sk         *sketcher
 }
 
 func (f *verifyFn) Setup() error {
@@ -117,7 +139,7 @@ func (f *verifyFn) Setup() error {
 	return err
 }
 
-func (f *verifyFn) ProcessElement(ctx context.Context, b uint64, halves func(*half) bool, docs func(*docRec) bool, emit func(pairRec)) error {
+func (f *verifyFn) ProcessElement(ctx context.Context, b uint64, halves func(*half) bool, docs func(*docRec) bool, emit func(pairRec), emitCand func(line)) error {
 	var d docRec
 	have := false
 	var h half
@@ -132,9 +154,17 @@ func (f *verifyFn) ProcessElement(ctx context.Context, b uint64, halves func(*ha
 		if err != nil {
 			return fmt.Errorf("neardup-beam: comparing %#x and %#x: %w", h.A, b, err)
 		}
-		if f.sk.cfg.accept(sim) {
+		ok := f.sk.cfg.accept(sim)
+		if ok {
 			cPairs.Inc(ctx, 1)
-			emit(pairRec{A: h.A, B: b, Similarity: sim, Keys: h.Keys})
+			emit(pairRec{A: h.A, B: b, AID: h.AID, BID: d.ID, Similarity: sim, Keys: h.Keys})
+		}
+		if f.Candidates {
+			j, err := json.Marshal(CandidateJSON{A: h.AID, B: d.ID, SeqA: h.A, SeqB: b, Keys: h.Keys, Estimate: round6(sim), Accepted: ok})
+			if err != nil {
+				return err
+			}
+			emitCand(line{Order: b, Text: string(j)})
 		}
 	}
 	return nil
@@ -152,16 +182,58 @@ func (f *edgeFn) ProcessElement(p pairRec, emit func(uint64, uint64)) {
 	}
 }
 
+// CandidateJSON is one line of candidates/*.jsonl (Options.Candidates):
+// a distinct candidate pair, the band keys it shares within the MaxRun
+// windows, its estimate and whether it was accepted.
+type CandidateJSON struct {
+	A        string  `json:"a"`
+	B        string  `json:"b"`
+	SeqA     uint64  `json:"seq_a"`
+	SeqB     uint64  `json:"seq_b"`
+	Keys     int64   `json:"keys"`
+	Estimate float64 `json:"estimate"`
+	Accepted bool    `json:"accepted"`
+}
+
+// PairJSON is one line of pairs/*.jsonl: a verified pair (dedup's
+// pairs.jsonl, without the standard errors).
+type PairJSON struct {
+	A          string  `json:"a"`
+	B          string  `json:"b"`
+	Similarity float64 `json:"similarity"`
+	Keys       int64   `json:"keys,omitempty"`
+	Kind       string  `json:"kind"` // "identical" or "near"
+}
+
+func round6(x float64) float64 { return math.Round(x*1e6) / 1e6 }
+
+func pairLineFn(p pairRec) line {
+	kind := "near"
+	if p.Identical {
+		kind = "identical"
+	}
+	b, _ := json.Marshal(PairJSON{A: p.AID, B: p.BID, Similarity: round6(p.Similarity), Keys: p.Keys, Kind: kind})
+	return line{Order: p.B, Text: string(b)}
+}
+
 // Candidates computes the candidate pairs of the unique documents
 // (PCollection<KV<uint64, docRec>> keyed by order) and verifies them. It
 // returns the verified pairs (PCollection<pairRec>), the hot keys
-// (PCollection<hotKey>) and the distinct candidate pairs on their way to
-// verification (PCollection<KV<uint64, half>>, for counting).
-func Candidates(s beam.Scope, cfg Config, unique beam.PCollection) (pairs, hot, halves beam.PCollection) {
+// (PCollection<hotKey>), the distinct candidate pairs on their way to
+// verification (PCollection<KV<uint64, half>>, for counting), the
+// candidate lines (PCollection<line>, empty unless o.Candidates) and the
+// band-key rows by shard (PCollection<KV<int, bands.Row>>, empty unless
+// o.ExportBands).
+func Candidates(s beam.Scope, o Options, unique beam.PCollection) (pairs, hot, halves, candLines, rows beam.PCollection) {
 	s = s.Scope("Candidates")
-	keys := beam.ParDo(s, &bandsFn{Cfg: cfg}, unique)
+	cfg := o.Config
+	shards := 0
+	if o.ExportBands {
+		shards = o.Shards
+	}
+	keys, rows := beam.ParDo2(s, &bandsFn{Cfg: cfg, Shards: shards}, unique)
 	cands, hot := beam.ParDo2(s, &runFn{MaxRun: cfg.withDefaults().MaxRun}, beam.GroupByKey(s, keys))
 	halves = beam.ParDo(s, &joinAFn{}, beam.CoGroupByKey(s, cands, unique))
-	pairs = beam.ParDo(s, &verifyFn{Cfg: cfg}, beam.CoGroupByKey(s, halves, unique))
-	return pairs, hot, halves
+	pairs, candLines = beam.ParDo2(s, &verifyFn{Cfg: cfg, Candidates: o.Candidates}, beam.CoGroupByKey(s, halves, unique))
+	return pairs, hot, halves, candLines, rows
 }

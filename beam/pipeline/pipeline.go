@@ -26,8 +26,16 @@ type Options struct {
 	// is DefaultRounds.
 	Rounds int
 	// Shards is the number of files of each of removed/, rejected/,
-	// clusters/ and hot_keys/. The default is 1.
+	// clusters/, pairs/, hot_keys/ (and candidates/, bands/). The default
+	// is 1.
 	Shards int
+	// Candidates also writes every distinct candidate pair, with its
+	// estimate and whether it was accepted, to candidates/*.jsonl.
+	Candidates bool
+	// ExportBands also writes the band keys of every unique document as
+	// zstd Parquet rows (doc, seq, band, key) to bands/*.parquet, for the
+	// SQL self-join of package bands.
+	ExportBands bool
 }
 
 // Validate reports every problem of o at once.
@@ -86,10 +94,10 @@ func Build(s beam.Scope, o Options) (beam.PCollection, error) {
 
 	// Ids, then exact fingerprints.
 	byFP, idRejects := beam.ParDo2(s, &uniqueIDFn{}, beam.GroupByKey(s, byID))
-	unique, nodes, identical := beam.ParDo3(s, &exactFn{}, beam.GroupByKey(s, byFP))
+	unique, nodes, identical, idPairs := beam.ParDo4(s, &exactFn{}, beam.GroupByKey(s, byFP))
 
 	// Band keys, candidates, verification.
-	pairs, hot, candidates := Candidates(s, cfg, unique)
+	pairs, hot, candidates, candLines, rows := Candidates(s, o, unique)
 
 	// Components of the pairs that join clusters (identical copies included).
 	edges := beam.Flatten(s, identical, beam.ParDo(s, &edgeFn{Cfg: cfg}, pairs))
@@ -105,6 +113,13 @@ func Build(s beam.Scope, o Options) (beam.PCollection, error) {
 	writeLines(s, o.Output, "removed", o.Shards, removed)
 	writeLines(s, o.Output, "rejected", o.Shards, beam.ParDo(s, rejectLineFn, rejects))
 	writeLines(s, o.Output, "hot_keys", o.Shards, beam.ParDo(s, hotLineFn, hot))
+	writeLines(s, o.Output, "pairs", o.Shards, beam.ParDo(s, pairLineFn, beam.Flatten(s, idPairs, pairs)))
+	if o.Candidates {
+		writeLines(s, o.Output, "candidates", o.Shards, candLines)
+	}
+	if o.ExportBands {
+		writeBands(s, o.Output, o.Shards, rows)
+	}
 
 	// The books.
 	parts := beam.Flatten(s,

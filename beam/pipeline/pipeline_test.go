@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"iter"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -20,6 +21,8 @@ import (
 
 	"github.com/neardup/neardup/corpus"
 	"github.com/neardup/neardup/dedup"
+	"github.com/neardup/neardup/index"
+	"github.com/neardup/neardup/sample"
 )
 
 // TestMain runs the pipelines of this package's tests on Prism, the SDK's
@@ -67,14 +70,46 @@ func readLines(t *testing.T, dir, pattern string) []string {
 	return lines
 }
 
+// records yields the documents of inputs and, as errors, the records the
+// reader rejects: what dedup.Run takes.
+func records(inputs []string) iter.Seq2[*corpus.Document, error] {
+	return func(yield func(*corpus.Document, error) bool) {
+		var pending []*corpus.RecordError
+		r, err := corpus.Open(inputs, corpus.Options{OnReject: func(e *corpus.RecordError) { pending = append(pending, e) }})
+		if err != nil {
+			yield(nil, err)
+			return
+		}
+		defer r.Close()
+		flush := func() bool {
+			for _, e := range pending {
+				if !yield(nil, e) {
+					return false
+				}
+			}
+			pending = pending[:0]
+			return true
+		}
+		for r.Next() {
+			if !flush() || !yield(r.Doc(), nil) {
+				return
+			}
+		}
+		if flush() && r.Err() != nil {
+			yield(nil, r.Err())
+		}
+	}
+}
+
 // reference runs the core's dedup.Run (in memory, verification by sketch
 // estimate) on the same inputs and returns its clusters, removed records
 // and kept corpus in the pipeline's formats, and its summary.
-func reference(t *testing.T, inputs []string, cfg Config) (clusters, removed []string, kept []byte, sum dedup.Summary) {
+func reference(t *testing.T, inputs []string, cfg Config) (clusters, removed, pairs []string, kept []byte, sum dedup.Summary) {
 	t.Helper()
 	cfg = cfg.withDefaults()
-	o := dedup.Options{Inputs: inputs, Exact: dedup.ExactNever, K: cfg.K, Seed: cfg.Seed, Threshold: cfg.Threshold, Slack: cfg.Slack, Workers: 2}
-	res, err := dedup.Run(context.Background(), o)
+	o := dedup.Options{Index: index.Config{Sketch: sample.Config{K: cfg.K, Seed: cfg.Seed}, Threshold: cfg.Threshold, Slack: cfg.Slack},
+		Exact: dedup.ExactNever, Workers: 2}
+	res, err := dedup.Run(context.Background(), records(inputs), o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -100,17 +135,26 @@ func reference(t *testing.T, inputs []string, cfg Config) (clusters, removed []s
 		b, _ := json.Marshal(j)
 		clusters = append(clusters, string(b))
 	}
+	for _, p := range res.Pairs {
+		j := PairJSON{A: p.A, B: p.B, Similarity: round6(p.Similarity), Keys: int64(p.Keys), Kind: "near"}
+		if p.Identical {
+			j.Kind = "identical"
+		}
+		b, _ := json.Marshal(j)
+		pairs = append(pairs, string(b))
+	}
 	slices.Sort(clusters)
 	slices.Sort(removed)
+	slices.Sort(pairs)
 	var buf bytes.Buffer
 	w := corpus.NewJSONLWriter(&buf)
-	if _, err := dedup.WriteKept(context.Background(), o, res, w); err != nil {
+	if _, err := dedup.WriteKept(context.Background(), records(inputs), res, w); err != nil {
 		t.Fatal(err)
 	}
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
 	}
-	return clusters, removed, buf.Bytes(), res.Summary
+	return clusters, removed, pairs, buf.Bytes(), res.Summary
 }
 
 func readSummary(t *testing.T, dir string) Summary {
@@ -185,12 +229,13 @@ func compareSummary(t *testing.T, got Summary, want dedup.Summary) {
 func TestShippedCorpusEqualsDedup(t *testing.T) {
 	cfg := Config{}
 	out := runPipeline(t, Options{Inputs: []string{shippedCorpus}, Config: cfg, Shards: 3})
-	clusters, removed, kept, sum := reference(t, []string{shippedCorpus}, cfg)
+	clusters, removed, pairs, kept, sum := reference(t, []string{shippedCorpus}, cfg)
 	if len(clusters) == 0 || sum.Near == 0 {
 		t.Fatalf("the reference found %d clusters, %d near duplicates: the test would prove nothing", len(clusters), sum.Near)
 	}
 	equalLines(t, "clusters", readLines(t, out, "clusters/clusters-*-of-00003.jsonl"), clusters)
 	equalLines(t, "removed", readLines(t, out, "removed/removed-*-of-00003.jsonl"), removed)
+	equalLines(t, "pairs", readLines(t, out, "pairs/pairs-*-of-00003.jsonl"), pairs)
 	got, err := os.ReadFile(filepath.Join(out, "kept", "kept-00000.jsonl"))
 	if err != nil {
 		t.Fatal(err)
@@ -295,12 +340,15 @@ func TestCraftedCorpusEqualsDedup(t *testing.T) {
 		t.Run(fmt.Sprintf("maxrun=%d", maxRun), func(t *testing.T) {
 			cfg := Config{MaxRun: maxRun}
 			out := runPipeline(t, Options{Inputs: []string{filepath.Join(dir, "*.jsonl*")}, Config: cfg, Shards: 2})
-			clusters, removed, kept, sum := reference(t, inputs, cfg)
+			clusters, removed, pairs, kept, sum := reference(t, inputs, cfg)
 			if sum.Exact < 3 || sum.Near < 8 || sum.RejectedBy[dedup.ReasonDuplicateID] != 1 || sum.Rejected < 3 {
 				t.Fatalf("the corpus does not exercise the pipeline: %+v", sum)
 			}
 			equalLines(t, "clusters", readLines(t, out, "clusters/*.jsonl"), clusters)
 			equalLines(t, "removed", readLines(t, out, "removed/*.jsonl"), removed)
+			if maxRun == 0 {
+				equalLines(t, "pairs", readLines(t, out, "pairs/*.jsonl"), pairs)
+			}
 			s := readSummary(t, out)
 			hot := readLines(t, out, "hot_keys/*.jsonl")
 			if maxRun != 0 {

@@ -33,7 +33,7 @@ func init() {
 	register.DoFn3x1[context.Context, []byte, func(fileRef), error](&expandFn{})
 	register.DoFn5x1[context.Context, fileRef, func(string, docRec), func(rejectRec), func(fileStat), error](&readFn{})
 	register.DoFn5x1[context.Context, string, func(*docRec) bool, func(uint64, docRec), func(rejectRec), error](&uniqueIDFn{})
-	register.DoFn6x1[context.Context, uint64, func(*docRec) bool, func(uint64, docRec), func(uint64, nodeInfo), func(uint64, uint64), error](&exactFn{})
+	register.DoFn7x1[context.Context, uint64, func(*docRec) bool, func(uint64, docRec), func(uint64, nodeInfo), func(uint64, uint64), func(pairRec), error](&exactFn{})
 	register.Emitter1[fileRef]()
 	register.Emitter2[string, docRec]()
 	register.Emitter1[rejectRec]()
@@ -195,11 +195,12 @@ func (f *uniqueIDFn) ProcessElement(ctx context.Context, id string, iter func(*d
 // exactFn groups the documents of one exact fingerprint: the first (in
 // input order) is unique and goes on to the band keys; every other is an
 // identical copy, joined to it by an edge of similarity 1 (dedup's
-// exactInMemory). It emits every document's node information. Memory:
-// one document plus the orders of the copies.
+// exactInMemory). It emits every document's node information, and the
+// identical pairs for pairs/. Memory: one document plus the orders of the
+// copies.
 type exactFn struct{}
 
-func (f *exactFn) ProcessElement(ctx context.Context, _ uint64, iter func(*docRec) bool, emitUnique func(uint64, docRec), emitNode func(uint64, nodeInfo), emitEdge func(uint64, uint64)) error {
+func (f *exactFn) ProcessElement(ctx context.Context, _ uint64, iter func(*docRec) bool, emitUnique func(uint64, docRec), emitNode func(uint64, nodeInfo), emitEdge func(uint64, uint64), emitPair func(pairRec)) error {
 	var first docRec
 	var copies []nodeInfo
 	var d docRec
@@ -224,6 +225,7 @@ func (f *exactFn) ProcessElement(ctx context.Context, _ uint64, iter func(*docRe
 	for _, c := range copies {
 		emitNode(c.Order, c)
 		emitEdge(first.Order, c.Order)
+		emitPair(pairRec{A: first.Order, B: c.Order, AID: first.ID, BID: c.ID, Similarity: 1, Identical: true})
 	}
 	return nil
 }

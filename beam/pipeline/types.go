@@ -4,6 +4,8 @@ import (
 	"reflect"
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
+
+	"github.com/neardup/neardup/beam/bands"
 )
 
 // The elements that flow between stages. Every field is exported so that
@@ -66,6 +68,7 @@ type fileStat struct {
 // half is a candidate pair (A, B) on its way to B's sketch, carrying A's.
 type half struct {
 	A      uint64
+	AID    string
 	Keys   int64 // band keys the pair shares (within the MaxRun windows)
 	Sketch []uint64
 }
@@ -73,13 +76,15 @@ type half struct {
 // pairRec is a verified pair: A before B in input order.
 type pairRec struct {
 	A, B       uint64
+	AID, BID   string
 	Similarity float64
 	Keys       int64
+	Identical  bool
 }
 
 // hotKey is a band key shared by more than MaxRun documents.
 type hotKey struct {
-	Key  uint64 // band number << 32 | top 32 bits of the key
+	Key  uint64 // the band key
 	Docs int64
 }
 
@@ -90,7 +95,7 @@ type line struct {
 }
 
 func init() {
-	for _, t := range []any{fileRef{}, docRec{}, nodeInfo{}, rejectRec{}, fileStat{}, half{}, pairRec{}, hotKey{}, line{}} {
+	for _, t := range []any{fileRef{}, docRec{}, nodeInfo{}, rejectRec{}, fileStat{}, half{}, pairRec{}, hotKey{}, line{}, bands.Row{}} {
 		beam.RegisterType(reflect.TypeOf(t))
 	}
 }

@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -14,6 +15,8 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/core/typex"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/io/filesystem"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
+
+	"github.com/neardup/neardup/beam/bands"
 )
 
 func init() {
@@ -21,6 +24,8 @@ func init() {
 	register.DoFn2x0[[]byte, func(int, int)](&shardIndexFn{})
 	register.DoFn2x0[line, func(int, line)](&shardKeyFn{})
 	register.DoFn4x1[context.Context, int, func(*int) bool, func(*line) bool, error](&writeShardFn{})
+	register.DoFn4x1[context.Context, int, func(*int) bool, func(*bands.Row) bool, error](&writeBandsFn{})
+	register.Iter1[bands.Row]()
 	register.DoFn5x1[context.Context, []byte, func(*string, *int64) bool, func(*string, *int64) bool, func(string), error](&summaryFn{})
 	register.Function2x0(fileKeyFn)
 	register.Function2x0(dropOfRejectFn)
@@ -141,8 +146,49 @@ func (f *shardIndexFn) ProcessElement(_ []byte, emit func(int, int)) {
 type shardKeyFn struct{ N int }
 
 func (f *shardKeyFn) ProcessElement(l line, emit func(int, line)) {
-	x := l.Order * 0x9e3779b97f4a7c15
-	emit(int((x^x>>29)%uint64(f.N)), l)
+	emit(shardOf(l.Order, f.N), l)
+}
+
+// shardOf assigns an order to one of n shards by a hash.
+func shardOf(o uint64, n int) int {
+	x := o * 0x9e3779b97f4a7c15
+	return int((x ^ x>>29) % uint64(n))
+}
+
+// writeBandsFn writes the band-key rows of one shard, sorted by (seq,
+// band), to DIR/bands/bands-SSSSS-of-NNNNN.parquet.
+type writeBandsFn struct {
+	Dir string
+	N   int
+}
+
+func (f *writeBandsFn) ProcessElement(ctx context.Context, shard int, _ func(*int) bool, rows func(*bands.Row) bool) error {
+	var rs []bands.Row
+	var r bands.Row
+	for rows(&r) {
+		rs = append(rs, r)
+	}
+	slices.SortFunc(rs, func(a, b bands.Row) int {
+		if a.Seq != b.Seq {
+			return cmp.Compare(a.Seq, b.Seq)
+		}
+		return cmp.Compare(a.Band, b.Band)
+	})
+	name := joinPath(f.Dir, fmt.Sprintf("bands/bands-%05d-of-%05d.parquet", shard, f.N))
+	return writeFile(ctx, name, func(w io.Writer) error {
+		bw := bands.NewWriter(w)
+		if err := bw.Write(rs); err != nil {
+			return err
+		}
+		return bw.Close()
+	})
+}
+
+// writeBands writes PCollection<KV<int, bands.Row>> as n Parquet shards.
+func writeBands(s beam.Scope, dir string, n int, rows beam.PCollection) {
+	s = s.Scope("Write_bands")
+	idx := beam.ParDo(s, &shardIndexFn{N: n}, beam.Impulse(s))
+	beam.ParDo0(s, &writeBandsFn{Dir: dir, N: n}, beam.CoGroupByKey(s, idx, rows))
 }
 
 // writeShardFn writes the lines of one shard, sorted by order, to
@@ -212,13 +258,12 @@ func rejectLineFn(r rejectRec) line {
 // HotKeyJSON is one line of hot_keys/*.jsonl: a band key shared by more
 // documents than MaxRun.
 type HotKeyJSON struct {
-	Band int    `json:"band"`
-	Key  string `json:"key"` // the top 32 bits of the band key, hex
+	Key  string `json:"key"` // the band key, 16 hex digits
 	Docs int64  `json:"docs"`
 }
 
 func hotLineFn(h hotKey) line {
-	b, _ := json.Marshal(HotKeyJSON{Band: int(h.Key >> 32), Key: fmt.Sprintf("%08x", uint32(h.Key)), Docs: h.Docs})
+	b, _ := json.Marshal(HotKeyJSON{Key: fmt.Sprintf("%016x", h.Key), Docs: h.Docs})
 	return line{Order: h.Key, Text: string(b)}
 }
 

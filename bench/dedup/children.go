@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
+	"iter"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -13,9 +14,9 @@ import (
 
 	minhashlsh "github.com/ekzhu/minhash-lsh"
 
+	"github.com/neardup/neardup/corpus"
 	"github.com/neardup/neardup/dedup"
 	"github.com/neardup/neardup/index"
-	"github.com/neardup/neardup/internal/progress"
 	"github.com/neardup/neardup/sample"
 	"github.com/neardup/neardup/sketch"
 	"github.com/neardup/neardup/store"
@@ -180,15 +181,18 @@ func runDedupChild(o flags) childResult {
 	mon := startHeapMonitor(20 * time.Millisecond)
 	cpu0 := cpuSeconds()
 	t0 := time.Now()
-	res, err := dedup.Run(context.Background(), dedup.Options{
-		Inputs:    []string{m.Corpus},
-		Threshold: o.threshold,
-		K:         o.k,
-		Store:     st,
-		Workers:   2,
-		Exact:     exactMode(o.exact),
-		Progress:  progress.Options{W: os.Stderr, Every: 15 * time.Second},
+	rd, docs, err := records(m.Corpus)
+	if err != nil {
+		fatal(err)
+	}
+	res, err := dedup.Run(context.Background(), docs, dedup.Options{
+		Index:   index.Config{Sketch: sample.Config{K: o.k}, Threshold: o.threshold},
+		Store:   st,
+		Workers: 2,
+		Exact:   exactMode(o.exact),
+		Events:  stageLog(rd),
 	})
+	rd.Close()
 	wall := time.Since(t0)
 	if err != nil {
 		fatal(err)
@@ -254,11 +258,58 @@ func runDedupChild(o flags) childResult {
 		var sk sketch.Sketch
 		smp := newSampler(o.k)
 		sk.Header, sk.Values = smp.Header(), make([]uint64, o.k)
-		rec := index.AppendDoc(nil, &index.Doc{Name: docName(0), Sketch: sk})
+		rec, _ := index.AppendDoc(nil, &index.Doc{Name: docName(0), Sketch: sk, HasFingerprint: true})
 		r.IndexBytesDoc = float64(n) / float64(sum.Read)
 		r.IndexNote = fmt.Sprintf("Pebble directory after compaction / docs (%.1f MB; doc records ≈ %d B/doc uncompressed, postings the rest)", float64(n)/1e6, len(rec))
 	}
 	return r
+}
+
+// records opens path and returns the reader and the records dedup.Run
+// takes: the documents, and rejected records as *corpus.RecordError.
+func records(path string) (*corpus.Reader, iter.Seq2[*corpus.Document, error], error) {
+	var pending []*corpus.RecordError
+	r, err := corpus.Open([]string{path}, corpus.Options{OnReject: func(e *corpus.RecordError) { pending = append(pending, e) }})
+	if err != nil {
+		return nil, nil, err
+	}
+	return r, func(yield func(*corpus.Document, error) bool) {
+		for r.Next() {
+			for _, e := range pending {
+				if !yield(nil, e) {
+					return
+				}
+			}
+			pending = pending[:0]
+			if !yield(r.Doc(), nil) {
+				return
+			}
+		}
+		if r.Err() != nil {
+			yield(nil, r.Err())
+		}
+	}, nil
+}
+
+// stageLog logs each stage's end (the sketch stage with the bytes read)
+// and progress every 15 seconds to stderr.
+func stageLog(r *corpus.Reader) dedup.EventListener {
+	last := time.Now()
+	return dedup.EventListener{
+		Progress: func(p dedup.ProgressInfo) {
+			if time.Since(last) > 15*time.Second {
+				last = time.Now()
+				fmt.Fprintf(os.Stderr, "%s: %d of %d %s\n", p.Stage, p.Done, p.Total, p.Unit)
+			}
+		},
+		StageEnd: func(s dedup.StageInfo) {
+			if s.Stage == dedup.StageSketch {
+				fmt.Fprintf(os.Stderr, "%s: %d bytes in %v (%.0f bytes/s)\n", s.Stage, r.BytesRead(), s.Duration.Round(time.Millisecond), float64(r.BytesRead())/s.Duration.Seconds())
+				return
+			}
+			fmt.Fprintf(os.Stderr, "%s: %d items in %v\n", s.Stage, s.Items, s.Duration.Round(time.Millisecond))
+		},
+	}
 }
 
 func exactMode(s string) dedup.ExactMode {
@@ -331,7 +382,7 @@ func queryDocs(o flags, g *generator, m *manifest) ([][]uint64, []int) {
 // index dedup.Run built in st.
 func timeQueries(o flags, m *manifest, g *generator, st store.Store, res *dedup.Result) *queryResult {
 	smp := newSampler(o.k)
-	x, err := index.Open(st, index.Config{Header: smp.Header(), LSH: res.Scheme, Threshold: o.threshold})
+	x, err := index.Open(context.Background(), st, index.Config{Threshold: o.threshold})
 	if err != nil {
 		fatal(err)
 	}
@@ -343,7 +394,7 @@ func timeQueries(o flags, m *manifest, g *generator, st store.Store, res *dedup.
 	for q, v := range sks {
 		s := sketch.Sketch{Header: smp.Header(), Values: v}
 		t := time.Now()
-		matches, err = x.Query(matches[:0], &s, nil, "")
+		matches, err = x.Query(context.Background(), matches[:0], &index.Doc{Sketch: s}, "")
 		lat[q] = time.Since(t)
 		if err != nil {
 			fatal(err)

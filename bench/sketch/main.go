@@ -47,6 +47,7 @@ import (
 	"math"
 	"os"
 	"runtime"
+	"runtime/pprof"
 	"slices"
 	"strings"
 	"text/tabwriter"
@@ -86,12 +87,26 @@ func main() {
 	flag.StringVar(&samplers, "samplers", "minhash,prefix,lazybits,lazybits-batched,bottomk,proportional,oph,superminhash", "neardup samplers to time")
 	flag.StringVar(&raw, "raw", "oph,superminhash", "samplers to time from raw text (extraction + sketching)")
 	flag.BoolVar(&asJSON, "json", false, "print JSON instead of tables")
+	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of the timed repetitions to this file")
 	flag.Parse()
+	if *cpuProfile != "" {
+		f, err := os.Create(*cpuProfile)
+		if err == nil {
+			err = pprof.StartCPUProfile(f)
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "bench/sketch:", err)
+			os.Exit(1)
+		}
+		defer f.Close()
+		defer pprof.StopCPUProfile()
+	}
 	cfg.Targets = []float64{0.5, 0.8, 0.9, 0.95}
 	if raw != "" {
 		cfg.Raw = strings.Split(raw, ",")
 	}
 	if err := run(os.Stdout, os.Stderr, cfg, strings.Split(samplers, ","), asJSON); err != nil {
+		pprof.StopCPUProfile()
 		fmt.Fprintln(os.Stderr, "bench/sketch:", err)
 		os.Exit(1)
 	}

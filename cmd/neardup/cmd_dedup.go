@@ -42,10 +42,12 @@ type dedupOptions struct {
 	// run fails (after writing its output).
 	MaxRejected float64
 	JSON        bool
-	// SamplerSet reports that --sampler was given explicitly.
-	SamplerSet bool
-	Feature    featFlags
-	Corpus     featCorpusFlags
+	// Given holds the flags given on the command line: the others are
+	// left to the index (its recorded configuration, or the defaults).
+	// Nil counts every flag as given.
+	Given   map[string]bool
+	Feature featFlags
+	Corpus  featCorpusFlags
 }
 
 func newDedupCmd(env *Env) *cobra.Command {
@@ -94,7 +96,7 @@ naming the commonest reason and an example record.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Inputs = args
-			opts.SamplerSet = cmd.Flags().Changed("sampler")
+			opts.Given = givenFlags(cmd)
 			return runDedup(cmd.Context(), env, opts)
 		},
 	}
@@ -167,46 +169,121 @@ func parseLSH(s string, seed uint64) (*lsh.Params, error) {
 }
 
 func runDedup(ctx context.Context, env *Env, opts dedupOptions) error {
+	do, err := dedupLibOptions(ctx, env, &opts)
+	if err != nil {
+		return err
+	}
+	if err := checkDedupOut(opts); err != nil {
+		return err
+	}
+	if err := checkInputs(opts.Inputs); err != nil {
+		return err
+	}
+	// Lock the output directory first, then clean it: a second run on the
+	// same --out fails here instead of removing the first one's live index.
+	unlock, err := store.LockDir(opts.Out)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	st, err := openDedupStore(opts)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	do.Store = st
+
+	logf := func(format string, args ...any) {
+		if !opts.Quiet {
+			fmt.Fprintf(env.Stderr, format, args...)
+		}
+	}
+	copts := corpus.Options{
+		IDField:   opts.Corpus.IDField,
+		TextField: opts.Corpus.TextField,
+		OnWarning: func(e *corpus.RecordError) { logf("neardup dedup: warning: %v\n", e) },
+	}
+	if opts.KeyField != "" {
+		copts.MetaFields = []string{opts.KeyField}
+	}
+	r, docs, err := corpus.Records(opts.Inputs, copts)
+	if err != nil {
+		return usagef("%v", err)
+	}
+	defer r.Close()
+	var po progress.Options
+	if !opts.Quiet {
+		po = progress.Options{W: env.Stderr, Interactive: env.Interactive}
+	}
+	var rejects rejectLog
+	do.Events = dedupEvents(po, r, logf, &rejects)
+	res, err := dedup.Run(ctx, docs, do)
+	if err != nil {
+		return configError(err)
+	}
+	rs := r.Stats()
+	res.Summary.Warnings, res.Summary.Skipped = rs.Warnings, rs.Skipped
+	if err := writeDedupOutputs(ctx, opts, copts, po, res); err != nil {
+		return err
+	}
+	s := res.Summary
+	if opts.JSON {
+		if err := dedup.WriteSummary(env.Stdout, &s); err != nil {
+			return err
+		}
+	} else {
+		fmt.Fprintf(env.Stdout, "read %d: kept %d, duplicates %d (%d identical, %d near), rejected %d\n", s.Read, s.Kept, s.Duplicates, s.Exact, s.Near, s.Rejected)
+		fmt.Fprintf(env.Stdout, "%d verified pairs in %d clusters (largest %d); %d candidates checked; %s J >= %g, lsh %v\n",
+			s.Pairs, s.Clusters, s.Largest, s.Candidates, s.Config.Sampler+" k="+strconv.Itoa(s.Config.K), s.Config.Threshold, s.Config.LSH)
+		fmt.Fprintf(env.Stdout, "wrote %s/{clusters.jsonl,pairs.jsonl,summary.json,kept/} in %.2fs\n", opts.Out, s.Seconds)
+	}
+	return rejects.check(s.Read, s.Rejected, s.RejectedBy, opts.MaxRejected)
+}
+
+// dedupLibOptions turns the flags into dedup.Options (without the store
+// and the events). Flags not given are left zero for the index to resolve.
+func dedupLibOptions(ctx context.Context, env *Env, opts *dedupOptions) (dedup.Options, error) {
+	set := opts.Given
 	if opts.Weighted != "" {
 		if opts.Weighted != "count" && opts.Weighted != "tfidf" {
-			return usagef("--weighted %q: want count or tfidf", opts.Weighted)
+			return dedup.Options{}, usagef("--weighted %q: want count or tfidf", opts.Weighted)
 		}
 		opts.Feature.Weight = opts.Weighted
-		if !opts.SamplerSet {
+		if !given(set, "sampler") {
 			opts.Sampler = "cws"
 		}
 	}
 	fo, err := opts.Feature.options()
 	if err != nil {
-		return err
+		return dedup.Options{}, err
 	}
 	if err := checkFeatOptions(fo); err != nil {
-		return err
+		return dedup.Options{}, err
 	}
 	alg, err := parseSampler(opts.Sampler, dedupSamplers)
 	if err != nil {
-		return err
+		return dedup.Options{}, err
 	}
 	if err := checkThreshold("--threshold", opts.Threshold); err != nil {
-		return err
+		return dedup.Options{}, err
 	}
 	if err := checkSamples("--k", opts.K); err != nil {
-		return err
+		return dedup.Options{}, err
 	}
 	if err := checkMaxRejected(opts.MaxRejected); err != nil {
-		return err
+		return dedup.Options{}, err
 	}
-	if fo.Weighting != feature.WeightSet && !alg.IsWeighted() {
-		return usagef("--weight %v needs a weighted sampler (--sampler cws or icws); %v ignores weights", fo.Weighting, alg)
+	if fo.Weighting != feature.WeightSet && !alg.IsWeighted() && (given(set, "sampler") || given(set, "weighted")) {
+		return dedup.Options{}, usagef("--weight %v needs a weighted sampler (--sampler cws or icws); %v ignores weights", fo.Weighting, alg)
 	}
 	if fo.Weighting == feature.WeightTFIDF {
 		if fo.IDFTable, err = featLoadIDF(ctx, env, opts.Feature.IDF, opts.Inputs, opts.Corpus, fo, "dedup"); err != nil {
-			return err
+			return dedup.Options{}, err
 		}
 	}
 	params, err := parseLSH(opts.LSH, opts.Seed)
 	if err != nil {
-		return err
+		return dedup.Options{}, err
 	}
 	var exact dedup.ExactMode
 	switch opts.Exact {
@@ -217,12 +294,23 @@ func runDedup(ctx context.Context, env *Env, opts dedupOptions) error {
 	case "never":
 		exact = dedup.ExactNever
 	default:
-		return usagef("--exact %q: want auto, always or never", opts.Exact)
+		return dedup.Options{}, usagef("--exact %q: want auto, always or never", opts.Exact)
 	}
 	keep, desc, err := dedup.ParseKeepPolicy(opts.Keep)
 	if err != nil {
-		return usagef("--keep: %v", err)
+		return dedup.Options{}, usagef("--keep: %v", err)
 	}
+	flags := indexFlags{Sampler: alg, K: opts.K, Seed: opts.Seed, LSH: params, Threshold: opts.Threshold, Slack: slackOption(opts.Slack), Features: fo}
+	return dedup.Options{
+		Index:   flags.config(set),
+		Exact:   exact,
+		Workers: opts.Workers,
+		Cluster: dedup.ClusterOptions{Keep: keep, Descending: desc, KeyField: opts.KeyField, Star: opts.Star, MaxSize: opts.MaxSize},
+	}, nil
+}
+
+// checkDedupOut refuses an output directory that is or holds an input.
+func checkDedupOut(opts dedupOptions) error {
 	if opts.Out == "" {
 		return usagef("--out must name a directory")
 	}
@@ -236,72 +324,64 @@ func runDedup(ctx context.Context, env *Env, opts dedupOptions) error {
 			}
 		}
 	}
-	if err := checkInputs(opts.Inputs); err != nil {
-		return err
-	}
-	if err := os.MkdirAll(opts.Out, 0o755); err != nil {
-		return err
-	}
-	// The store.
-	var st store.Store
+	return nil
+}
+
+// openDedupStore opens the store of --store: memory, a Pebble directory,
+// or by default OUT/index made afresh.
+func openDedupStore(opts dedupOptions) (store.Store, error) {
 	switch opts.Store {
 	case "memory":
-		st = store.NewMemory()
+		return store.NewMemory(), nil
 	case "":
 		dir := filepath.Join(opts.Out, "index")
 		if err := os.RemoveAll(dir); err != nil {
-			return err
+			return nil, err
 		}
-		if st, err = store.OpenPebble(dir, nil); err != nil {
-			return err
-		}
-	default:
-		if st, err = store.OpenPebble(opts.Store, nil); err != nil {
-			return err
-		}
+		return store.OpenPebble(dir, nil)
 	}
-	defer st.Close()
+	return store.OpenPebble(opts.Store, nil)
+}
 
-	logf := func(format string, args ...any) {
-		if !opts.Quiet {
-			fmt.Fprintf(env.Stderr, format, args...)
-		}
-	}
-	var rejects rejectLog
-	do := dedup.Options{
-		Inputs:    opts.Inputs,
-		Features:  fo,
-		Algorithm: alg,
-		K:         opts.K,
-		Seed:      opts.Seed,
-		Threshold: opts.Threshold,
-		LSH:       params,
-		Store:     st,
-		Exact:     exact,
-		Slack:     slackOption(opts.Slack),
-		Workers:   opts.Workers,
-		Cluster:   dedup.ClusterOptions{Keep: keep, Descending: desc, KeyField: opts.KeyField, Star: opts.Star, MaxSize: opts.MaxSize},
-		Corpus: corpus.Options{
-			IDField:   opts.Corpus.IDField,
-			TextField: opts.Corpus.TextField,
-			OnWarning: func(e *corpus.RecordError) { logf("neardup dedup: warning: %v\n", e) },
+// dedupEvents draws a progress bar per stage (the sketch stage by bytes
+// read from r) and logs rejected records.
+func dedupEvents(po progress.Options, r *corpus.Reader, logf func(string, ...any), rejects *rejectLog) dedup.EventListener {
+	bars := map[string]*progress.Bar{}
+	return dedup.EventListener{
+		Progress: func(p dedup.ProgressInfo) {
+			if p.Stage == dedup.StageStore {
+				return // in the background: its bar would garble the others'
+			}
+			b, ok := bars[p.Stage]
+			if !ok {
+				if p.Stage == dedup.StageSketch {
+					b = progress.New(po, p.Stage, r.TotalBytes(), "bytes")
+				} else {
+					b = progress.New(po, p.Stage, p.Total, p.Unit)
+				}
+				bars[p.Stage] = b
+			}
+			if p.Stage == dedup.StageSketch {
+				b.Set(r.BytesRead())
+			} else {
+				b.Set(p.Done)
+			}
 		},
-		OnReject: func(e *corpus.RecordError) {
+		StageEnd: func(s dedup.StageInfo) {
+			if b, ok := bars[s.Stage]; ok {
+				b.Finish()
+			}
+		},
+		Rejected: func(e *corpus.RecordError) {
 			rejects.observe(e)
 			logf("neardup dedup: rejected: %v\n", e)
 		},
 	}
-	if opts.KeyField != "" {
-		do.Corpus.MetaFields = []string{opts.KeyField}
-	}
-	if !opts.Quiet {
-		do.Progress = progress.Options{W: env.Stderr, Interactive: env.Interactive}
-	}
-	res, err := dedup.Run(ctx, do)
-	if err != nil {
-		return err
-	}
-	// Outputs.
+}
+
+// writeDedupOutputs writes pairs, clusters, the kept corpus (reading the
+// inputs again), the report and the summary.
+func writeDedupOutputs(ctx context.Context, opts dedupOptions, copts corpus.Options, po progress.Options, res *dedup.Result) error {
 	write := func(name string, fn func(f *os.File) error) error {
 		f, err := os.Create(filepath.Join(opts.Out, name))
 		if err != nil {
@@ -327,8 +407,15 @@ func runDedup(ctx context.Context, env *Env, opts dedupOptions) error {
 	if err != nil {
 		return err
 	}
-	bar := progress.New(do.Progress, "write", res.Summary.Kept, "docs")
-	n, err := dedup.WriteKept(ctx, do, res, mw)
+	copts.OnWarning = nil
+	r, docs, err := corpus.Records(opts.Inputs, copts)
+	if err != nil {
+		mw.Close()
+		return err
+	}
+	bar := progress.New(po, "write", res.Summary.Kept, "docs")
+	n, err := dedup.WriteKept(ctx, docs, res, mw)
+	r.Close()
 	bar.Set(n)
 	bar.Finish()
 	if cerr := mw.Close(); err == nil {
@@ -341,7 +428,8 @@ func runDedup(ctx context.Context, env *Env, opts dedupOptions) error {
 		return fmt.Errorf("wrote %d kept documents, expected %d (did an input change during the run?)", n, res.Summary.Kept)
 	}
 	if opts.Report != "" {
-		if err := writeDedupReportFrom(ctx, opts.Report, res, &do); err != nil {
+		src := &reportSource{Inputs: opts.Inputs, Corpus: copts, Features: res.Index.Sketch.Features}
+		if err := writeDedupReportFrom(ctx, opts.Report, res, src); err != nil {
 			return err
 		}
 	}
@@ -350,19 +438,5 @@ func runDedup(ctx context.Context, env *Env, opts dedupOptions) error {
 	if res.Summary.Config.LSH.KeyBits == 0 {
 		res.Summary.Config.LSH.KeyBits = 64
 	}
-	if err := write("summary.json", func(f *os.File) error { return dedup.WriteSummary(f, &res.Summary) }); err != nil {
-		return err
-	}
-	s := res.Summary
-	if opts.JSON {
-		if err := dedup.WriteSummary(env.Stdout, &s); err != nil {
-			return err
-		}
-	} else {
-		fmt.Fprintf(env.Stdout, "read %d: kept %d, duplicates %d (%d identical, %d near), rejected %d\n", s.Read, s.Kept, s.Duplicates, s.Exact, s.Near, s.Rejected)
-		fmt.Fprintf(env.Stdout, "%d verified pairs in %d clusters (largest %d); %d candidates checked; %s J >= %g, lsh %v\n",
-			s.Pairs, s.Clusters, s.Largest, s.Candidates, s.Config.Sampler+" k="+strconv.Itoa(s.Config.K), s.Config.Threshold, s.Config.LSH)
-		fmt.Fprintf(env.Stdout, "wrote %s/{clusters.jsonl,pairs.jsonl,summary.json,kept/} in %.2fs\n", opts.Out, s.Seconds)
-	}
-	return rejects.check(s.Read, s.Rejected, s.RejectedBy, opts.MaxRejected)
+	return write("summary.json", func(f *os.File) error { return dedup.WriteSummary(f, &res.Summary) })
 }

@@ -24,13 +24,21 @@ const (
 	reportExampleKey = 0x7265706f7274 // "report": keys the random examples with the run's seed
 )
 
+// reportSource says where the documents of a dedup run come from, for the
+// report to show their texts.
+type reportSource struct {
+	Inputs   []string
+	Corpus   corpus.Options
+	Features feature.Options
+}
+
 // writeDedupReportFrom writes the HTML report of res to path. When o is not
 // nil the example clusters' documents are re-read from o.Inputs with
 // o.Corpus (the reader yields the records in the order the run numbered
 // them, as for dedup.WriteKept) so the report can show their differences;
 // HTML documents are shown as their visible text (o.Features'
 // normalization). Reading stops after the last document needed.
-func writeDedupReportFrom(ctx context.Context, path string, res *dedup.Result, o *dedup.Options) error {
+func writeDedupReportFrom(ctx context.Context, path string, res *dedup.Result, o *reportSource) error {
 	data, ex := dedupReportData(res)
 	if o != nil && ex.Last() >= 0 {
 		if err := readReportTexts(ctx, o, ex); err != nil {
@@ -107,7 +115,7 @@ func dedupReportData(res *dedup.Result) (*report.DedupData, *report.RunExamples)
 
 // readReportTexts re-reads the inputs, numbering records as dedup.Run does,
 // and gives the examples the texts they show.
-func readReportTexts(ctx context.Context, o *dedup.Options, ex *report.RunExamples) error {
+func readReportTexts(ctx context.Context, o *reportSource, ex *report.RunExamples) error {
 	copts := o.Corpus
 	copts.OnReject, copts.OnWarning = nil, nil
 	r, err := corpus.Open(o.Inputs, copts)

@@ -139,7 +139,7 @@ func TestDedupReportTexts(t *testing.T) {
 			t.Errorf("cluster %d: kept document %s not asked for", e.Cluster, e.Kept.Name)
 		}
 	}
-	if err := readReportTexts(context.Background(), &dedup.Options{Inputs: []string{licensesDocs}}, ex); err != nil {
+	if err := readReportTexts(context.Background(), &reportSource{Inputs: []string{licensesDocs}}, ex); err != nil {
 		t.Fatal(err)
 	}
 	shown := 0
@@ -163,7 +163,7 @@ func TestDedupReportTexts(t *testing.T) {
 	data.Examples = ex.Examples
 
 	path := filepath.Join(t.TempDir(), "report.html")
-	if err := writeDedupReportFrom(context.Background(), path, res, &dedup.Options{Inputs: []string{licensesDocs}}); err != nil {
+	if err := writeDedupReportFrom(context.Background(), path, res, &reportSource{Inputs: []string{licensesDocs}}); err != nil {
 		t.Fatal(err)
 	}
 	b, err := os.ReadFile(path)
@@ -219,7 +219,7 @@ func TestDedupReportHTMLText(t *testing.T) {
 	}
 	// A directory is walked in name order: a.html is Seq 0, b.txt Seq 1.
 	ex := report.Examples([]report.RunCluster{{ID: 1, Kept: "a.html", Members: []report.RunMember{{Name: "a.html", Seq: 0}, {Name: "b.txt", Seq: 1}}}}, report.ExampleOptions{})
-	if err := readReportTexts(context.Background(), &dedup.Options{Inputs: []string{dir}}, ex); err != nil {
+	if err := readReportTexts(context.Background(), &reportSource{Inputs: []string{dir}}, ex); err != nil {
 		t.Fatal(err)
 	}
 	if a := ex.Examples[0].Kept.Text; !strings.Contains(a, "hello brave world") || strings.Contains(a, "<") || strings.Contains(a, "var x") {

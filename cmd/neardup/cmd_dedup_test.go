@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/neardup/neardup/corpus"
+	"github.com/neardup/neardup/store"
 )
 
 const sampleCorpus = "../../testdata/licenses/docs.jsonl.gz"
@@ -203,5 +204,104 @@ func TestIndexAddQueryRemove(t *testing.T) {
 	}
 	if !strings.Contains(stdout.String(), `"matches":[]`) {
 		t.Fatalf("after remove: %s", stdout)
+	}
+}
+
+// An index reopens with no sampler, k or seed flags; a flag that
+// contradicts the recorded value fails with one line naming the flag and
+// both values; repeated ids in one add are counted, the last kept.
+func TestIndexReopenWithoutFlags(t *testing.T) {
+	dir := t.TempDir()
+	idx := filepath.Join(dir, "idx")
+	text := strings.Repeat("permission is hereby granted free of charge to any person obtaining a copy ", 10)
+	docs := filepath.Join(dir, "docs.jsonl")
+	os.WriteFile(docs, []byte(`{"id":"x","text":"old text of x that goes away"}`+"\n"+`{"id":"x","text":"`+text+`"}`+"\n"+`{"id":"y","text":"nothing alike at all here"}`+"\n"), 0o644)
+	q := filepath.Join(dir, "q.jsonl")
+	os.WriteFile(q, []byte(`{"id":"q","text":"`+text+` and more"}`+"\n"), 0o644)
+	run := func(args ...string) (int, string, string) {
+		env, stdout, stderr := testEnv()
+		return Main(context.Background(), args, env), stdout.String(), stderr.String()
+	}
+	code, out, errs := run("index", "add", "--store", idx, "--k", "64", "--sampler", "minhash", "-q", docs)
+	if code != 0 || !strings.Contains(out, "added 2 documents") || !strings.Contains(out, "2 new, 0 replaced; 1 repeated ids") {
+		t.Fatalf("add: %d %q %q", code, out, errs)
+	}
+	code, out, errs = run("index", "query", "--store", idx, q)
+	var res queryJSON
+	if code != 0 || json.Unmarshal([]byte(out), &res) != nil || len(res.Matches) != 1 || res.Matches[0].ID != "x" {
+		t.Fatalf("query without flags: %d %q %q", code, out, errs)
+	}
+	for _, c := range []struct {
+		args []string
+		msg  string
+	}{
+		{[]string{"--k", "128"}, "neardup: --k: the index was built with 64, not 128\n"},
+		{[]string{"--sampler", "oph"}, "neardup: --sampler: the index was built with minhash, not oph\n"},
+		{[]string{"--shingle", "3"}, "neardup: --shingle: the index was built with 5, not 3\n"},
+	} {
+		args := append([]string{"index", "query", "--store", idx}, c.args...)
+		code, _, errs = run(append(args, q)...)
+		if code != ExitUsage || !strings.HasPrefix(errs, c.msg) || strings.Count(errs, "\n") != 2 {
+			t.Errorf("%v: exit %d, stderr %q; want %q", c.args, code, errs, c.msg)
+		}
+	}
+	if code, out, errs = run("index", "remove", "--store", idx, "x", "y", "z"); code != 0 || !strings.Contains(out, "removed 2 of 3") {
+		t.Fatalf("remove: %d %q %q", code, out, errs)
+	}
+}
+
+// The issue's three runs through the command: z is kept.
+func TestDedupThreeRunsCommand(t *testing.T) {
+	dir := t.TempDir()
+	var w1, w2 []string
+	for i := 0; i < 40; i++ {
+		w1 = append(w1, fmt.Sprintf("a%d", i))
+		w2 = append(w2, fmt.Sprintf("b%d", i))
+	}
+	t1, t2 := strings.Join(w1, " "), strings.Join(w2, " ")
+	in := map[string]string{"a.jsonl": `{"id":"x","text":"` + t1 + `"}`, "b.jsonl": `{"id":"x","text":"` + t2 + `"}`, "d.jsonl": `{"id":"z","text":"` + t1 + `"}`}
+	for name, line := range in {
+		os.WriteFile(filepath.Join(dir, name), []byte(line+"\n"), 0o644)
+	}
+	var out string
+	for i, name := range []string{"a.jsonl", "b.jsonl", "d.jsonl"} {
+		env, stdout, stderr := testEnv()
+		args := []string{"dedup", "-q", "--store", filepath.Join(dir, "S"), "--out", filepath.Join(dir, fmt.Sprint("out", i)), filepath.Join(dir, name)}
+		if code := Main(context.Background(), args, env); code != 0 {
+			t.Fatalf("%s: exit %d: %s", name, code, stderr)
+		}
+		out = stdout.String()
+	}
+	if !strings.Contains(out, "read 1: kept 1, duplicates 0") {
+		t.Fatalf("third run: %s", out)
+	}
+}
+
+// TestDedupOutLockedFirst: a second dedup on an --out that another run
+// holds fails at once, naming the directory and the holder, and leaves the
+// first run's index in place (it used to remove OUT/index before locking).
+func TestDedupOutLockedFirst(t *testing.T) {
+	dir := t.TempDir()
+	env, _, _ := testEnv()
+	if err := runDedup(context.Background(), env, dedupDefaults([]string{sampleCorpus}, dir)); err != nil {
+		t.Fatal(err)
+	}
+	before, err := os.ReadDir(filepath.Join(dir, "index"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	unlock, err := store.LockDir(dir) // the "first run", still live
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unlock()
+	env, _, _ = testEnv()
+	err = runDedup(context.Background(), env, dedupDefaults([]string{sampleCorpus}, dir))
+	if !errors.Is(err, store.ErrInUse) || !strings.Contains(err.Error(), dir) {
+		t.Fatalf("second run on a locked --out: %v; want ErrInUse naming %s", err, dir)
+	}
+	after, err := os.ReadDir(filepath.Join(dir, "index"))
+	if err != nil || len(after) != len(before) {
+		t.Fatalf("the locked run's index changed: %d entries before, %d after (%v)", len(before), len(after), err)
 	}
 }

@@ -9,8 +9,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/neardup/neardup/dedup"
 	"github.com/neardup/neardup/feature"
+	"github.com/neardup/neardup/index"
 	"github.com/neardup/neardup/lsh"
 	"github.com/neardup/neardup/sample"
 	"github.com/neardup/neardup/sketch"
@@ -170,8 +170,8 @@ func runExplain(ctx context.Context, env *Env, opts explainOptions) error {
 	if pp != nil {
 		params = *pp
 	} else {
-		// As dedup chooses (dedup.Options.LSH's default).
-		c, err := dedup.ChooseLSH(opts.Threshold, opts.K, opts.Seed)
+		// As dedup chooses (index.Config.LSH default).
+		c, err := index.ChooseLSH(opts.Threshold, opts.K, opts.Seed)
 		if err != nil {
 			return usagef("--lsh auto: %v", err)
 		}

@@ -8,23 +8,21 @@ import (
 	"fmt"
 	"math"
 	"os"
-	"slices"
 
 	"github.com/spf13/cobra"
 
 	"github.com/neardup/neardup/corpus"
-	"github.com/neardup/neardup/dedup"
-	"github.com/neardup/neardup/feature"
 	"github.com/neardup/neardup/index"
 	"github.com/neardup/neardup/internal/progress"
 	"github.com/neardup/neardup/sample"
-	"github.com/neardup/neardup/sketch"
 	"github.com/neardup/neardup/store"
 )
 
 // indexOptions are shared by index add, query and remove.
 type indexOptions struct {
-	Store       string
+	Store string
+	// MaxRejected is the fraction of rejected records above which index
+	// add fails (after adding the rest).
 	MaxRejected float64
 	JSON        bool
 	Sampler     string
@@ -37,17 +35,20 @@ type indexOptions struct {
 	Feature     featFlags
 	Corpus      featCorpusFlags
 	Args        []string
+	// Given holds the flags given on the command line (nil: all); the
+	// others take the index's recorded values.
+	Given map[string]bool
 }
 
 func (o *indexOptions) bind(cmd *cobra.Command) {
 	fl := cmd.Flags()
-	fl.StringVar(&o.Store, "store", "", "the index: a Pebble directory (required; index add creates it)")
-	fl.StringVar(&o.Sampler, "sampler", "oph", "sampler (must match the index): oph, minhash, superminhash, prefix, lazybits, lazybits-batched")
-	fl.IntVar(&o.K, "k", 128, fmt.Sprintf("samples per sketch, 1 to %d (must match the index)", sample.MaxK))
-	fl.Uint64Var(&o.Seed, "seed", 0, "seed of the sampler and LSH keys (must match the index)")
+	fl.StringVar(&o.Store, "store", "", "the index: a Pebble directory (required)")
+	fl.StringVar(&o.Sampler, "sampler", "oph", "sampler of a new index (an existing one keeps its own; a different value is an error): oph, minhash, superminhash, prefix, lazybits, lazybits-batched; weighted: cws, icws")
+	fl.IntVar(&o.K, "k", 128, fmt.Sprintf("samples per sketch of a new index, 1 to %d (an existing one keeps its own)", sample.MaxK))
+	fl.Uint64Var(&o.Seed, "seed", 0, "seed of the sampler and LSH keys of a new index (an existing one keeps its own)")
 	deprecatedAlias(fl, "sketch-seed", "seed")
-	fl.StringVar(&o.LSH, "lsh", "auto", "supershingle scheme (must match the index): auto, altavista, bing or R,B[,M]")
-	fl.Float64VarP(&o.Threshold, "threshold", "t", 0.8, "similarity threshold in (0, 1] (for auto LSH parameters and for query matches)")
+	fl.StringVar(&o.LSH, "lsh", "auto", "supershingle scheme of a new index: auto, altavista, bing or R,B[,M] (an existing one keeps its own)")
+	fl.Float64VarP(&o.Threshold, "threshold", "t", 0.8, "similarity threshold in (0, 1] (recorded by a new index; given, it overrides the recorded one)")
 	fl.BoolVarP(&o.Quiet, "quiet", "q", false, "no progress output")
 	o.Feature.bind(cmd, false)
 	o.Corpus.bind(cmd)
@@ -60,7 +61,9 @@ func newIndexCmd(env *Env) *cobra.Command {
 		Short: "Maintain a persistent near-duplicate index (add, query, remove)",
 		Long: `index keeps sketches and LSH postings in a Pebble store, so a new crawl can be
 deduplicated against earlier ones. The sampler, k, seed, LSH scheme and
-feature flags are recorded in the store on first use and must match after.`,
+feature flags are recorded in the store on first use; later commands reopen
+the index with them and need none of these flags (a flag that contradicts
+the recorded value is an error naming both).`,
 		Example: `  neardup index add --store idx/ crawl1.jsonl.gz
   neardup index query --store idx/ crawl2.jsonl.gz > matches.jsonl
   neardup index remove --store idx/ doc-17 doc-42`,
@@ -78,13 +81,14 @@ func newIndexAddCmd(env *Env) *cobra.Command {
 		Args:    cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Args = args
+			opts.Given = givenFlags(cmd)
 			return runIndexAdd(cmd.Context(), env, opts)
 		},
 	}
 	opts.bind(cmd)
 	cmd.Flags().BoolVar(&opts.Features, "features", true, "store feature sets so queries verify by exact Jaccard")
 	cmd.Flags().Float64Var(&opts.MaxRejected, "max-rejected", 0.10, "fail (exit 1, after adding the rest) when more than this fraction of the records is rejected")
-	cmd.Flags().BoolVar(&opts.JSON, "json", false, `print {"added": ..., "read": ..., "rejected": ..., "rejected_by": {...}} as JSON`)
+	cmd.Flags().BoolVar(&opts.JSON, "json", false, `print {"added", "new", "replaced", "repeated_ids", "read", "rejected", "rejected_by", "store"} as JSON`)
 	return cmd
 }
 
@@ -99,6 +103,7 @@ func newIndexQueryCmd(env *Env) *cobra.Command {
 		Args:    cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Args = args
+			opts.Given = givenFlags(cmd)
 			return runIndexQuery(cmd.Context(), env, opts)
 		},
 	}
@@ -115,6 +120,7 @@ func newIndexRemoveCmd(env *Env) *cobra.Command {
 		Args:    cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Args = args
+			opts.Given = givenFlags(cmd)
 			return runIndexRemove(cmd.Context(), env, opts)
 		},
 	}
@@ -125,17 +131,19 @@ func newIndexRemoveCmd(env *Env) *cobra.Command {
 
 // indexSession is an open index with the means to sketch documents for it.
 type indexSession struct {
-	st  store.Store
-	x   *index.Index
-	smp sample.Sampler
-	ex  *featExtractors
+	st *store.Pebble
+	x  *index.Index
+	sk *sample.Sketcher
 }
 
-// openIndexSession opens the index of opts.Store. With create (index add)
-// a store that does not exist yet is made; otherwise (query, remove) it must
-// exist and hold an index: a mistyped --store is an error, not an empty
-// index.
-func openIndexSession(opts indexOptions, create bool) (*indexSession, error) {
+// openIndexSession opens the index of --store with the given flags: a
+// new index records them, an existing one is reopened with its recorded
+// configuration (a given flag that contradicts it is a usage error naming
+// the flag and both values). With create (index add) a store that does not
+// exist yet is made; otherwise (query, remove) it must exist and hold an
+// index: a mistyped --store is an error, not an empty index. With sketcher
+// the session can sketch documents.
+func openIndexSession(ctx context.Context, opts indexOptions, create, sketcher bool) (*indexSession, error) {
 	if opts.Store == "" {
 		return nil, usagef("--store is required")
 	}
@@ -161,64 +169,47 @@ func openIndexSession(opts indexOptions, create bool) (*indexSession, error) {
 	if err != nil {
 		return nil, err
 	}
-	smp, err := sample.New(sample.Config{Algorithm: alg, K: opts.K, Seed: opts.Seed, Features: fo})
-	if err != nil {
-		return nil, usagef("%v", err)
-	}
 	p, err := parseLSH(opts.LSH, opts.Seed)
 	if err != nil {
 		return nil, err
 	}
+	flags := indexFlags{Sampler: alg, K: opts.K, Seed: opts.Seed, LSH: p, Threshold: opts.Threshold, Features: fo}
 	st, err := store.OpenPebble(opts.Store, nil)
+	if errors.Is(err, store.ErrNotStore) {
+		return nil, usagef("--store %s holds no index: %v", opts.Store, err)
+	}
 	if err != nil {
 		return nil, err
 	}
-	// Adopt the scheme of an existing index.
-	_, sp, stored, err := index.Stored(st)
+	if !create {
+		if _, stored, err := index.Stored(ctx, st); err != nil {
+			st.Close()
+			return nil, err
+		} else if !stored {
+			st.Close()
+			return nil, usagef("--store %s holds no index; 'neardup index add --store %s' creates one", opts.Store, opts.Store)
+		}
+	}
+	x, err := index.Open(ctx, st, flags.config(opts.Given))
 	if err != nil {
 		st.Close()
-		return nil, err
+		return nil, configError(err)
 	}
-	if !stored && !create {
-		st.Close()
-		return nil, usagef("--store %s holds no index; 'neardup index add --store %s' creates one", opts.Store, opts.Store)
-	}
-	if p == nil && stored {
-		p = &sp
-	}
-	if p == nil {
-		c, err := dedup.ChooseLSH(opts.Threshold, opts.K, opts.Seed)
-		if err != nil {
+	s := &indexSession{st: st, x: x}
+	if sketcher {
+		if s.sk, err = x.NewSketcher(); err != nil {
 			st.Close()
 			return nil, usagef("%v", err)
 		}
-		p = &c
 	}
-	ex, err := newFeatExtractors(fo)
-	if err != nil {
-		st.Close()
-		return nil, err
-	}
-	x, err := index.Open(st, index.Config{Header: smp.Header(), LSH: *p, Threshold: opts.Threshold})
-	if err != nil {
-		st.Close()
-		return nil, err
-	}
-	return &indexSession{st: st, x: x, smp: smp, ex: ex}, nil
+	return s, nil
 }
 
-// doc sketches a corpus document; withFeatures keeps its sorted feature ids.
-func (s *indexSession) doc(d *corpus.Document, withFeatures bool, fs []feature.Feature) (*index.Doc, []feature.Feature) {
-	fs = s.ex.pick(d).Extract(fs[:0], d.Body)
-	out := &index.Doc{Name: d.ID, Sketch: sketch.Sketch{Header: s.smp.Header(), Values: s.smp.Sketch(nil, fs), Size: float64(len(fs))}}
-	if withFeatures {
-		out.Features = make([]uint64, len(fs))
-		for i, f := range fs {
-			out.Features[i] = f.ID
-		}
-		slices.Sort(out.Features)
-	}
-	return out, fs
+// doc sketches a corpus document; withFeatures keeps its feature set for
+// exact verification.
+func (s *indexSession) doc(d *corpus.Document, withFeatures bool, sk *sample.Sketched) *index.Doc {
+	s.sk.Sketch(sk, d.Body, d.HTML)
+	return s.x.NewDoc(d.ID, sk, withFeatures)
 }
 
 func (s *indexSession) close() error { return s.st.Close() }
@@ -227,7 +218,7 @@ func runIndexAdd(ctx context.Context, env *Env, opts indexOptions) error {
 	if err := checkMaxRejected(opts.MaxRejected); err != nil {
 		return err
 	}
-	s, err := openIndexSession(opts, true)
+	s, err := openIndexSession(ctx, opts, true, true)
 	if err != nil {
 		return err
 	}
@@ -244,16 +235,19 @@ func runIndexAdd(ctx context.Context, env *Env, opts indexOptions) error {
 	}
 	bar := progress.New(po, "add", r.TotalBytes(), "bytes")
 	var batch []*index.Doc
-	var fs []feature.Feature
-	var added int64
+	var sk sample.Sketched
+	var total index.AddResult
 	flush := func() error {
 		if len(batch) == 0 {
 			return nil
 		}
-		if err := s.x.Add(batch...); err != nil {
+		res, err := s.x.Add(ctx, batch...)
+		if err != nil {
 			return err
 		}
-		added += int64(len(batch))
+		total.Added += res.Added
+		total.Replaced += res.Replaced
+		total.Duplicates += res.Duplicates
 		batch = batch[:0]
 		return nil
 	}
@@ -261,9 +255,7 @@ func runIndexAdd(ctx context.Context, env *Env, opts indexOptions) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		var d *index.Doc
-		d, fs = s.doc(r.Doc(), opts.Features, fs)
-		batch = append(batch, d)
+		batch = append(batch, s.doc(r.Doc(), opts.Features, &sk))
 		if len(batch) == 1024 {
 			if err := flush(); err != nil {
 				return err
@@ -278,14 +270,19 @@ func runIndexAdd(ctx context.Context, env *Env, opts indexOptions) error {
 		return err
 	}
 	bar.Finish()
+	if err := s.x.Flush(ctx); err != nil {
+		return err
+	}
 	if err := store.Compact(ctx, s.st); err != nil {
 		return err
 	}
 	st := r.Stats()
 	if opts.JSON {
-		err = json.NewEncoder(env.Stdout).Encode(indexAddJSON{Added: added, Read: st.Read, Rejected: st.Rejected, RejectedBy: st.RejectedBy, Store: opts.Store})
+		err = json.NewEncoder(env.Stdout).Encode(indexAddJSON{Added: total.Added + total.Replaced, New: total.Added, Replaced: total.Replaced,
+			RepeatedIDs: total.Duplicates, Read: st.Read, Rejected: st.Rejected, RejectedBy: st.RejectedBy, Store: opts.Store})
 	} else {
-		_, err = fmt.Fprintf(env.Stdout, "added %d documents to %s (read %d, rejected %d)\n", added, opts.Store, st.Read, st.Rejected)
+		_, err = fmt.Fprintf(env.Stdout, "added %d documents to %s (%d new, %d replaced; %d repeated ids, the last kept; read %d, rejected %d)\n",
+			total.Added+total.Replaced, opts.Store, total.Added, total.Replaced, total.Duplicates, st.Read, st.Rejected)
 	}
 	if err != nil {
 		return err
@@ -295,11 +292,14 @@ func runIndexAdd(ctx context.Context, env *Env, opts indexOptions) error {
 
 // indexAddJSON is the --json output of index add.
 type indexAddJSON struct {
-	Added      int64            `json:"added"`
-	Read       int64            `json:"read"`
-	Rejected   int64            `json:"rejected"`
-	RejectedBy map[string]int64 `json:"rejected_by"`
-	Store      string           `json:"store"`
+	Added       int              `json:"added"`
+	New         int              `json:"new"`
+	Replaced    int              `json:"replaced"`
+	RepeatedIDs int              `json:"repeated_ids"`
+	Read        int64            `json:"read"`
+	Rejected    int64            `json:"rejected"`
+	RejectedBy  map[string]int64 `json:"rejected_by"`
+	Store       string           `json:"store"`
 }
 
 type queryMatchJSON struct {
@@ -316,7 +316,7 @@ type queryJSON struct {
 }
 
 func runIndexQuery(ctx context.Context, env *Env, opts indexOptions) error {
-	s, err := openIndexSession(opts, false)
+	s, err := openIndexSession(ctx, opts, false, true)
 	if err != nil {
 		return err
 	}
@@ -328,15 +328,14 @@ func runIndexQuery(ctx context.Context, env *Env, opts indexOptions) error {
 	defer r.Close()
 	w := bufio.NewWriter(env.Stdout)
 	enc := json.NewEncoder(w)
-	var fs []feature.Feature
+	var sk sample.Sketched
 	var ms []index.Match
 	for r.Next() {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		var d *index.Doc
-		d, fs = s.doc(r.Doc(), true, fs)
-		ms, err = s.x.Query(ms[:0], &d.Sketch, d.Features, "")
+		d := s.doc(r.Doc(), true, &sk)
+		ms, err = s.x.Query(ctx, ms[:0], d, "")
 		if err != nil {
 			return err
 		}
@@ -356,13 +355,13 @@ func runIndexQuery(ctx context.Context, env *Env, opts indexOptions) error {
 
 func round6(x float64) float64 { return math.Round(x*1e6) / 1e6 }
 
-func runIndexRemove(_ context.Context, env *Env, opts indexOptions) error {
-	s, err := openIndexSession(opts, false)
+func runIndexRemove(ctx context.Context, env *Env, opts indexOptions) error {
+	s, err := openIndexSession(ctx, opts, false, false)
 	if err != nil {
 		return err
 	}
 	defer s.close()
-	n, err := s.x.Remove(opts.Args...)
+	n, err := s.x.Remove(ctx, opts.Args...)
 	if err != nil {
 		return err
 	}

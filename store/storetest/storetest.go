@@ -44,7 +44,9 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 	t.Run("Context", func(t *testing.T) { testContext(t, open(t)) })
 	t.Run("Batch", func(t *testing.T) { testBatch(t, open(t)) })
 	t.Run("Concurrent", func(t *testing.T) { testConcurrent(t, open(t)) })
-	t.Run("Model", func(t *testing.T) { testModel(t, open(t)) })
+	t.Run("Model", func(t *testing.T) { testModel(t, open(t), store.Store.NewBatch) })
+	t.Run("BulkModel", func(t *testing.T) { testModel(t, open(t), store.NewBulk) })
+	t.Run("Bulk", func(t *testing.T) { testBulk(t, open(t)) })
 	t.Run("Closed", func(t *testing.T) { testClosed(t, open(t)) })
 }
 
@@ -517,14 +519,15 @@ func testConcurrent(t *testing.T, s store.Store) {
 	}
 }
 
-// testModel applies random operations in random batches and compares every
-// lookup with a map-based model.
-func testModel(t *testing.T, s store.Store) {
+// testModel applies random operations in random batches (made by
+// newBatch: a batch, or a bulk) and compares every lookup with a
+// map-based model.
+func testModel(t *testing.T, s store.Store, newBatch func(store.Store) store.Batch) {
 	defer s.Close()
 	st := rng.New(rng.Key(77, 1))
 	model := map[uint64]map[uint64]bool{}
 	docs := map[uint64]string{}
-	b := s.NewBatch()
+	b := newBatch(s)
 	defer b.Close()
 	for round := range 40 {
 		for range 1 + st.Intn(60) {
@@ -579,6 +582,86 @@ func testModel(t *testing.T, s store.Store) {
 		if got := postings(t, s, key); !slices.Equal(got, want) && !(len(got) == 0 && len(want) == 0) {
 			t.Fatalf("after compaction key %d: %v, want %v", key, got, want)
 		}
+	}
+}
+
+// testBulk checks that a bulk (store.NewBulk) has a batch's semantics:
+// nothing is visible before Commit, later writes win, removals and
+// overwrites of what the store held apply, Close discards, and the bulk
+// is reusable after Commit.
+func testBulk(t *testing.T, s store.Store) {
+	defer s.Close()
+	ctx := context.Background()
+	b := s.NewBatch()
+	defer b.Close()
+	for id := range uint64(20) {
+		b.AddPosting(id%4, id)
+		b.PutDoc(id, []byte(fmt.Sprint("old", id)))
+	}
+	b.PutMeta("config", []byte("old"))
+	commit(t, b)
+
+	bulk := store.NewBulk(s)
+	defer bulk.Close()
+	bulk.RemovePosting(1, 5)      // present: removed
+	bulk.AddPosting(1, 5)         // ...and added back: later wins
+	bulk.RemovePosting(2, 6)      // present: removed
+	bulk.AddPosting(9, 100)       // new
+	bulk.AddPosting(9, 100)       // twice
+	bulk.RemovePosting(9, 101)    // absent: a no-op
+	bulk.AddPosting(3, 1000)      // added...
+	bulk.RemovePosting(3, 1000)   // ...and removed: later wins
+	bulk.PutDoc(7, []byte("new")) // overwrite
+	bulk.DeleteDoc(8)
+	bulk.PutDoc(8, []byte("back")) // delete then put
+	bulk.DeleteDoc(9)              // delete
+	bulk.PutDoc(50, []byte("a"))
+	bulk.PutDoc(50, []byte("b")) // later wins
+	bulk.PutMeta("config", []byte("new"))
+	bulk.DeleteMeta("absent")
+	if n := bulk.Len(); n != 16 {
+		t.Errorf("Len = %d, want 16", n)
+	}
+	if got := postings(t, s, 9); len(got) != 0 {
+		t.Errorf("bulk visible before Commit: %v", got)
+	}
+	commit(t, bulk)
+	if bulk.Len() != 0 {
+		t.Errorf("Len after Commit = %d", bulk.Len())
+	}
+	want := map[uint64][]uint64{
+		0: {0, 4, 8, 12, 16}, 1: {1, 5, 9, 13, 17}, 2: {2, 10, 14, 18},
+		3: {3, 7, 11, 15, 19}, 9: {100},
+	}
+	for key, ids := range want {
+		if got := postings(t, s, key); !slices.Equal(got, ids) {
+			t.Errorf("after the bulk, postings %d = %v, want %v", key, got, ids)
+		}
+	}
+	_, recs := scanDocs(t, s)
+	if len(recs) != 20 || recs[7] != "new" || recs[8] != "back" || recs[50] != "b" || recs[3] != "old3" {
+		t.Errorf("after the bulk, documents = %v", recs)
+	}
+	if _, ok := recs[9]; ok {
+		t.Error("document 9 deleted by the bulk is there")
+	}
+	if v, _, _ := s.Meta(ctx, "config", nil); string(v) != "new" {
+		t.Errorf("after the bulk, meta = %q", v)
+	}
+
+	// Reuse, then Close discards.
+	bulk.AddPosting(11, 1)
+	commit(t, bulk)
+	bulk.AddPosting(12, 1)
+	bulk.Close()
+	if got := postings(t, s, 11); !slices.Equal(got, []uint64{1}) {
+		t.Errorf("reused bulk: %v", got)
+	}
+	if got := postings(t, s, 12); len(got) != 0 {
+		t.Errorf("closed bulk applied: %v", got)
+	}
+	if err := bulk.Commit(ctx); !errors.Is(err, store.ErrClosed) {
+		t.Errorf("Commit of a closed bulk: %v", err)
 	}
 }
 

@@ -62,6 +62,8 @@ func bind(fs *flag.FlagSet, o *options) {
 	fs.StringVar(&o.Config.TextField, "text-field", "text", "JSONL field (dotted path) or Parquet column of the text")
 	fs.IntVar(&o.Rounds, "cc-rounds", pipeline.DefaultRounds, "large-star/small-star rounds of the connected components (the run fails if they do not converge)")
 	fs.IntVar(&o.Shards, "shards", 1, "files per output of removed/, rejected/, clusters/ and hot_keys/")
+	fs.BoolVar(&o.Candidates, "candidates", false, "also write every candidate pair, its estimate and whether it was accepted, to candidates/")
+	fs.BoolVar(&o.ExportBands, "export-bands", false, "also write the band keys (doc, seq, band, key) as zstd Parquet to bands/, for the SQL self-join in README.md")
 	fs.BoolVar(&o.quiet, "quiet", false, "print nothing but errors")
 }
 

@@ -1,0 +1,63 @@
+package dedup
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+
+	"github.com/neardup/neardup/index"
+)
+
+// joinAndVerify is stages 4 and 5: candidate pairs among this run's
+// documents to index by the index's batch join, verified by the index's
+// Verify. The documents are numbered for the join by the hash of their
+// names, so that the candidates do not depend on the input order (they
+// could only through runs of more than index.MaxRun documents sharing a
+// key).
+func (r *run) joinAndVerify() error {
+	docs := r.res.Docs
+	type numbered struct {
+		id  uint64
+		pos int
+	}
+	ns := make([]numbered, len(r.unique))
+	for k, i := range r.unique {
+		ns[k] = numbered{idOf(&docs[i]), i}
+	}
+	slices.SortFunc(ns, func(a, b numbered) int { return cmp.Compare(a.id, b.id) })
+	order := make([]int, len(ns))
+	for k, n := range ns {
+		order[k] = n.pos
+	}
+	doc := func(i uint32) *index.Doc { return &docs[order[i]].ix }
+
+	start := r.ev.begin(StageIndex, int64(len(order)))
+	o := index.BatchOptions{Workers: r.o.Workers, Progress: r.ev.progress(StageIndex, "keys")}
+	cands, err := r.x.Join(r.ctx, len(order), func(i int) []uint64 { return docs[order[i]].ix.Sketch.Values }, o)
+	if err != nil {
+		return fmt.Errorf("dedup: %w", err)
+	}
+	r.sum.Candidates += int64(len(cands))
+	r.ev.end(StageIndex, int64(len(order)), start)
+
+	start = r.ev.begin(StageVerify, int64(len(cands)))
+	keep := make([]bool, len(cands))
+	out := make([]Pair, len(cands))
+	o.Progress = r.ev.progress(StageVerify, "pairs")
+	err = r.x.VerifyPairs(r.ctx, cands, doc, o, func(k int, c index.Comparison, ok bool) {
+		if ok {
+			p := cands[k]
+			out[k], keep[k] = pairOf(&docs[order[p.A]], &docs[order[p.B]], c), true
+		}
+	})
+	if err != nil {
+		return fmt.Errorf("dedup: %w", err)
+	}
+	for k, ok := range keep {
+		if ok {
+			r.res.Pairs = append(r.res.Pairs, out[k])
+		}
+	}
+	r.ev.end(StageVerify, int64(len(cands)), start)
+	return nil
+}

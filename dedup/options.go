@@ -1,0 +1,137 @@
+package dedup
+
+import (
+	"errors"
+	"fmt"
+	"runtime"
+
+	"github.com/neardup/neardup/cluster"
+	"github.com/neardup/neardup/index"
+	"github.com/neardup/neardup/store"
+)
+
+// ExactMode says when candidate pairs are verified by exact Jaccard.
+type ExactMode uint8
+
+// Exact verification modes.
+const (
+	// ExactAuto keeps feature sets in memory and verifies exactly when the
+	// corpus's features fit in Options.ExactBudget; otherwise the sketch
+	// estimate decides.
+	ExactAuto ExactMode = iota
+	// ExactAlways always keeps feature sets and verifies exactly.
+	ExactAlways
+	// ExactNever verifies by the sketch estimate only.
+	ExactNever
+)
+
+// Options configure Run. The zero value is valid: it deduplicates at
+// threshold 0.8 with OPH sketches of 128 samples over 5-word shingles
+// (index.Config's defaults), in memory, on all cores.
+type Options struct {
+	// Index is the index configuration: the sketch (sampler, k, seed,
+	// feature options), the LSH scheme, the threshold and the slack of
+	// verification by estimate. Its zero fields take, when Store holds an
+	// index, the values recorded there (a non-zero field that contradicts
+	// them is an *index.ConfigError), and otherwise index.Config's
+	// defaults. The weighted samplers sketch.CWS and sketch.ICWS estimate
+	// the weighted Jaccard (Σmin/Σmax) of the weights the feature options
+	// give, and exact verification is then weighted too.
+	Index index.Config
+	// Store holds the index. The default, nil, deduplicates in memory by
+	// the index's batch join and keeps nothing. With a store, this run's
+	// documents are added to it (the last of them committed before Run
+	// returns), and documents already there (earlier runs) are matched
+	// too: a document identical or near to one of them is its duplicate.
+	Store store.Store
+	// Exact selects exact verification. The default is ExactAuto.
+	Exact ExactMode
+	// ExactBudget bounds the feature ids kept in memory for ExactAuto. The
+	// default is 64M ids (512 MiB).
+	ExactBudget int64
+	// Workers is the number of sketching, join and verification
+	// goroutines. The default is runtime.GOMAXPROCS(0).
+	Workers int
+	// Cluster configures clustering.
+	Cluster ClusterOptions
+	// Events receives the pipeline's progress, stage timings and rejected
+	// records. The zero value reports nothing.
+	Events EventListener
+}
+
+// EnsureDefaults sets the zero fields of o to their defaults, except those
+// of o.Index: index.Open resolves them, against the configuration recorded
+// in o.Store when there is one.
+func (o *Options) EnsureDefaults() {
+	if o.ExactBudget == 0 {
+		o.ExactBudget = 64 << 20
+	}
+	if o.Workers <= 0 {
+		o.Workers = runtime.GOMAXPROCS(0)
+	}
+	if o.Cluster.MaxSize == 0 {
+		o.Cluster.MaxSize = 1000
+	}
+}
+
+// Validate reports every problem of o at once, or nil. Zero fields are
+// valid (they stand for their defaults).
+func (o *Options) Validate() error {
+	var errs []error
+	if err := o.Index.Validate(); err != nil {
+		errs = append(errs, err)
+	}
+	if o.Exact > ExactNever {
+		errs = append(errs, fmt.Errorf("unknown exact mode %d", o.Exact))
+	}
+	if o.ExactBudget < 0 {
+		errs = append(errs, fmt.Errorf("exact budget %d < 0", o.ExactBudget))
+	}
+	if o.Cluster.Keep == cluster.KeepField && o.Cluster.KeyField == "" {
+		errs = append(errs, errors.New("keep policy key needs a key field"))
+	}
+	if o.Cluster.MaxSize < 0 {
+		errs = append(errs, fmt.Errorf("max cluster size %d < 0", o.Cluster.MaxSize))
+	}
+	if len(errs) > 0 {
+		return fmt.Errorf("dedup: %w", errors.Join(errs...))
+	}
+	return nil
+}
+
+// ClusterOptions configure clustering (package cluster).
+type ClusterOptions struct {
+	// Keep is the keep policy. The default is cluster.KeepFirst: the
+	// earliest document of a cluster in input order.
+	Keep cluster.Keep
+	// KeyField is the metadata field cluster.KeepField orders by: the
+	// key of corpus.Document.Meta the input documents carry it under (a
+	// reader gets it with corpus.Options.MetaFields). Descending keeps
+	// the largest value instead of the smallest.
+	KeyField   string
+	Descending bool
+	// Star admits a document to a cluster only when it is verified similar
+	// (at the threshold) to the cluster's kept document, not merely
+	// connected to it through other members: the guard against chaining.
+	// The default is off (connected components of verified pairs).
+	Star bool
+	// MaxSize flags clusters with more members than this as oversize. The
+	// default is 1000.
+	MaxSize int
+}
+
+// ParseKeepPolicy parses "first", "longest" or "key" (the smallest value of
+// ClusterOptions.KeyField; "key-desc" for the largest).
+func ParseKeepPolicy(s string) (keep cluster.Keep, descending bool, err error) {
+	switch s {
+	case "first", "":
+		return cluster.KeepFirst, false, nil
+	case "longest":
+		return cluster.KeepLongest, false, nil
+	case "key":
+		return cluster.KeepField, false, nil
+	case "key-desc":
+		return cluster.KeepField, true, nil
+	}
+	return 0, false, fmt.Errorf("dedup: unknown keep policy %q (first, longest, key or key-desc)", s)
+}

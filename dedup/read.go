@@ -1,0 +1,191 @@
+package dedup
+
+import (
+	"errors"
+	"fmt"
+	"iter"
+	"slices"
+	"sync"
+
+	"github.com/neardup/neardup/corpus"
+	"github.com/neardup/neardup/sample"
+)
+
+// rawDoc is a document handed to the workers.
+type rawDoc struct {
+	seq  int
+	name string
+	body []byte
+	key  string
+	html bool // the source knows the body is HTML (HTML files, WARC responses)
+}
+
+// job is a numbered batch of documents for one worker.
+type job struct {
+	n    int
+	docs []rawDoc
+	out  []Doc
+}
+
+const jobSize = 64
+
+// budget decides which documents keep their features for exact
+// verification (Options.Exact, ExactBudget).
+type budget struct {
+	mu   sync.Mutex
+	o    *Options
+	on   bool  // still verifying exactly
+	kept int64 // feature ids kept
+}
+
+func (b *budget) keep(n int) bool {
+	if b.o.Exact == ExactNever {
+		return false
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	ok := b.on && (b.o.Exact == ExactAlways || b.kept+int64(n) <= b.o.ExactBudget)
+	if ok {
+		b.kept += int64(n)
+	} else {
+		b.on = false
+	}
+	return ok
+}
+
+// sketch is stage 1: it reads docs, rejects repeated ids, and fingerprints,
+// extracts and sketches the documents with o.Workers goroutines (one
+// sample.Sketcher each), keeping them in input order in res.Docs.
+func (r *run) sketch(docs iter.Seq2[*corpus.Document, error]) error {
+	start := r.ev.begin(StageSketch, 0)
+	sketchers := make([]*sample.Sketcher, r.o.Workers)
+	for w := range sketchers {
+		var err error
+		if sketchers[w], err = r.x.NewSketcher(); err != nil {
+			return fmt.Errorf("dedup: %w", err)
+		}
+	}
+	bud := &budget{o: &r.o, on: r.o.Exact != ExactNever}
+	jobs := make(chan *job, 2*r.o.Workers)
+	done := make(chan *job, 2*r.o.Workers)
+	var wg sync.WaitGroup
+	for _, s := range sketchers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var sk sample.Sketched
+			for j := range jobs {
+				j.out = make([]Doc, len(j.docs))
+				for i, rd := range j.docs {
+					s.Sketch(&sk, rd.body, rd.html)
+					j.out[i] = Doc{Seq: rd.seq, Name: rd.name, Bytes: len(rd.body), Key: rd.key, Fingerprint: sk.Fingerprint,
+						ExactOf: -1, Shingles: len(sk.Features), ix: *r.x.NewDoc(rd.name, &sk, bud.keep(len(sk.Features)))}
+				}
+				j.docs = nil
+				done <- j
+			}
+		}()
+	}
+	readErr := make(chan error, 1)
+	go func() {
+		defer close(jobs)
+		readErr <- r.read(docs, jobs)
+	}()
+	go func() { wg.Wait(); close(done) }()
+
+	// Collect in order.
+	pending := map[int]*job{}
+	next := 0
+	for j := range done {
+		pending[j.n] = j
+		for p, ok := pending[next]; ok; p, ok = pending[next] {
+			r.res.Docs = append(r.res.Docs, p.out...)
+			delete(pending, next)
+			next++
+		}
+	}
+	if err := <-readErr; err != nil {
+		return err
+	}
+	s := r.sum
+	if s.Read != int64(len(r.res.Docs))+s.Rejected {
+		return fmt.Errorf("dedup: accounting error: read %d != sketched %d + rejected %d", s.Read, len(r.res.Docs), s.Rejected)
+	}
+	r.exact = bud.on
+	if !bud.on {
+		for i := range r.res.Docs {
+			r.res.Docs[i].ix.Features, r.res.Docs[i].ix.Weighted = nil, nil
+		}
+	}
+	r.local = make(map[uint64]bool, len(r.res.Docs))
+	for i := range r.res.Docs {
+		r.local[idOf(&r.res.Docs[i])] = true
+	}
+	r.ev.end(StageSketch, int64(len(r.res.Docs)), start)
+	return nil
+}
+
+// read iterates over docs, counts and reports rejected records, rejects
+// repeated ids, and sends the documents to the workers in numbered
+// batches. It runs on one goroutine.
+func (r *run) read(docs iter.Seq2[*corpus.Document, error], jobs chan<- *job) error {
+	names := make(map[string]struct{})
+	s := r.sum
+	progress := r.ev.progress(StageSketch, "docs")
+	seq, n := 0, 0
+	cur := &job{}
+	for d, err := range docs {
+		if err := r.ctx.Err(); err != nil {
+			return err
+		}
+		s.Read++
+		if err != nil {
+			var re *corpus.RecordError
+			if !errors.As(err, &re) {
+				return fmt.Errorf("dedup: %w", err)
+			}
+			r.reject(re)
+			continue
+		}
+		if _, dup := names[d.ID]; dup {
+			r.reject(&corpus.RecordError{Path: d.Source, Line: d.Line, Offset: d.Offset, Reason: ReasonDuplicateID,
+				Err: fmt.Errorf("id %q already used by an earlier record", d.ID)})
+			seq++
+			continue
+		}
+		names[d.ID] = struct{}{}
+		rd := rawDoc{seq: seq, name: d.ID, body: slices.Clone(d.Body), html: d.HTML}
+		if f := r.o.Cluster.KeyField; f != "" {
+			rd.key = d.Meta[f]
+		}
+		s.Bytes += int64(len(d.Body))
+		seq++
+		cur.docs = append(cur.docs, rd)
+		if len(cur.docs) == jobSize {
+			jobs <- cur
+			n++
+			cur = &job{n: n}
+			if progress != nil {
+				progress(int64(seq), 0)
+			}
+		}
+	}
+	if len(cur.docs) > 0 {
+		jobs <- cur
+	}
+	if progress != nil {
+		progress(int64(seq), int64(seq))
+	}
+	return nil
+}
+
+// reject counts a rejected record and reports it.
+func (r *run) reject(e *corpus.RecordError) {
+	s := r.sum
+	s.Rejected++
+	if s.RejectedBy == nil {
+		s.RejectedBy = map[string]int64{}
+	}
+	s.RejectedBy[e.Reason]++
+	r.ev.rejected(e)
+}

@@ -1,0 +1,111 @@
+package dedup
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/neardup/neardup/index"
+	"github.com/neardup/neardup/store"
+)
+
+// matchStored is stage 3 with a store that held an index before this run:
+// every document to index is queried against it (index.QueryBatch, before
+// this run's documents are added), and the verified pairs with documents
+// of earlier runs are kept. Candidates named like a document of this run
+// are left out: this run replaces them, and the join compares it.
+func (r *run) matchStored() error {
+	if !r.prior {
+		return nil
+	}
+	start := r.ev.begin(StageQuery, int64(len(r.unique)))
+	docs := r.res.Docs
+	qs := make([]*index.Doc, len(r.unique))
+	for k, i := range r.unique {
+		qs[k] = &docs[i].ix
+	}
+	o := index.BatchOptions{Workers: r.o.Workers, Progress: r.ev.progress(StageQuery, "docs")}
+	err := r.x.QueryBatch(r.ctx, qs, r.isLocal, o, func(k int, ms []index.Match, cands int) error {
+		r.sum.Candidates += int64(cands)
+		d := &docs[r.unique[k]]
+		for _, m := range ms {
+			c := m.Comparison
+			r.res.Pairs = append(r.res.Pairs, Pair{A: m.Name, B: d.Name, SeqA: -1, SeqB: d.Seq, Similarity: c.Similarity(),
+				Estimate: c.Estimate.J, StdErr: c.Estimate.StdErr, Exact: c.Exact >= 0, Keys: c.Keys})
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("dedup: %w", err)
+	}
+	r.ev.end(StageQuery, int64(len(r.unique)), start)
+	return nil
+}
+
+// adds is the background work of stage 6 (store): this run's documents
+// added to the index while the join, verification and clustering run.
+type adds struct {
+	r     *run
+	done  chan error
+	start time.Time
+	took  time.Duration // written before done is sent
+}
+
+// startAdds adds the documents to index to the store in the background,
+// in batches, then records the fingerprint filter and compacts the store.
+func (r *run) startAdds() *adds {
+	if r.o.Store == nil {
+		return nil
+	}
+	a := &adds{r: r, done: make(chan error, 1), start: time.Now()}
+	go func() {
+		err := r.addAll()
+		a.took = time.Since(a.start)
+		a.done <- err
+	}()
+	return a
+}
+
+// wait waits for the adds and reports their stage.
+func (a *adds) wait() error {
+	if a == nil {
+		return nil
+	}
+	err := <-a.done
+	if err == nil {
+		a.r.ev.endAfter(StageStore, int64(len(a.r.unique)), a.took)
+	}
+	return err
+}
+
+func (r *run) addAll() error {
+	const batchSize = 2048
+	docs := r.res.Docs
+	progress := r.ev.progress(StageStore, "docs")
+	batch := make([]*index.Doc, 0, batchSize)
+	for lo := 0; lo < len(r.unique); lo += batchSize {
+		if err := r.ctx.Err(); err != nil {
+			return err
+		}
+		batch = batch[:0]
+		for _, i := range r.unique[lo:min(lo+batchSize, len(r.unique))] {
+			batch = append(batch, &docs[i].ix)
+		}
+		res, err := r.x.Add(r.ctx, batch...)
+		if err != nil {
+			return fmt.Errorf("dedup: %w", err)
+		}
+		if res.Duplicates != 0 {
+			return fmt.Errorf("dedup: internal error: %d repeated names among the documents added", res.Duplicates)
+		}
+		if progress != nil {
+			progress(int64(lo+len(batch)), int64(len(r.unique)))
+		}
+	}
+	if err := r.x.Flush(r.ctx); err != nil {
+		return fmt.Errorf("dedup: %w", err)
+	}
+	if err := store.Compact(r.ctx, r.o.Store); err != nil {
+		return fmt.Errorf("dedup: compacting the store: %w", err)
+	}
+	return nil
+}

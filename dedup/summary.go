@@ -1,0 +1,89 @@
+package dedup
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/neardup/neardup/lsh"
+)
+
+// Summary accounts for every record: Read = Kept + Duplicates + Rejected.
+type Summary struct {
+	// Read is the number of records the iterator yielded (documents and
+	// rejected records).
+	Read       int64            `json:"read"`
+	Kept       int64            `json:"kept"`
+	Duplicates int64            `json:"duplicates"`
+	Exact      int64            `json:"exact_duplicates"`
+	Near       int64            `json:"near_duplicates"`
+	Rejected   int64            `json:"rejected"`
+	RejectedBy map[string]int64 `json:"rejected_by,omitempty"`
+	// Warnings and Skipped are the reader's counts (corpus.Stats); Run
+	// leaves them for the caller, which owns the reader.
+	Warnings int64 `json:"warnings"`
+	Skipped  int64 `json:"skipped"`
+	// Bytes is the total length of the documents' bodies.
+	Bytes      int64         `json:"bytes"`
+	Pairs      int           `json:"pairs"`
+	Candidates int64         `json:"candidates"`
+	Clusters   int           `json:"clusters"`
+	Largest    int           `json:"largest_cluster"`
+	ExactCheck bool          `json:"exact_verification"`
+	Bloom      *BloomSummary `json:"fingerprint_filter,omitempty"`
+	Config     Config        `json:"config"`
+	Stages     []Stage       `json:"stages"`
+	Seconds    float64       `json:"seconds"`
+}
+
+// BloomSummary describes the Bloom filter in front of the stored exact
+// fingerprints (store mode; see index.FingerprintStats).
+type BloomSummary struct {
+	Bits           uint  `json:"bits"`
+	Probes         uint  `json:"probes"`
+	Lookups        int64 `json:"confirming_lookups"`
+	FalsePositives int64 `json:"false_positives"`
+}
+
+// Stage is the time one stage took. The store stage runs in the background
+// beside the join, verification and clustering, so the stages' times may
+// add up to more than the run's.
+type Stage struct {
+	Name    string  `json:"name"`
+	Seconds float64 `json:"seconds"`
+	Items   int64   `json:"items"`
+}
+
+// Config records the parameters a run used.
+type Config struct {
+	Sampler   string     `json:"sampler"`
+	K         int        `json:"k"`
+	Seed      uint64     `json:"seed"`
+	Threshold float64    `json:"threshold"`
+	LSH       lsh.Params `json:"lsh"`
+	Features  string     `json:"features"`
+}
+
+// finish completes the summary and checks the accounting identity.
+func (r *run) finish(start time.Time) (*Result, error) {
+	res, sum := r.res, r.sum
+	for _, c := range res.Clusters {
+		sum.Largest = max(sum.Largest, len(c.Members))
+	}
+	for i := range res.Docs {
+		d := &res.Docs[i]
+		switch {
+		case res.Duplicate[d.Seq] && d.ExactOf != -1:
+			sum.Exact++
+		case res.Duplicate[d.Seq]:
+			sum.Near++
+		}
+	}
+	sum.Duplicates = sum.Exact + sum.Near
+	sum.Kept = int64(len(res.Docs)) - sum.Duplicates
+	if sum.Read != sum.Kept+sum.Duplicates+sum.Rejected {
+		return nil, fmt.Errorf("dedup: accounting error: read %d != kept %d + duplicates %d + rejected %d", sum.Read, sum.Kept, sum.Duplicates, sum.Rejected)
+	}
+	sum.Stages = r.ev.stages
+	sum.Seconds = time.Since(start).Seconds()
+	return res, nil
+}

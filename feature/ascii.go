@@ -1,0 +1,576 @@
+package feature
+
+import (
+	"encoding/binary"
+	"math/bits"
+	"slices"
+
+	"github.com/neardup/neardup/rabin"
+)
+
+// asciiPath is Extract's one-pass route for ASCII text (plain text, or the
+// visible text of an HTML page whose zones do not matter): it finds the
+// words, case- and digit-folds them, fingerprints them and slides the
+// shingle window over them without writing the normalized text or a token
+// list, and gives exactly the ids of the general path (tokenize, hashTokens,
+// emit), which the tests check on random documents and every option.
+//
+// It rests on the linearity of Rabin fingerprints (book 2.2, 3.3). The
+// token fingerprint of a word b_0..b_(r-1) is affine in its bytes:
+//
+//	Hash(b) = Hash(0^r) xor sum_i M_(r-i)[b_i],  M_d[v] = v·x^(8(d-1))·x^64 mod p
+//
+// (appending a zero byte multiplies by x^8, so a byte's term depends only on
+// its distance d from the word's end). The window consumes a word as
+// step(fp xor tok) = step(fp) xor step(tok), and later drops it with
+// dropOf(tok); both are affine in tok (winHasher). So step(tok) and
+// dropOf(tok) are themselves sums of per-byte table entries, step∘M_d and
+// dropOf∘M_d, indexed by the word's raw bytes (the tables fold case and
+// digits as the options say), plus a constant per length: a word of up to
+// eight bytes costs eight lookups that yield both values, and its token
+// fingerprint itself is never formed. Of the per-word work only step(fp),
+// eight lookups, is on the dependency chain from one shingle to the next.
+//
+// Words are found without a branch per byte: eight bytes at a time are
+// classified with SWAR arithmetic (wordBits), 64 bytes make a bit mask, and
+// the mask's transitions (word starts and ends) are listed by counting
+// trailing zeros. The input is first copied into a zero-padded buffer, so
+// every word can be loaded as one 8-byte word past its end, and the copy is
+// what AppendText re-tokenizes when asked for a feature's text.
+//
+// Tables: 64 KiB, immutable after newASCIIPath; the buffers are the
+// Extractor's (not safe for concurrent use).
+type asciiPath struct {
+	// s1[p][v], d1[p][v]: step and dropOf (without dropOf's constant) of
+	// M_(8-p)[low(v)], for the word byte v at byte p of a word's last
+	// eight bytes loaded left-aligned; 0 for v = 0 and other non-word
+	// bytes. s2, d2: the same for the eight bytes before those (d = 16-p).
+	// step is the window's step table (winHasher.by), copied so that
+	// one pointer reaches every table of the loop. cs[r], cd[r]:
+	// step(Hash(0^r)) and dropOf(Hash(0^r)), r = 0..16 (256 entries, so
+	// that a byte indexes them without a bounds check).
+	tab struct {
+		s1, d1, s2, d2, step [8][256]uint64
+		cs, cd               [256]uint64
+	}
+	digits uint64 // wordBits: 0x80 in every byte if digits are word bytes, else 0
+
+	buf   []byte   // 8 zero bytes, the text, zero padding (load)
+	st    []int32  // word start offsets in the text
+	en    []int32  // word end offsets in the text
+	lens  []uint8  // word lengths, 255 for 255 or more
+	sd    []wordSD // per word: step(tok), dropOf(tok) (then the first K-1 again with Wrap)
+	u     []uint64 // per word: the window's term (terms)
+	lower []byte   // a word of more than 16 bytes, lowered (asciiLong)
+}
+
+// maxShortWord is the longest word the tables cover; longer words are
+// hashed byte by byte (longWord).
+const maxShortWord = 16
+
+func newASCIIPath(o Options, word *[256]byte, tokT *rabin.Table, wh *winHasher) *asciiPath {
+	a := &asciiPath{}
+	a.tab.step = wh.by
+	if o.Digits != DigitsDrop {
+		a.digits = 0x8080808080808080
+	}
+	zero := make([]byte, maxShortWord)
+	drop0 := wh.dropOf(0)
+	for r := 0; r <= maxShortWord; r++ {
+		c := tokT.Hash(zero[:r])
+		a.tab.cs[r], a.tab.cd[r] = wh.step(c), wh.dropOf(c)
+	}
+	// m(v, d) = M_d[v], the linear term of byte v at distance d from the
+	// end: Hash(v‖0^(d-1)) xor Hash(0^d).
+	buf := make([]byte, maxShortWord)
+	m := func(v byte, d int) uint64 {
+		clear(buf)
+		buf[0] = v
+		return tokT.Hash(buf[:d]) ^ tokT.Hash(zero[:d])
+	}
+	for v := 1; v < 256; v++ {
+		l := word[v]
+		if l == 0 {
+			continue // not a word byte: never looked up
+		}
+		for p := 0; p < 8; p++ {
+			t := m(l, 8-p)
+			a.tab.s1[p][v], a.tab.d1[p][v] = wh.step(t), wh.dropOf(t)^drop0
+			t = m(l, 16-p)
+			a.tab.s2[p][v], a.tab.d2[p][v] = wh.step(t), wh.dropOf(t)^drop0
+		}
+	}
+	return a
+}
+
+// wordFlags returns, for the 8 ASCII bytes of x (little-endian), 0x80 in
+// each word byte (letters, '_', and digits when digits is 0x80 in every
+// byte) and 0 elsewhere. Each test is a byte-wise range check on all eight
+// bytes at once: for c < 0x80, c + (0x80-lo) has its top bit set iff
+// c >= lo, without carries between bytes. Bytes >= 0x80 give garbage;
+// callers check for them separately.
+func wordFlags(x, digits uint64) uint64 {
+	const ones = 0x0101010101010101
+	y := x | 0x20*ones // A-Z to a-z (and a few non-letters to non-letters)
+	letter := (y + (0x80-'a')*ones) &^ (y + (0x7f-'z')*ones)
+	digit := (x + (0x80-'0')*ones) &^ (x + (0x7f-'9')*ones)
+	notUnder := (x ^ '_'*ones) + 0x7f*ones // top bit clear iff the byte is '_'
+	return (letter | digit&digits | ^notUnder) & (0x80 * ones)
+}
+
+// transpose8 transposes x as an 8×8 bit matrix (byte i is row i, bit j of
+// it column j): bit 8i+j goes to bit 8j+i (Hacker's Delight 7-3).
+func transpose8(x uint64) uint64 {
+	t := (x ^ x>>7) & 0x00AA00AA00AA00AA
+	x ^= t ^ t<<7
+	t = (x ^ x>>14) & 0x0000CCCC0000CCCC
+	x ^= t ^ t<<14
+	t = (x ^ x>>28) & 0x00000000F0F0F0F0
+	return x ^ t ^ t<<28
+}
+
+// load copies text into a.buf after 8 zero bytes (so that the 8 bytes
+// before any offset of the text can be loaded) and before zero padding to
+// a whole number of 64-byte blocks plus 8 bytes (so that spans reads whole
+// blocks and the 8 bytes after any offset can be loaded).
+func (a *asciiPath) load(text []byte) {
+	n := len(text)
+	size := 8 + (n+63)&^63 + 8
+	if cap(a.buf) < size {
+		a.buf = make([]byte, size, size+size/4)
+	}
+	a.buf = a.buf[:size]
+	a.buf[0], a.buf[1], a.buf[2], a.buf[3], a.buf[4], a.buf[5], a.buf[6], a.buf[7] = 0, 0, 0, 0, 0, 0, 0, 0
+	copy(a.buf[8:], text)
+	clear(a.buf[8+n:])
+	a.buf = a.buf[:8+n]
+}
+
+// text returns the text load copied.
+func (a *asciiPath) text() []byte { return a.buf[8:] }
+
+// spans lists the words of the text, maximal runs of word bytes
+// (wordFlags): word j is text()[st[j]:en[j]]. It reports false, having
+// listed nothing, if the text holds a byte >= 0x80.
+func (a *asciiPath) spans() bool {
+	n := len(a.buf) - 8
+	text := a.buf[8:cap(a.buf)]
+	// A word takes at least one byte and a delimiter after it, so there
+	// are at most n/2+1 words; the loop below writes one entry more.
+	if cap(a.st) < n/2+2 {
+		a.st = make([]int32, n/2+2, n/2+2+n/8)
+		a.en = make([]int32, n/2+2, n/2+2+n/8)
+	}
+	st, en := a.st[:n/2+2], a.en[:n/2+2]
+	np := 0 // transitions so far
+	digits := a.digits
+	var carry, high uint64 // carry: the byte before the block is a word byte
+	for b := 0; b < n; b += 64 {
+		// The flags of the 8 bytes of chunk c land on bits 8i+c (byte i
+		// of the chunk); one transpose puts byte 8c+i's on bit 8c+i.
+		blk := (*[64]byte)(text[b : b+64])
+		x := binary.LittleEndian.Uint64(blk[0:8])
+		high |= x
+		f := wordFlags(x, digits) >> 7
+		x = binary.LittleEndian.Uint64(blk[8:16])
+		high |= x
+		f |= wordFlags(x, digits) >> 6
+		x = binary.LittleEndian.Uint64(blk[16:24])
+		high |= x
+		f |= wordFlags(x, digits) >> 5
+		x = binary.LittleEndian.Uint64(blk[24:32])
+		high |= x
+		f |= wordFlags(x, digits) >> 4
+		x = binary.LittleEndian.Uint64(blk[32:40])
+		high |= x
+		f |= wordFlags(x, digits) >> 3
+		x = binary.LittleEndian.Uint64(blk[40:48])
+		high |= x
+		f |= wordFlags(x, digits) >> 2
+		x = binary.LittleEndian.Uint64(blk[48:56])
+		high |= x
+		f |= wordFlags(x, digits) >> 1
+		x = binary.LittleEndian.Uint64(blk[56:64])
+		high |= x
+		f |= wordFlags(x, digits)
+		m := transpose8(f)
+		// Transitions: word starts (a word byte after a non-word byte)
+		// and ends (the reverse) alternate.
+		t := m ^ (m<<1 | carry)
+		carry = m >> 63
+		// Transition np is the start of word np/2 if np is even, its
+		// end if odd. Writing every transition to both arrays, at
+		// st[(np+1)/2] and en[np/2], puts each in its place; the other
+		// write lands on a slot that a later transition overwrites.
+		for t != 0 {
+			p := int32(b + bits.TrailingZeros64(t))
+			st[(np+1)>>1] = p
+			en[np>>1] = p
+			np++
+			t &= t - 1
+		}
+	}
+	if high&0x8080808080808080 != 0 {
+		return false
+	}
+	if carry != 0 { // the text ends inside a word
+		en[np>>1] = int32(n)
+		np++
+	}
+	a.st, a.en = st[:np>>1], en[:np>>1]
+	return true
+}
+
+// words sets a.sd[j] = (step(tok), dropOf(tok)) for every word j that
+// spans listed, and returns their number. The main loop has no branch that
+// depends on the text: it takes each word's last 8 bytes (fewer for a
+// shorter word), and asciiLong then adds the rest of longer words.
+func (e *Extractor) words() int {
+	a := e.fast
+	nw := len(a.st)
+	if cap(a.sd) < nw+e.o.K {
+		a.sd = make([]wordSD, nw+e.o.K, (nw+e.o.K)*5/4)
+	}
+	if cap(a.lens) < nw {
+		a.lens = make([]uint8, nw, nw*5/4)
+	}
+	a.sd, a.lens = a.sd[:nw], a.lens[:nw]
+	t := &a.tab
+	buf := a.buf[:cap(a.buf)]
+	sd, st, en, lens := a.sd, a.st[:nw], a.en[:nw], a.lens[:nw]
+	longest := 0
+	for j := range sd {
+		end := int(en[j])
+		r := end - int(st[j])
+		// The word's last 8 bytes (buf is the text shifted by 8),
+		// bytes before the word masked off: byte p of x is the byte at
+		// distance 8-p from the word's end. (Computed without branches:
+		// max(v, 0) = v &^ (v >> 63), as the compiler makes a branch of
+		// min and max here.)
+		short := 8 - r
+		short &^= short >> 63 // bytes short of 8
+		x := le64(buf, end) & (^uint64(0) << (uint(8*short) & 63))
+		// The constants of length r, garbage for r > 16 (asciiLong).
+		sj, dj := t.cs[uint8(r)], t.cd[uint8(r)]
+		sj ^= t.s1[0][byte(x)]
+		dj ^= t.d1[0][byte(x)]
+		sj ^= t.s1[1][byte(x>>8)]
+		dj ^= t.d1[1][byte(x>>8)]
+		sj ^= t.s1[2][byte(x>>16)]
+		dj ^= t.d1[2][byte(x>>16)]
+		sj ^= t.s1[3][byte(x>>24)]
+		dj ^= t.d1[3][byte(x>>24)]
+		sj ^= t.s1[4][byte(x>>32)]
+		dj ^= t.d1[4][byte(x>>32)]
+		sj ^= t.s1[5][byte(x>>40)]
+		dj ^= t.d1[5][byte(x>>40)]
+		sj ^= t.s1[6][byte(x>>48)]
+		dj ^= t.d1[6][byte(x>>48)]
+		sj ^= t.s1[7][byte(x>>56)]
+		dj ^= t.d1[7][byte(x>>56)]
+		sd[j] = wordSD{sj, dj}
+		lens[j] = uint8(min(r, 255))
+		longest |= r
+	}
+	if longest > 8 {
+		e.asciiLong()
+	}
+	return nw
+}
+
+// le64 returns the 8 bytes of b from i, little-endian (one load, one
+// bounds check).
+func le64(b []byte, i int) uint64 {
+	b = b[i : i+8 : i+8]
+	return binary.LittleEndian.Uint64(b)
+}
+
+// asciiLong adds to the values of the words of more than 8 bytes the terms
+// of their bytes at distance 9 to 16 from the end (s2, d2), and recomputes
+// those of more than 16 bytes from their token fingerprints, hashed from
+// the lowered bytes.
+func (e *Extractor) asciiLong() {
+	a := e.fast
+	t := &a.tab
+	buf := a.buf[:cap(a.buf)]
+	for j, l := range a.lens {
+		if l <= 8 {
+			continue
+		}
+		s, end := int(a.st[j]), int(a.en[j])
+		r := end - s
+		if r > maxShortWord {
+			a.lower = a.lower[:0]
+			for _, c := range buf[8+s : 8+end] {
+				a.lower = append(a.lower, e.n.word[c])
+			}
+			tok := e.n.hash.hash(a.lower)
+			a.sd[j] = wordSD{e.wh.step(tok), e.wh.dropOf(tok)}
+			continue
+		}
+		y := le64(buf, end-8) & (^uint64(0) << ((128 - 8*uint(r)) & 63))
+		sj, dj := a.sd[j].s, a.sd[j].d
+		sj ^= t.s2[0][byte(y)]
+		dj ^= t.d2[0][byte(y)]
+		sj ^= t.s2[1][byte(y>>8)]
+		dj ^= t.d2[1][byte(y>>8)]
+		sj ^= t.s2[2][byte(y>>16)]
+		dj ^= t.d2[2][byte(y>>16)]
+		sj ^= t.s2[3][byte(y>>24)]
+		dj ^= t.d2[3][byte(y>>24)]
+		sj ^= t.s2[4][byte(y>>32)]
+		dj ^= t.d2[4][byte(y>>32)]
+		sj ^= t.s2[5][byte(y>>40)]
+		dj ^= t.d2[5][byte(y>>40)]
+		sj ^= t.s2[6][byte(y>>48)]
+		dj ^= t.d2[6][byte(y>>48)]
+		sj ^= t.s2[7][byte(y>>56)]
+		dj ^= t.d2[7][byte(y>>56)]
+		a.sd[j] = wordSD{sj, dj}
+	}
+}
+
+// wordSD is the pair of values a word contributes to the window:
+// step(tok) when it enters, dropOf(tok) when it leaves.
+type wordSD struct{ s, d uint64 }
+
+// stepBy returns g·x^64 mod p by the window polynomial's table
+// (winHasher.step).
+func stepBy(by *[8][256]uint64, g uint64) uint64 {
+	return ((by[7][byte(g)] ^ by[6][byte(g>>8)]) ^ (by[5][byte(g>>16)] ^ by[4][byte(g>>24)])) ^
+		((by[3][byte(g>>32)] ^ by[2][byte(g>>40)]) ^ (by[1][byte(g>>48)] ^ by[0][byte(g>>56)]))
+}
+
+// extractASCII is Extract for a document whose words spans listed: their
+// features, appended to dst. It leaves e.n's text and tokens unset
+// (e.lazy): AppendText re-tokenizes the text if asked.
+func (e *Extractor) extractASCII(dst []Feature) []Feature {
+	a := e.fast
+	n := e.words()
+	k := e.o.K
+	e.units = e.units[:0]
+	e.lazy = true
+	e.occ = 0
+	if n == 0 {
+		return dst
+	}
+	if e.o.Wrap {
+		// The window goes on over the first K-1 words again (extended
+		// index j is word j mod n).
+		for j := n; j < n+k-1; j++ {
+			a.sd = append(a.sd, a.sd[j%n])
+		}
+	} else if n < k {
+		// A document shorter than one shingle is one shingle of all its
+		// words.
+		fp := e.wh.q
+		for _, w := range a.sd {
+			fp = stepBy(&a.tab.step, fp) ^ w.s
+		}
+		e.occ = 1
+		e.first = append(e.first, -1)
+		return append(dst, Feature{ID: fp, Weight: 1})
+	}
+	occ := len(a.sd) - k + 1
+	e.occ = occ
+	ids := e.chain(e.terms())
+	e.acc.reset(2 * occ) // load <= 1/4: fewer collisions, each a mispredicted branch
+	dst = slices.Grow(dst, occ)
+	e.first = slices.Grow(e.first, occ)
+	db, fb := dst[len(dst):len(dst)+occ], e.first[len(e.first):len(e.first)+occ]
+	var c int
+	if e.o.Weighting == WeightSet {
+		c = e.acc.dedupSet(db, fb, ids)
+	} else {
+		c = e.acc.dedupCount(db, fb, ids)
+	}
+	e.first = e.first[:len(e.first)+c]
+	return dst[:len(dst)+c]
+}
+
+// chain slides the window over the words (book 3.3): with u from terms,
+// the fingerprint after word j is dropOf(word j-K) xor step(fp xor tok_j)
+// = step(fp) xor u[j]. It overwrites u[j] with that fingerprint and
+// returns u[K-1:], the ids of the windows of K words.
+//
+// Each step is eight lookups that wait for the step before, so the loop
+// runs two chains at once: one over the words up to the middle, one over
+// the rest, which starts from the empty window K words before (adding
+// those words' step terms without drops) and so reaches the same
+// fingerprints.
+func (e *Extractor) chain(u []uint64) []uint64 {
+	k := e.o.K
+	by := &e.fast.tab.step
+	fa, fb := e.wh.q, e.wh.q
+	mid := len(u) / 2
+	if mid < 2*k {
+		mid = len(u) - 1 // one chain
+	} else {
+		for _, w := range e.fast.sd[mid-k+1 : mid+1] {
+			fb = stepBy(by, fb) ^ w.s
+		}
+	}
+	a, b := u[:mid+1], u[mid+1:]
+	n := min(len(a), len(b))
+	for j := range n {
+		fa = stepBy(by, fa) ^ a[j]
+		fb = stepBy(by, fb) ^ b[j]
+		a[j], b[j] = fa, fb
+	}
+	for j := n; j < len(a); j++ {
+		fa = stepBy(by, fa) ^ a[j]
+		a[j] = fa
+	}
+	for j := n; j < len(b); j++ {
+		fb = stepBy(by, fb) ^ b[j]
+		b[j] = fb
+	}
+	return u[k-1:]
+}
+
+// terms returns, for every word j of a.sd, the part of the window's step
+// over it that does not depend on the window's fingerprint:
+// sd[j].s xor sd[j-K].d (the drop left out while the window fills). Valid
+// until the next call.
+func (e *Extractor) terms() []uint64 {
+	a := e.fast
+	k := e.o.K
+	sd := a.sd
+	if cap(a.u) < len(sd) {
+		a.u = make([]uint64, len(sd), len(sd)*5/4)
+	}
+	u := a.u[:len(sd)]
+	for j := range k {
+		u[j] = sd[j].s
+	}
+	in, out, ux := sd[k:], sd[:len(sd)-k], u[k:]
+	out, ux = out[:len(in)], ux[:len(in)]
+	for j := range in {
+		ux[j] = in[j].s ^ out[j].d
+	}
+	return u
+}
+
+// materialize fills e.n's normalized text and tokens, which the ASCII path
+// skips, from its copy of the last document's text.
+func (e *Extractor) materialize() {
+	if !e.lazy {
+		return
+	}
+	e.lazy = false
+	n := e.n
+	h := n.hash
+	n.hash = nil // the ids are known; tokenize needs not hash again
+	n.text, n.toks, n.fps = n.text[:0], n.toks[:0], n.fps[:0]
+	n.tokenize(e.fast.text())
+	n.hash = h
+	e.units = n.fps
+}
+
+// viaASCII prepares doc for Extract: it returns true if the document goes
+// the ASCII path (its text is in e.fast.buf), and otherwise normalizes it
+// as normalize does and returns false. HTML goes the ASCII path only when
+// weights ignore markup zones (WeightSet), since the path keeps no zones.
+func (e *Extractor) viaASCII(doc []byte) bool {
+	n := e.n
+	if !(n.o.Format == FormatHTML || (n.o.Format == FormatAuto && SniffHTML(doc))) {
+		if e.fast.load(doc); e.fast.spans() {
+			n.html = false
+			n.marks = n.marks[:0]
+			return true
+		}
+		n.normalize(doc)
+		return false
+	}
+	if e.o.Weighting != WeightSet {
+		n.normalize(doc)
+		return false
+	}
+	// normalize's HTML branch, up to the tokenizer.
+	n.text, n.toks, n.fps, n.marks = n.text[:0], n.toks[:0], n.fps[:0], n.marks[:0]
+	n.html = true
+	n.vis = n.vis[:0]
+	n.visibleText(doc)
+	if e.fast.load(n.vis); e.fast.spans() {
+		return true
+	}
+	n.tokenize(n.vis)
+	return false
+}
+
+// dedupSet writes each distinct id of ids, in order of first occurrence,
+// to db (weight 1) and its index in ids to fb, and returns their number.
+// The table probes of successive ids are independent of each other.
+func (a *accum) dedupSet(db []Feature, fb []int32, ids []uint64) int {
+	keys, shift := a.keys, a.shift&63
+	mask := uint64(len(keys) - 1)
+	db, fb = db[:len(ids)], fb[:len(ids)]
+	zero := false
+	c := 0
+	for i, id := range ids {
+		if id == 0 {
+			if zero {
+				continue
+			}
+			zero = true
+		} else {
+			h := (id * 0x9e3779b97f4a7c15) >> shift
+			for {
+				key := keys[h]
+				if key == 0 {
+					keys[h] = id
+					break
+				}
+				if key == id {
+					goto next
+				}
+				h = (h + 1) & mask
+			}
+		}
+		db[c] = Feature{ID: id, Weight: 1}
+		fb[c] = int32(i)
+		c++
+	next:
+	}
+	return c
+}
+
+// dedupCount is dedupSet for multisets: a repeated id adds 1 to the weight
+// of its Feature, found through a.idx.
+func (a *accum) dedupCount(db []Feature, fb []int32, ids []uint64) int {
+	keys, idxs, shift := a.keys, a.idx, a.shift&63
+	mask := uint64(len(keys) - 1)
+	idxs = idxs[:len(keys)]
+	db, fb = db[:len(ids)], fb[:len(ids)]
+	zero, zeroAt := false, 0
+	c := 0
+	for i, id := range ids {
+		if id == 0 {
+			if zero {
+				db[zeroAt].Weight++
+				continue
+			}
+			zero, zeroAt = true, c
+		} else {
+			h := (id * 0x9e3779b97f4a7c15) >> shift
+			for {
+				key := keys[h]
+				if key == 0 {
+					keys[h] = id
+					idxs[h] = int32(c)
+					break
+				}
+				if key == id {
+					db[idxs[h]].Weight++
+					goto next
+				}
+				h = (h + 1) & mask
+			}
+		}
+		db[c] = Feature{ID: id, Weight: 1}
+		fb[c] = int32(i)
+		c++
+	next:
+	}
+	return c
+}

@@ -1,0 +1,202 @@
+package index
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"runtime"
+	"slices"
+	"sync"
+)
+
+// MaxRun is the default BatchOptions.MaxRun: the candidates taken from one
+// run of documents sharing a lookup key are bounded by pairing each
+// document with at most the MaxRun documents before it in the run. A key
+// shared by thousands of documents is a template or boilerplate, not a
+// duplicate cluster; without the bound one such key would make the
+// candidate set quadratic (the "one shared template merged 743,779
+// documents" failure of other tools). Genuine duplicates in such a run are
+// still found through their other keys and through the members they are
+// paired with.
+const MaxRun = 2048
+
+// BatchOptions configure the batch operations Join and VerifyPairs. The
+// zero value is valid.
+type BatchOptions struct {
+	// Workers is the number of goroutines. The default is
+	// runtime.GOMAXPROCS(0).
+	Workers int
+	// MaxRun bounds the pairs Join takes from one run of equal keys (see
+	// the constant MaxRun, the default).
+	MaxRun int
+	// Progress, if not nil, is called as work is done with the units done
+	// so far and the total (Join: key passes; VerifyPairs: pairs), from
+	// one goroutine at a time.
+	Progress func(done, total int64)
+}
+
+func (o *BatchOptions) ensureDefaults() {
+	if o.Workers <= 0 {
+		o.Workers = runtime.GOMAXPROCS(0)
+	}
+	if o.MaxRun <= 0 {
+		o.MaxRun = MaxRun
+	}
+}
+
+// JoinPair is a candidate pair of Join: documents A < B (the caller's
+// numbers) sharing Keys lookup keys.
+type JoinPair struct {
+	A, B uint32
+	Keys int32
+}
+
+// Join finds the candidate pairs among n documents without a store — the
+// batch path of the index, AltaVista's sort-join (book 3.1): for each of
+// the scheme's keys in turn it computes that key for every document,
+// sorts, and pairs the documents of each run of equal keys (each with at
+// most MaxRun before it, in the order of their numbers). values(i) returns
+// the sketch values of document i (made with the index's configuration;
+// none for a document without features, which joins nothing); it is called
+// from several goroutines at once. Pairs come sorted by (A, B).
+//
+// An entry of a pass packs the key's high 32 bits above the document's
+// number, so a pass holds 8 bytes per document and sorts plain integers;
+// the truncated key lets unrelated documents collide with probability
+// 2^-32 per pass (about n²/2^33 extra candidates per pass, all rejected by
+// verification), against P(J) of the full scheme for related ones. Memory:
+// 8 bytes per document for the pass, plus 8 bytes per candidate pair and
+// key shared. The result is the same for any number of workers; it
+// depends on the numbering only through runs longer than MaxRun.
+func (x *Index) Join(ctx context.Context, n int, values func(i int) []uint64, o BatchOptions) ([]JoinPair, error) {
+	o.ensureDefaults()
+	if n > math.MaxUint32 {
+		return nil, fmt.Errorf("index: join of %d documents: at most 2^32-1", n)
+	}
+	var nonEmpty []uint32
+	for i := range n {
+		if len(values(i)) > 0 {
+			nonEmpty = append(nonEmpty, uint32(i))
+		}
+	}
+	m := len(nonEmpty)
+	entries := make([]uint64, m)
+	var raw []uint64
+	passes := x.scheme.NumKeys()
+	for c := range passes {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		parallel(m, o.Workers, func(lo, hi int) {
+			for i := lo; i < hi; i++ {
+				u := nonEmpty[i]
+				entries[i] = x.scheme.Key(c, values(int(u)))&^0xffffffff | uint64(u)
+			}
+		})
+		slices.Sort(entries)
+		raw = runPairs(raw, entries, o.MaxRun)
+		if o.Progress != nil {
+			o.Progress(int64(c+1), int64(passes))
+		}
+	}
+	slices.Sort(raw)
+	var pairs []JoinPair
+	for i := 0; i < len(raw); {
+		j := i + 1
+		for j < len(raw) && raw[j] == raw[i] {
+			j++
+		}
+		pairs = append(pairs, JoinPair{A: uint32(raw[i] >> 32), B: uint32(raw[i]), Keys: int32(j - i)})
+		i = j
+	}
+	return pairs, nil
+}
+
+// runPairs appends the pairs of the runs of equal keys in sorted entries
+// (key high bits | document number), packed as A<<32 | B with A < B.
+func runPairs(dst, entries []uint64, maxRun int) []uint64 {
+	for lo := 0; lo < len(entries); {
+		hi := lo + 1
+		for hi < len(entries) && entries[hi]>>32 == entries[lo]>>32 {
+			hi++
+		}
+		for j := lo + 1; j < hi; j++ {
+			for i := max(lo, j-maxRun); i < j; i++ {
+				dst = append(dst, entries[i]<<32|entries[j]&0xffffffff)
+			}
+		}
+		lo = hi
+	}
+	return dst
+}
+
+// VerifyPairs verifies candidate pairs with Verify, in parallel: it calls
+// fn(k, c, ok) for every pairs[k], with the comparison of doc(A) and
+// doc(B) (its Keys set from the pair) and whether it is a match. doc is
+// called from several goroutines at once, and so is fn (for distinct k).
+// It stops at the first error (headers that differ) or when ctx is done.
+func (x *Index) VerifyPairs(ctx context.Context, pairs []JoinPair, doc func(i uint32) *Doc, o BatchOptions, fn func(k int, c Comparison, ok bool)) error {
+	o.ensureDefaults()
+	var mu sync.Mutex // guards firstErr, done and Progress
+	var firstErr error
+	var done int64
+	parallel(len(pairs), o.Workers, func(lo, hi int) {
+		for k := lo; k < hi; k++ {
+			if k&1023 == 0 && ctx.Err() != nil {
+				return
+			}
+			p := pairs[k]
+			c, ok, err := x.Verify(doc(p.A), doc(p.B))
+			if err != nil {
+				mu.Lock()
+				if firstErr == nil {
+					firstErr = err
+				}
+				mu.Unlock()
+				return
+			}
+			c.Keys = int(p.Keys)
+			fn(k, c, ok)
+		}
+		mu.Lock()
+		done += int64(hi - lo)
+		if o.Progress != nil {
+			o.Progress(done, int64(len(pairs)))
+		}
+		mu.Unlock()
+	})
+	if firstErr != nil {
+		return firstErr
+	}
+	return ctx.Err()
+}
+
+// parallel runs fn over [0, n) split into chunks, on up to workers
+// goroutines.
+func parallel(n, workers int, fn func(lo, hi int)) {
+	const chunk = 4096
+	if n <= chunk || workers <= 1 {
+		fn(0, n)
+		return
+	}
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	next := 0
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				mu.Lock()
+				lo := next
+				next += chunk
+				mu.Unlock()
+				if lo >= n {
+					return
+				}
+				fn(lo, min(lo+chunk, n))
+			}
+		}()
+	}
+	wg.Wait()
+}

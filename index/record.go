@@ -1,0 +1,297 @@
+package index
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+
+	"github.com/neardup/neardup/feature"
+	"github.com/neardup/neardup/sketch"
+)
+
+// Doc is a document as the index stores it.
+type Doc struct {
+	// Name is the caller's identifier of the document (unique): the index
+	// keys it by ID(Name).
+	Name string
+	// Fingerprint is the exact fingerprint of the document's body
+	// (sample.Sketched.Fingerprint), meaningful when HasFingerprint.
+	// Stored, it makes the document findable by Identical: a body
+	// identical to this one is recognized before any sketch is compared.
+	Fingerprint    uint64
+	HasFingerprint bool
+	// Sketch is the document's sketch; its header must equal the index's.
+	Sketch sketch.Sketch
+	// Features, when not nil, is the sorted set of the document's feature
+	// ids: stored, it lets verification use the exact Jaccard.
+	Features []uint64
+	// Weighted, when not nil, is the document's weighted feature set
+	// sorted by id (for the weighted samplers CWS and ICWS): stored, it
+	// lets verification use the exact weighted Jaccard Σmin/Σmax.
+	Weighted []feature.Feature
+}
+
+// Record encoding, version 2 (what AppendDoc writes):
+//
+//	byte 2 | uvarint len(name) | name | byte flags |
+//	[uint64 LE fingerprint, if flags&recFingerprint] |
+//	uint32 LE len(sketch) | sketch encoding (package sketch, with its CRC) |
+//	[uvarint n | n delta uvarints of the sorted ids, if flags&recFeatures] |
+//	[uvarint n | n × (delta uvarint id, float64 LE weight), if flags&recWeighted]
+//
+// Version 1 (written before the index kept fingerprints; still read):
+//
+//	byte 1 | uvarint len(name) | name | uint32 LE len(sketch) | sketch |
+//	uvarint nfeatures+1 (0: no features) | delta uvarints of sorted features
+const (
+	recordV1 = 1
+	recordV2 = 2
+
+	recFingerprint = 1 << 0
+	recFeatures    = 1 << 1
+	recWeighted    = 1 << 2
+)
+
+// AppendDoc appends the stored encoding of d (record version 2) to dst.
+// It fails only when d.Sketch is invalid, and then appends nothing.
+func AppendDoc(dst []byte, d *Doc) ([]byte, error) {
+	if err := d.Sketch.Validate(); err != nil {
+		return dst, err
+	}
+	dst = append(dst, recordV2)
+	dst = binary.AppendUvarint(dst, uint64(len(d.Name)))
+	dst = append(dst, d.Name...)
+	var flags byte
+	if d.HasFingerprint {
+		flags |= recFingerprint
+	}
+	if d.Features != nil {
+		flags |= recFeatures
+	}
+	if d.Weighted != nil {
+		flags |= recWeighted
+	}
+	dst = append(dst, flags)
+	if d.HasFingerprint {
+		dst = binary.LittleEndian.AppendUint64(dst, d.Fingerprint)
+	}
+	at := len(dst)
+	dst = append(dst, 0, 0, 0, 0)
+	dst, _ = d.Sketch.AppendBinary(dst) // validated above
+	binary.LittleEndian.PutUint32(dst[at:], uint32(len(dst)-at-4))
+	if d.Features != nil {
+		dst = binary.AppendUvarint(dst, uint64(len(d.Features)))
+		prev := uint64(0)
+		for _, f := range d.Features {
+			dst = binary.AppendUvarint(dst, f-prev)
+			prev = f
+		}
+	}
+	if d.Weighted != nil {
+		dst = binary.AppendUvarint(dst, uint64(len(d.Weighted)))
+		prev := uint64(0)
+		for _, f := range d.Weighted {
+			dst = binary.AppendUvarint(dst, f.ID-prev)
+			dst = binary.LittleEndian.AppendUint64(dst, math.Float64bits(f.Weight))
+			prev = f.ID
+		}
+	}
+	return dst, nil
+}
+
+// DecodeDoc decodes a record made by AppendDoc (or by the version 1
+// encoding of earlier releases). The result does not alias rec. Damage
+// gives an error wrapping ErrCorrupt.
+func DecodeDoc(rec []byte) (*Doc, error) {
+	d := new(Doc)
+	return d, decodeDoc(rec, d)
+}
+
+// view is a parsed record whose slices alias the record's bytes.
+type view struct {
+	version  byte
+	name     []byte
+	flags    byte
+	fp       uint64
+	sketch   []byte // the sketch's encoding
+	features []byte // version 2: the set features' section; version 1: the whole tail
+	weighted []byte // version 2: the weighted features' section
+}
+
+func corrupt(what string) error { return fmt.Errorf("%w: %s", ErrCorrupt, what) }
+
+// parse splits rec into its parts without decoding the sketch or the
+// features. Cost O(1) plus the walk over the feature sections' varints.
+func parse(rec []byte) (view, error) {
+	var v view
+	if len(rec) == 0 {
+		return v, corrupt("empty record")
+	}
+	v.version = rec[0]
+	rec = rec[1:]
+	n, w := binary.Uvarint(rec)
+	if w <= 0 || n > uint64(len(rec)-w) {
+		return v, corrupt("name")
+	}
+	v.name = rec[w : w+int(n)]
+	rec = rec[w+int(n):]
+	switch v.version {
+	case recordV1:
+		if len(rec) < 4 || uint64(binary.LittleEndian.Uint32(rec)) > uint64(len(rec)-4) {
+			return v, corrupt("sketch length")
+		}
+		n = uint64(binary.LittleEndian.Uint32(rec))
+		v.sketch = rec[4 : 4+n]
+		v.features = rec[4+n:]
+		return v, nil
+	case recordV2:
+	default:
+		return v, corrupt(fmt.Sprintf("unknown record version %d", v.version))
+	}
+	if len(rec) < 1 {
+		return v, corrupt("flags")
+	}
+	v.flags = rec[0]
+	rec = rec[1:]
+	if v.flags&^(recFingerprint|recFeatures|recWeighted) != 0 {
+		return v, corrupt("flags")
+	}
+	if v.flags&recFingerprint != 0 {
+		if len(rec) < 8 {
+			return v, corrupt("fingerprint")
+		}
+		v.fp = binary.LittleEndian.Uint64(rec)
+		rec = rec[8:]
+	}
+	if len(rec) < 4 || uint64(binary.LittleEndian.Uint32(rec)) > uint64(len(rec)-4) {
+		return v, corrupt("sketch length")
+	}
+	n = uint64(binary.LittleEndian.Uint32(rec))
+	v.sketch = rec[4 : 4+n]
+	rec = rec[4+n:]
+	var err error
+	if v.flags&recFeatures != 0 {
+		if v.features, rec, err = section(rec, 0); err != nil {
+			return v, err
+		}
+	}
+	if v.flags&recWeighted != 0 {
+		if v.weighted, rec, err = section(rec, 8); err != nil {
+			return v, err
+		}
+	}
+	if len(rec) != 0 {
+		return v, corrupt("trailing bytes")
+	}
+	return v, nil
+}
+
+// section splits off a feature section of rec: a uvarint count, then that
+// many (uvarint, extra bytes) entries.
+func section(rec []byte, extra int) (sec, rest []byte, err error) {
+	n, w := binary.Uvarint(rec)
+	if w <= 0 || n > uint64(len(rec)) {
+		return nil, rec, corrupt("feature count")
+	}
+	off := w
+	for i := uint64(0); i < n; i++ {
+		_, w := binary.Uvarint(rec[off:])
+		if w <= 0 || len(rec)-off-w < extra {
+			return nil, rec, corrupt("features")
+		}
+		off += w + extra
+	}
+	return rec[:off], rec[off:], nil
+}
+
+func decodeDoc(rec []byte, d *Doc) error {
+	v, err := parse(rec)
+	if err != nil {
+		return err
+	}
+	return v.decode(d)
+}
+
+// decode fills d from v, reusing d's slices.
+func (v *view) decode(d *Doc) error {
+	d.Name = string(v.name)
+	d.Fingerprint, d.HasFingerprint = v.fp, v.flags&recFingerprint != 0
+	if err := d.Sketch.UnmarshalBinary(v.sketch); err != nil {
+		return fmt.Errorf("%w: %w", ErrCorrupt, err)
+	}
+	if v.version == recordV1 {
+		return decodeV1Features(v.features, d)
+	}
+	d.Features, d.Weighted = d.Features[:0], d.Weighted[:0]
+	if v.flags&recFeatures == 0 {
+		d.Features = nil
+	} else {
+		n, w := binary.Uvarint(v.features)
+		b := v.features[w:]
+		prev := uint64(0)
+		for i := uint64(0); i < n; i++ {
+			x, w := binary.Uvarint(b)
+			prev += x
+			d.Features = append(d.Features, prev)
+			b = b[w:]
+		}
+		if d.Features == nil {
+			d.Features = []uint64{}
+		}
+	}
+	if v.flags&recWeighted == 0 {
+		d.Weighted = nil
+	} else {
+		n, w := binary.Uvarint(v.weighted)
+		b := v.weighted[w:]
+		prev := uint64(0)
+		for i := uint64(0); i < n; i++ {
+			x, w := binary.Uvarint(b)
+			prev += x
+			d.Weighted = append(d.Weighted, feature.Feature{ID: prev, Weight: math.Float64frombits(binary.LittleEndian.Uint64(b[w:]))})
+			b = b[w+8:]
+		}
+		if d.Weighted == nil {
+			d.Weighted = []feature.Feature{}
+		}
+	}
+	return nil
+}
+
+func decodeV1Features(rec []byte, d *Doc) error {
+	d.Weighted = nil
+	n, w := binary.Uvarint(rec)
+	if w <= 0 {
+		return corrupt("feature count")
+	}
+	rec = rec[w:]
+	if n == 0 {
+		d.Features = nil
+		if len(rec) != 0 {
+			return corrupt("trailing bytes")
+		}
+		return nil
+	}
+	n--
+	if n > uint64(len(rec)) {
+		return corrupt("feature count")
+	}
+	d.Features = d.Features[:0]
+	prev := uint64(0)
+	for i := uint64(0); i < n; i++ {
+		v, w := binary.Uvarint(rec)
+		if w <= 0 {
+			return corrupt("features")
+		}
+		prev += v
+		d.Features = append(d.Features, prev)
+		rec = rec[w:]
+	}
+	if d.Features == nil {
+		d.Features = []uint64{}
+	}
+	if len(rec) != 0 {
+		return corrupt("trailing bytes")
+	}
+	return nil
+}

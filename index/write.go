@@ -1,0 +1,193 @@
+package index
+
+import (
+	"context"
+	"fmt"
+	"slices"
+)
+
+// AddResult counts what Add did with its documents: Added + Replaced +
+// Duplicates is the number of documents given.
+type AddResult struct {
+	// Added is the number of ids that were not in the index.
+	Added int
+	// Replaced is the number of ids whose earlier document was replaced.
+	Replaced int
+	// Duplicates is the number of documents superseded by a later one with
+	// the same name in the same call (the last one wins).
+	Duplicates int
+}
+
+// Add stores docs and posts them under their keys (LSH keys, and the
+// fingerprint for documents that have one) in one atomic, durable batch.
+// A name already in the index is replaced: every posting of its earlier
+// document that the new one does not make again is removed, its
+// fingerprint's included. When a name occurs several times in docs the
+// last occurrence wins and the others are counted as Duplicates; nothing
+// of them is stored. Nothing is written when Add fails.
+//
+// Cost: one multi-key record lookup (store.LookupDocs) for the earlier
+// documents, then one batch of about NumKeys+2 writes per document.
+func (x *Index) Add(ctx context.Context, docs ...*Doc) (AddResult, error) {
+	var res AddResult
+	if len(docs) == 0 {
+		return res, nil
+	}
+	// The last occurrence of each id wins.
+	last := make(map[uint64]int, len(docs))
+	ids := make([]uint64, 0, len(docs))
+	for i, d := range docs {
+		id := ID(d.Name)
+		if j, ok := last[id]; ok {
+			if docs[j].Name != d.Name {
+				return AddResult{}, fmt.Errorf("%w: %q and %q", ErrCollision, docs[j].Name, d.Name)
+			}
+			res.Duplicates++
+		} else {
+			ids = append(ids, id)
+		}
+		last[id] = i
+	}
+	// The keys of every document, checked before anything is written.
+	keys := make([][]uint64, len(ids))
+	var flat []uint64
+	for i, id := range ids {
+		d := docs[last[id]]
+		var err error
+		start := len(flat)
+		if flat, err = x.postingsOf(flat, d); err != nil {
+			return AddResult{}, fmt.Errorf("index: %q: %w", d.Name, err)
+		}
+		keys[i] = flat[start:len(flat):len(flat)]
+	}
+	var rec []byte
+	var fps []uint64
+	for _, id := range ids {
+		if d := docs[last[id]]; d.HasFingerprint {
+			fps = append(fps, d.Fingerprint)
+		}
+	}
+
+	x.wmu.Lock()
+	defer x.wmu.Unlock()
+	b := x.st.NewBatch()
+	defer b.Close()
+	var old Doc
+	var oldKeys []uint64
+	err := x.lookupDocs(ctx, "reading the records to replace", ids, func(i int, prev []byte, ok bool) error {
+		d := docs[last[ids[i]]]
+		if ok {
+			if err := decodeDoc(prev, &old); err != nil {
+				return fmt.Errorf("index: the record of %q, to be replaced: %w (Check with repair drops it)", d.Name, err)
+			}
+			if old.Name != d.Name {
+				return fmt.Errorf("%w: %q and %q", ErrCollision, old.Name, d.Name)
+			}
+			var err error
+			if oldKeys, err = x.postingsOf(oldKeys[:0], &old); err != nil {
+				return fmt.Errorf("index: the record of %q, to be replaced: %w", d.Name, err)
+			}
+			for _, k := range oldKeys {
+				if !slices.Contains(keys[i], k) {
+					b.RemovePosting(k, ids[i])
+				}
+			}
+			res.Replaced++
+		} else {
+			res.Added++
+		}
+		for _, k := range keys[i] {
+			b.AddPosting(k, ids[i])
+		}
+		var err error
+		if rec, err = AppendDoc(rec[:0], d); err != nil {
+			return fmt.Errorf("index: %q: %w", d.Name, err)
+		}
+		b.PutDoc(ids[i], rec)
+		return nil
+	})
+	if err != nil {
+		return AddResult{}, err
+	}
+	if err := x.fps.add(ctx, x, b, fps); err != nil {
+		return AddResult{}, err
+	}
+	if err := b.Commit(ctx); err != nil {
+		x.fps.failed()
+		return AddResult{}, fmt.Errorf("index: adding %d documents: %w", len(ids), err)
+	}
+	x.fps.committed()
+	return res, nil
+}
+
+// Remove deletes the named documents and all their postings in one atomic
+// batch, and returns how many existed. Names not in the index are ignored.
+func (x *Index) Remove(ctx context.Context, names ...string) (int, error) {
+	seen := make(map[uint64]bool, len(names))
+	ids := make([]uint64, 0, len(names))
+	for _, name := range names {
+		if id := ID(name); !seen[id] {
+			seen[id] = true
+			ids = append(ids, id)
+		}
+	}
+	x.wmu.Lock()
+	defer x.wmu.Unlock()
+	b := x.st.NewBatch()
+	defer b.Close()
+	var d Doc
+	var keys []uint64
+	n := 0
+	err := x.lookupDocs(ctx, "reading the records to remove", ids, func(i int, rec []byte, ok bool) error {
+		if !ok {
+			return nil
+		}
+		if err := decodeDoc(rec, &d); err != nil {
+			return fmt.Errorf("index: the record of id %016x, to be removed: %w (Check with repair drops it)", ids[i], err)
+		}
+		var err error
+		if keys, err = x.postingsOf(keys[:0], &d); err != nil {
+			return fmt.Errorf("index: the record of %q, to be removed: %w", d.Name, err)
+		}
+		for _, k := range keys {
+			b.RemovePosting(k, ids[i])
+		}
+		b.DeleteDoc(ids[i])
+		n++
+		return nil
+	})
+	if err != nil {
+		return 0, err
+	}
+	if err := b.Commit(ctx); err != nil {
+		return 0, fmt.Errorf("index: removing %d documents: %w", n, err)
+	}
+	return n, nil
+}
+
+// Get returns the stored document with the given name.
+func (x *Index) Get(ctx context.Context, name string) (*Doc, bool, error) {
+	rec, ok, err := x.st.Doc(ctx, ID(name), nil)
+	if err != nil || !ok {
+		return nil, false, err
+	}
+	d := new(Doc)
+	if err := decodeDoc(rec, d); err != nil {
+		return nil, false, fmt.Errorf("index: the record of %q: %w", name, err)
+	}
+	if d.Name != name {
+		return nil, false, nil // another name with the same id (ErrCollision's case)
+	}
+	return d, true, nil
+}
+
+// Flush records the fingerprint filter in the store, so that the next Open
+// reads it instead of rebuilding it from the records. Call it after a run
+// of Adds (dedup does at its end, a server at shutdown); an index that is
+// not flushed stays correct, and its next user rebuilds the filter (one
+// scan of the records).
+func (x *Index) Flush(ctx context.Context) error {
+	x.wmu.Lock()
+	defer x.wmu.Unlock()
+	return x.fps.flush(ctx, x)
+}

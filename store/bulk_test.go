@@ -1,0 +1,221 @@
+package store_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/cockroachdb/pebble/v2/vfs"
+	"github.com/cockroachdb/pebble/v2/vfs/errorfs"
+
+	"github.com/neardup/neardup/internal/rng"
+	"github.com/neardup/neardup/store"
+)
+
+// applyRandom writes the same random operations to each batch: postings
+// under few keys (so that adds and removes collide), documents and
+// metadata values, puts and deletes.
+func applyRandom(seed uint64, n int, bs ...store.Batch) {
+	st := rng.New(seed)
+	for range n {
+		key, id := st.Intn(50), st.Intn(400)
+		op := st.Intn(10)
+		for _, b := range bs {
+			switch {
+			case op < 5:
+				b.AddPosting(key, id)
+			case op < 7:
+				b.RemovePosting(key, id)
+			case op < 8:
+				b.PutDoc(id, []byte(fmt.Sprint("rec-", seed, "-", id, "-", key)))
+			case op < 9:
+				b.DeleteDoc(id)
+			default:
+				if key%2 == 0 {
+					b.PutMeta(fmt.Sprint("m", key), []byte(fmt.Sprint(seed, id)))
+				} else {
+					b.DeleteMeta(fmt.Sprint("m", key))
+				}
+			}
+		}
+	}
+}
+
+// sameContents fails the test if a and b hold different postings,
+// documents or metadata values (m0..m49).
+func sameContents(t *testing.T, a, b store.Store) {
+	t.Helper()
+	ctx := context.Background()
+	pa, pb := scanAll(t, a), scanAll(t, b)
+	if !slices.Equal(pa, pb) {
+		t.Fatalf("postings differ: %d and %d", len(pa), len(pb))
+	}
+	da, db := docsAll(t, a), docsAll(t, b)
+	if !slices.Equal(da, db) {
+		t.Fatalf("documents differ: %d and %d", len(da), len(db))
+	}
+	for k := range 50 {
+		name := fmt.Sprint("m", k)
+		va, oka, _ := a.Meta(ctx, name, nil)
+		vb, okb, _ := b.Meta(ctx, name, nil)
+		if oka != okb || string(va) != string(vb) {
+			t.Fatalf("meta %s: %q %v and %q %v", name, va, oka, vb, okb)
+		}
+	}
+}
+
+func scanAll(t *testing.T, s store.Store) []string {
+	var out []string
+	if err := s.ScanPostings(context.Background(), func(key, id uint64) error {
+		out = append(out, fmt.Sprint(key, "/", id))
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func docsAll(t *testing.T, s store.Store) []string {
+	var out []string
+	if err := s.ScanDocs(context.Background(), func(id uint64, rec []byte) error {
+		out = append(out, fmt.Sprint(id, "=", string(rec)))
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// TestPebbleBulkEquivalence checks that a bulk equals one batch of the
+// same writes, over a store that already holds data, with a memory budget
+// small enough that the bulk spills dozens of sorted runs and merges them
+// (later runs win), and that the runs are removed afterwards.
+func TestPebbleBulkEquivalence(t *testing.T) {
+	ctx := context.Background()
+	dir := filepath.Join(t.TempDir(), "index")
+	s, err := store.OpenPebble(dir, &store.PebbleOptions{CacheBytes: 8 << 20, BulkBytes: 4 << 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	ref := store.NewMemory()
+	defer ref.Close()
+	for round := range uint64(4) {
+		var b, rb store.Batch
+		if round%2 == 0 { // alternate: a batch, then a bulk
+			b, rb = s.NewBatch(), ref.NewBatch()
+		} else {
+			b, rb = s.NewBulk(), ref.NewBatch()
+		}
+		applyRandom(round+1, 6000, b, rb)
+		if err := b.Commit(ctx); err != nil {
+			t.Fatalf("round %d: %v", round, err)
+		}
+		if err := rb.Commit(ctx); err != nil {
+			t.Fatal(err)
+		}
+		b.Close()
+		rb.Close()
+		sameContents(t, s, ref)
+	}
+	if err := s.Compact(ctx); err != nil {
+		t.Fatal(err)
+	}
+	sameContents(t, s, ref)
+	entries, _ := os.ReadDir(dir)
+	for _, e := range entries {
+		if strings.HasPrefix(e.Name(), "neardup-bulk-") {
+			t.Errorf("bulk directory %s left behind", e.Name())
+		}
+	}
+}
+
+// TestPebbleBulkFaults fails the writing of a bulk's runs and tables and
+// its ingestion: Commit returns the error promptly, applies nothing, and
+// what was committed before survives; a bulk left by a killed process is
+// removed when the store is opened again.
+func TestPebbleBulkFaults(t *testing.T) {
+	ctx := context.Background()
+	for _, c := range []struct {
+		name  string
+		match func(errorfs.Op) bool
+		ok    bool // Pebble gets around the fault
+	}{
+		{"run", writesTo("run-"), false},
+		{"table", writesTo("table-"), false},
+		{"table-sync", func(op errorfs.Op) bool {
+			return isSync(op.Kind) && strings.HasPrefix(filepath.Base(op.Path), "table-")
+		}, false},
+		// Ingestion copies a table it cannot hard-link.
+		{"ingest-link", func(op errorfs.Op) bool { return op.Kind == errorfs.OpLink }, true},
+		{"ingest-manifest", writesTo("MANIFEST"), false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dir := filepath.Join(t.TempDir(), "index")
+			in := &inject{match: c.match, err: syscall.ENOSPC}
+			s, err := store.OpenPebble(dir, &store.PebbleOptions{FS: errorfs.Wrap(vfs.Default, in), CacheBytes: 8 << 20, BulkBytes: 16 << 10})
+			if err != nil {
+				t.Fatal(err)
+			}
+			b := s.NewBatch()
+			next := 0
+			commitBatches(t, b, &next, 5)
+			b.Close()
+			in.on.Store(true)
+			bulk := s.NewBulk()
+			for i := range uint64(5000) {
+				bulk.AddPosting(1<<40+i%97, i)
+			}
+			err, took := within(t, "bulk Commit", func() error { return bulk.Commit(ctx) })
+			bulk.Close()
+			if c.ok {
+				if err != nil {
+					t.Fatalf("bulk Commit: %v", err)
+				}
+				if ids, err := s.Postings(ctx, 1<<40, nil); err != nil || len(ids) != 52 {
+					t.Errorf("bulk committed around the fault: %d postings, %v; want 52", len(ids), err)
+				}
+				s.Close()
+				return
+			}
+			if !errors.Is(err, syscall.ENOSPC) || strings.Contains(err.Error(), "\n") || !strings.Contains(err.Error(), dir) {
+				t.Fatalf("bulk Commit: %v, want a one-line ENOSPC naming %s", err, dir)
+			}
+			t.Logf("failed after %v: %v", took, err)
+			if ids, err := s.Postings(ctx, 1<<40, nil); err == nil && len(ids) != 0 {
+				t.Errorf("a failed bulk was applied: %d postings", len(ids))
+			}
+			within(t, "Close", s.Close)
+			in.on.Store(false)
+			copyDir := copyStore(t, dir)
+			checkAcked(t, copyDir, next-1)
+			s2, err := store.OpenPebble(copyDir, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s2.Close()
+			if ids, _ := s2.Postings(ctx, 1<<40, nil); len(ids) != 0 {
+				t.Errorf("a failed bulk is there after reopening: %d postings", len(ids))
+			}
+		})
+	}
+
+	// A bulk directory of a killed process goes at the next open.
+	dir := filepath.Join(t.TempDir(), "index")
+	s := openPebble(t, dir)
+	s.Close()
+	left := filepath.Join(dir, "neardup-bulk-1-1")
+	os.MkdirAll(left, 0o755)
+	os.WriteFile(filepath.Join(left, "run-000000"), []byte("partial"), 0o644)
+	s = openPebble(t, dir)
+	s.Close()
+	if _, err := os.Stat(left); !os.IsNotExist(err) {
+		t.Errorf("leftover bulk directory: %v", err)
+	}
+}
