@@ -1,6 +1,7 @@
-// Package filesim provides file-similarity sketches over chunk streams and
-// an inverted index that ranks similar files, after book section 6.2 (the
-// Remote Differential Compression file-similarity scheme).
+// Package filesim provides file-similarity sketches over chunk streams and an
+// inverted index that ranks similar files, after Manasse, "On the Efficient
+// Determination of Most Near Neighbors" (the book) section 6.2 (the Remote
+// Differential Compression file-similarity scheme).
 //
 // A file is represented by the set of its chunks' strong hashes (package
 // chunk), each chunk a feature whose ID is the first 8 bytes of its hash.
