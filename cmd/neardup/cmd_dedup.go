@@ -173,6 +173,10 @@ func runDedup(ctx context.Context, env *Env, opts dedupOptions) error {
 	if err != nil {
 		return err
 	}
+	copts, err := opts.Corpus.options()
+	if err != nil {
+		return err
+	}
 	if err := checkDedupOut(opts); err != nil {
 		return err
 	}
@@ -198,11 +202,7 @@ func runDedup(ctx context.Context, env *Env, opts dedupOptions) error {
 			fmt.Fprintf(env.Stderr, format, args...)
 		}
 	}
-	copts := corpus.Options{
-		IDField:   opts.Corpus.IDField,
-		TextField: opts.Corpus.TextField,
-		OnWarning: func(e *corpus.RecordError) { logf("neardup dedup: warning: %v\n", e) },
-	}
+	copts.OnWarning = func(e *corpus.RecordError) { logf("neardup dedup: warning: %v\n", e) }
 	if opts.KeyField != "" {
 		copts.MetaFields = []string{opts.KeyField}
 	}
