@@ -83,18 +83,19 @@ type clusterJSON struct {
 
 // WriteClusters writes one JSON object per cluster of two or more
 // documents: {"cluster", "kept", "size", "members", "details", "edges",
-// ...}. Members lists every document of the cluster, kept first; details
-// gives each member's similarity to the kept document (exact when known);
+// ...}. Members lists every document of the cluster, kept first (kept is
+// "" under cluster.KeepNone); details gives each member's similarity to
+// the first member (exact when known);
 // edges are the verified pairs that joined the cluster.
 func WriteClusters(w io.Writer, cs []Cluster) error {
 	bw := bufio.NewWriter(w)
 	enc := json.NewEncoder(bw)
 	for _, c := range cs {
 		j := clusterJSON{Cluster: c.ID, Kept: c.Kept, Size: len(c.Members), Oversize: c.Oversize, MinSim: 1}
-		for _, m := range c.Members {
+		for i, m := range c.Members {
 			j.Members = append(j.Members, m.Name)
 			j.Details = append(j.Details, memberJSON{ID: m.Name, Similarity: round(m.Similarity), Exact: m.Exact, Identical: m.Identical, Stored: m.Seq < 0})
-			if m.Name != c.Kept {
+			if i > 0 {
 				j.MinSim = math.Min(j.MinSim, round(m.Similarity))
 			}
 		}

@@ -61,9 +61,10 @@ all cores, finds candidate pairs through supershingle keys in an index,
 verifies them, clusters them, and writes to the directory --out:
 
   clusters.jsonl  one line per cluster of two or more documents:
-                  cluster (1, 2, … in input order), kept (the id kept),
+                  cluster (1, 2, … in input order), kept (the id kept;
+                  "" with --keep none, unless it is an earlier run's),
                   size, members (ids, kept first), details (per member: id,
-                  similarity to the kept document, exact, identical,
+                  similarity to the kept (first) document, exact, identical,
                   stored), min_similarity, edges (the verified pairs that
                   joined the cluster: a, b, similarity), oversize.
                   A member's similarity is -1 when it was joined to the
@@ -110,7 +111,7 @@ naming the commonest reason and an example record.`,
 	deprecatedAlias(fl, "sketch-seed", "seed")
 	fl.StringVar(&opts.LSH, "lsh", "auto", `supershingle scheme: auto (chosen for the threshold), altavista, bing, or R,B[,M] (R samples per supershingle, B supershingles, at least M must match)`)
 	fl.StringVar(&opts.Exact, "exact", "auto", "verify pairs by exact Jaccard: auto (when the features fit in memory), always or never")
-	fl.StringVar(&opts.Keep, "keep", "first", "which member of a cluster to keep: first, longest, key (smallest --key-field value) or key-desc (largest)")
+	fl.StringVar(&opts.Keep, "keep", "first", "which member of a cluster to keep: first, longest, key (smallest --key-field value), key-desc (largest) or none (drop every member)")
 	fl.StringVar(&opts.KeyField, "key-field", "", "JSONL field (dotted path) for --keep key")
 	fl.BoolVar(&opts.Star, "star", false, "admit a document to a cluster only if it is similar to the kept document itself (guards against chaining)")
 	fl.IntVar(&opts.MaxSize, "max-cluster", 1000, "flag clusters larger than this (reported with the edges that joined them)")
