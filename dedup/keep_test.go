@@ -76,3 +76,26 @@ func TestKeepNoneStored(t *testing.T) {
 		t.Fatalf("clusters %+v, summary kept %d duplicates %d", res.Clusters, res.Summary.Kept, res.Summary.Duplicates)
 	}
 }
+
+// The Keeper detects an input that changed between the two readings: a
+// document with another id at a position, or fewer documents.
+func TestKeeperChangedInput(t *testing.T) {
+	a := []*corpus.Document{{ID: "a", Body: []byte("x y z")}, {ID: "b", Body: []byte("p q r")}}
+	res, err := Run(bg, docsOf(a...), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	k := NewKeeper(res)
+	if !k.Keep(0, a[0]) || !k.Keep(1, a[1]) || k.Err() != nil {
+		t.Fatalf("unchanged input: %v", k.Err())
+	}
+	k = NewKeeper(res)
+	if k.Keep(0, a[1]) || k.Err() == nil {
+		t.Error("another id at position 0 kept")
+	}
+	k = NewKeeper(res)
+	k.Keep(0, a[0])
+	if k.Err() == nil {
+		t.Error("fewer documents not reported")
+	}
+}

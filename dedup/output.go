@@ -164,3 +164,57 @@ func WriteKept(ctx context.Context, docs iter.Seq2[*corpus.Document, error], res
 	}
 	return n, nil
 }
+
+// Keeper is the keep decision of corpus.CopyKept for a second reading of
+// Run's inputs, so that a corpus.FilterWriter (corpus.MirrorWriter) also
+// learns what is dropped and writes a WARC crawl's kept responses with
+// their request, metadata and warcinfo records. It keeps the n-th
+// document the reader yields when Run kept the document at that position
+// (the reader is deterministic, so the positions agree); a document whose
+// id is not the one Run saw there (an input that changed between the two
+// readings) is not kept, and Err reports it.
+type Keeper struct {
+	present map[int]string
+	res     *Result
+	seen    int
+	err     error
+}
+
+// NewKeeper returns the Keeper of res.
+func NewKeeper(res *Result) *Keeper {
+	present := make(map[int]string, len(res.Docs))
+	for i := range res.Docs {
+		present[res.Docs[i].Seq] = res.Docs[i].Name
+	}
+	return &Keeper{present: present, res: res}
+}
+
+// Keep reports whether the n-th document, d, is kept; it has the signature
+// of corpus.CopyKept's keep function.
+func (k *Keeper) Keep(n int64, d *corpus.Document) bool {
+	s := int(n)
+	k.seen = max(k.seen, s+1)
+	name, ok := k.present[s]
+	if !ok || k.res.Duplicate[s] {
+		return false // rejected by the pipeline, or a duplicate
+	}
+	if name != d.ID {
+		if k.err == nil {
+			k.err = fmt.Errorf("dedup: document %d is %q, not %q as when deduplicated: did an input change?", s, d.ID, name)
+		}
+		return false
+	}
+	return true
+}
+
+// Err reports an input that changed between Run and the second reading:
+// a document with another id at a position, or fewer documents.
+func (k *Keeper) Err() error {
+	if k.err != nil {
+		return k.err
+	}
+	if docs := k.res.Docs; len(docs) > 0 && k.seen <= docs[len(docs)-1].Seq {
+		return fmt.Errorf("dedup: %d documents, more when deduplicated: did an input change?", k.seen)
+	}
+	return nil
+}

@@ -408,15 +408,26 @@ func writeDedupOutputs(ctx context.Context, opts dedupOptions, copts corpus.Opti
 	if err != nil {
 		return err
 	}
+	// The inputs are read a second time and copied through the mirror
+	// writer, which is also told what is dropped and given the records
+	// that are not documents: a WARC crawl keeps the request, metadata and
+	// warcinfo records of its kept responses.
 	copts.OnWarning = nil
-	r, docs, err := corpus.Records(opts.Inputs, copts)
-	if err != nil {
-		mw.Close()
-		return err
-	}
 	bar := progress.New(po, "write", res.Summary.Kept, "docs")
-	n, err := dedup.WriteKept(ctx, docs, res, mw)
-	r.Close()
+	keeper := dedup.NewKeeper(res)
+	var written int64
+	n, err := corpus.CopyKept(ctx, opts.Inputs, copts, mw, func(n int64, d *corpus.Document) bool {
+		keep := keeper.Keep(n, d)
+		if keep {
+			if written++; written&63 == 0 {
+				bar.Set(written)
+			}
+		}
+		return keep
+	})
+	if err == nil {
+		err = keeper.Err()
+	}
 	bar.Set(n)
 	bar.Finish()
 	if cerr := mw.Close(); err == nil {
