@@ -340,9 +340,9 @@ with the shingle text when --text is given. Features are listed once each,
 in order of first occurrence. Inputs are files, directories, JSONL, WARC or
 Parquet (optionally gzip/zstd compressed); "-" or no argument reads stdin.`,
 		Example: `  neardup features testdata/licenses/docs.jsonl.gz | head -1
-  neardup features --text -k 3 page.html
+  neardup features --text --shingle 3 page.html
   neardup features --weight count --unit word notes.txt
-  neardup idf build corpus.jsonl --out idf.bin && neardup features --weight tfidf --idf idf.bin corpus.jsonl`,
+  neardup idf build corpus.jsonl --idf idf.bin && neardup features --weight tfidf --idf idf.bin corpus.jsonl`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Paths = args
 			return runFeatures(cmd.Context(), env, opts)
@@ -351,6 +351,7 @@ Parquet (optionally gzip/zstd compressed); "-" or no argument reads stdin.`,
 	opts.Feature.bind(cmd, true)
 	opts.Corpus.bind(cmd)
 	cmd.Flags().BoolVar(&opts.Text, "text", false, "include each feature's (normalized) text")
+	jsonLinesFlag(cmd)
 	return cmd
 }
 

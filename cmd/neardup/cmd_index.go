@@ -108,6 +108,7 @@ func newIndexQueryCmd(env *Env) *cobra.Command {
 		},
 	}
 	opts.bind(cmd)
+	jsonLinesFlag(cmd)
 	return cmd
 }
 

@@ -169,6 +169,7 @@ func (s *sketcher) make(smp sample.Sampler, vals []uint64, fs []feature.Feature)
 type sketchOptions struct {
 	Files   []string
 	Format  string // --output-format: jsonl or binary
+	JSON    bool   // --json: --output-format jsonl
 	Out     string // directory for sketches.jsonl or sketches.bin, or "" for stdout
 	Output  string // deprecated (--output): a file
 	Workers int
@@ -207,6 +208,7 @@ hmt-dep) weigh features by count unless --weight tfidf is given.`,
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&opts.Format, "output-format", "jsonl", "output format: jsonl or binary (--format is the input format, as in every command that reads a corpus)")
+	fl.BoolVar(&opts.JSON, "json", false, "JSON Lines output: --output-format jsonl (the default)")
 	fl.StringVarP(&opts.Out, "out", "o", "", "write DIR/sketches.jsonl (or sketches.bin with --output-format binary) instead of standard output")
 	fl.StringVar(&opts.Output, "output", "", "write to this file instead of standard output")
 	_ = fl.MarkDeprecated("output", "use -o/--out DIR (it writes DIR/sketches.jsonl or DIR/sketches.bin)")
@@ -224,6 +226,9 @@ func runSketch(ctx context.Context, env *Env, opts sketchOptions) error {
 		// format, so it can only mean the old spelling.
 		fmt.Fprintln(env.Stderr, "Flag --format binary has been deprecated, use --output-format binary")
 		opts.Format, opts.Corpus.Format = "binary", "auto"
+	}
+	if opts.JSON && opts.Format != "jsonl" {
+		return usagef("--json and --output-format %s exclude each other", opts.Format)
 	}
 	if opts.Format != "jsonl" && opts.Format != "binary" {
 		return usagef("unknown --output-format %q (want jsonl or binary)", opts.Format)
