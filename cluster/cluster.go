@@ -82,6 +82,13 @@ const (
 	// Options.Descending, largest) value of Options.Field; documents
 	// without the field come last; ties go to the first.
 	KeepField
+	// KeepNone keeps no member: the caller drops every member of a
+	// cluster, for a corpus that must hold no document that has a
+	// near-duplicate. Cluster.Kept is then the cluster's representative,
+	// chosen as KeepFirst chooses (the centre under Star), which the
+	// members' similarities refer to; a Pinned member, which the caller
+	// cannot drop, is still preferred.
+	KeepNone
 )
 
 // Options configure clustering. The zero value clusters by connected
@@ -119,7 +126,7 @@ func (o Options) Validate() error {
 	if math.IsNaN(o.StarThreshold) || o.StarThreshold < 0 || o.StarThreshold > 1 {
 		errs = append(errs, fmt.Errorf("star threshold %v, want in [0, 1]", o.StarThreshold))
 	}
-	if o.Keep < KeepFirst || o.Keep > KeepField {
+	if o.Keep < KeepFirst || o.Keep > KeepNone {
 		errs = append(errs, fmt.Errorf("unknown keep policy %d", o.Keep))
 	}
 	if o.Keep == KeepField && o.Field == "" {

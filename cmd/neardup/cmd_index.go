@@ -68,7 +68,7 @@ the recorded value is an error naming both).`,
   neardup index query --store idx/ crawl2.jsonl.gz > matches.jsonl
   neardup index remove --store idx/ doc-17 doc-42`,
 	}
-	cmd.AddCommand(newIndexAddCmd(env), newIndexQueryCmd(env), newIndexRemoveCmd(env))
+	cmd.AddCommand(newIndexAddCmd(env), newIndexQueryCmd(env), newIndexRemoveCmd(env), newIndexStatsCmd(env))
 	return cmd
 }
 
@@ -108,6 +108,7 @@ func newIndexQueryCmd(env *Env) *cobra.Command {
 		},
 	}
 	opts.bind(cmd)
+	jsonLinesFlag(cmd)
 	return cmd
 }
 
