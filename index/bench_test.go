@@ -26,37 +26,7 @@ var benchDocs = flag.Int("index.docs", 20000, "documents per BenchmarkBuild buil
 // records and posting keys written.
 func BenchmarkBuild(b *testing.B) {
 	n := *benchDocs
-	cfg := Config{Sketch: sample.Config{Algorithm: sketch.OPH, K: 128, Seed: 1}, Threshold: 0.8}
-	var docs []*Doc
-	var logical int64
-	{
-		x := mustOpen(b, store.NewMemory(), cfg)
-		smp, err := sample.New(x.Config().Sketch)
-		if err != nil {
-			b.Fatal(err)
-		}
-		st := rng.New(7)
-		fs := make([]feature.Feature, 300)
-		for i := range n {
-			fp := uint64(i)
-			for j := range fs {
-				fs[j] = feature.Feature{ID: st.Uint64(), Weight: 1}
-				fp = rng.Hash(fp, fs[j].ID)
-			}
-			d := &Doc{Name: fmt.Sprintf("doc-%07d", i), Fingerprint: fp, HasFingerprint: true,
-				Sketch: sketch.Sketch{Header: smp.Header(), Values: smp.Sketch(nil, fs), Size: float64(len(fs))}}
-			keys, err := x.postingsOf(nil, d)
-			if err != nil {
-				b.Fatal(err)
-			}
-			rec, err := AppendDoc(nil, d)
-			if err != nil {
-				b.Fatal(err)
-			}
-			logical += int64(len(keys))*17 + 9 + int64(len(rec))
-			docs = append(docs, d)
-		}
-	}
+	cfg, docs, logical := buildDocs(b, n)
 	const chunk = 2048
 	build := func(b *testing.B, bulk bool) {
 		var written uint64
@@ -112,4 +82,42 @@ func BenchmarkBuild(b *testing.B) {
 	}
 	b.Run("batches", func(b *testing.B) { build(b, false) })
 	b.Run("bulk", func(b *testing.B) { build(b, true) })
+}
+
+// buildDocs makes n documents of 300 random features, sketched with OPH
+// (k = 128) under the default LSH scheme for threshold 0.8, and the bytes
+// of the records and posting keys they make.
+func buildDocs(tb testing.TB, n int) (Config, []*Doc, int64) {
+	cfg := Config{Sketch: sample.Config{Algorithm: sketch.OPH, K: 128, Seed: 1}, Threshold: 0.8}
+	var docs []*Doc
+	var logical int64
+	{
+		x := mustOpen(tb, store.NewMemory(), cfg)
+		smp, err := sample.New(x.Config().Sketch)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		st := rng.New(7)
+		fs := make([]feature.Feature, 300)
+		for i := range n {
+			fp := uint64(i)
+			for j := range fs {
+				fs[j] = feature.Feature{ID: st.Uint64(), Weight: 1}
+				fp = rng.Hash(fp, fs[j].ID)
+			}
+			d := &Doc{Name: fmt.Sprintf("doc-%07d", i), Fingerprint: fp, HasFingerprint: true,
+				Sketch: sketch.Sketch{Header: smp.Header(), Values: smp.Sketch(nil, fs), Size: float64(len(fs))}}
+			keys, err := x.postingsOf(nil, d)
+			if err != nil {
+				tb.Fatal(err)
+			}
+			rec, err := AppendDoc(nil, d)
+			if err != nil {
+				tb.Fatal(err)
+			}
+			logical += int64(len(keys))*17 + 9 + int64(len(rec))
+			docs = append(docs, d)
+		}
+	}
+	return cfg, docs, logical
 }

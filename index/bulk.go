@@ -29,15 +29,17 @@ var ErrBulkOpen = errors.New("index: a bulk build is open")
 // documents go into one store bulk (store.NewBulk: on Pebble, postings
 // sorted in memory and in runs on disk, then handed over as finished
 // tables in one ingestion), instead of one write-ahead-log record and
-// memtable insert per posting that compactions rewrite again. The first
-// BulkDocs documents go through an ordinary batch, so a small build stays
-// on the write-ahead-log path.
+// memtable insert per posting that compactions rewrite again. The writes
+// of the first BulkDocs documents are held in memory until either Commit
+// (they go through one ordinary batch: a small build stays on the
+// write-ahead-log path) or the BulkDocs-th document (they go into the
+// store bulk with the rest: a large build writes no log at all).
 //
 // Documents are read, replaced and posted exactly as Add does; what a
 // Bulk holds becomes visible, atomically and durably, when Commit
-// returns. Two exceptions commit early: the switch from the first batch
-// to the store bulk, and a name added again after an earlier Add of the
-// same Bulk (the earlier document is committed, then read and replaced).
+// returns. One exception commits early: a name added again after an
+// earlier Add of the same Bulk (the earlier document is committed, then
+// read and replaced).
 // A failed Add or Commit discards everything since the last commit.
 //
 // While a Bulk is open the index's Add and Remove fail with ErrBulkOpen;
@@ -61,7 +63,7 @@ func (x *Index) NewBulk() (*Bulk, error) {
 		return nil, ErrBulkOpen
 	}
 	x.bulkOpen = true
-	return &Bulk{x: x, b: x.st.NewBatch(), ids: map[uint64]struct{}{}}, nil
+	return &Bulk{x: x, b: &logBatch{}, ids: map[uint64]struct{}{}}, nil
 }
 
 // Add stages docs (see Index.Add, whose result it returns for them). They
@@ -86,17 +88,18 @@ func (k *Bulk) Add(ctx context.Context, docs ...*Doc) (AddResult, error) {
 			break
 		}
 	}
-	grow := !k.bulk && k.docs+len(docs) >= bulkDocs
-	if again || grow {
+	if again {
 		// Commit what is staged: its records are then read like any
-		// stored document's, and the rest goes into a store bulk.
+		// stored document's.
 		if err := k.commit(ctx); err != nil {
 			return AddResult{}, err
 		}
-		if grow {
-			k.b.Close()
-			k.b, k.bulk = store.NewBulk(x.st), true
-		}
+	}
+	if !k.bulk && k.docs+len(docs) >= bulkDocs {
+		// From here on a store bulk; what the log holds goes into it.
+		lb := k.b.(*logBatch)
+		k.b, k.bulk = store.NewBulk(x.st), true
+		lb.replay(k.b)
 	}
 	res, fps, err := x.stage(ctx, k.b, docs, func(id uint64) { k.ids[id] = struct{}{} })
 	if err == nil {
@@ -132,7 +135,16 @@ func (k *Bulk) commit(ctx context.Context) error {
 		return nil
 	}
 	n := k.docs
-	err := k.b.Commit(ctx)
+	var err error
+	if lb, ok := k.b.(*logBatch); ok {
+		// A small bulk: one batch through the write-ahead log.
+		b := k.x.st.NewBatch()
+		lb.replay(b)
+		err = b.Commit(ctx)
+		b.Close()
+	} else {
+		err = k.b.Commit(ctx)
+	}
 	k.docs = 0
 	clear(k.ids)
 	if err != nil {
@@ -150,7 +162,7 @@ func (k *Bulk) fail(err error) {
 	if k.bulk {
 		k.b = store.NewBulk(k.x.st)
 	} else {
-		k.b = k.x.st.NewBatch()
+		k.b = &logBatch{}
 	}
 	k.docs = 0
 	clear(k.ids)
@@ -173,3 +185,68 @@ func (k *Bulk) Close() {
 }
 
 var errBulkClosed = errors.New("index: bulk is closed")
+
+// logBatch is a store.Batch that only records its writes, to replay them
+// into a batch or a bulk once the Bulk knows its size.
+type logBatch struct {
+	ops  []logOp
+	recs []byte // the records' bytes, in order
+	n    int
+}
+
+type logOp struct {
+	kind    byte // 'a' AddPosting, 'r' RemovePosting, 'd' PutDoc, 'x' DeleteDoc, 'm' PutMeta, 'M' DeleteMeta
+	key, id uint64
+	rec     int    // PutDoc, PutMeta: the end of the value in recs (it starts at the previous op's end)
+	name    string // PutMeta, DeleteMeta
+}
+
+func (l *logBatch) op(o logOp) {
+	o.rec = len(l.recs)
+	l.ops = append(l.ops, o)
+	l.n++
+}
+
+func (l *logBatch) AddPosting(key, id uint64)    { l.op(logOp{kind: 'a', key: key, id: id}) }
+func (l *logBatch) RemovePosting(key, id uint64) { l.op(logOp{kind: 'r', key: key, id: id}) }
+func (l *logBatch) PutDoc(id uint64, rec []byte) {
+	l.recs = append(l.recs, rec...)
+	l.op(logOp{kind: 'd', id: id})
+}
+func (l *logBatch) DeleteDoc(id uint64) { l.op(logOp{kind: 'x', id: id}) }
+func (l *logBatch) PutMeta(name string, value []byte) {
+	l.recs = append(l.recs, value...)
+	l.op(logOp{kind: 'm', name: name})
+}
+func (l *logBatch) DeleteMeta(name string) { l.op(logOp{kind: 'M', name: name}) }
+func (l *logBatch) Len() int               { return l.n }
+
+// Commit is never called: a Bulk replays the log instead.
+func (l *logBatch) Commit(context.Context) error {
+	return errors.New("index: internal error: a write log was committed")
+}
+
+func (l *logBatch) Close() { l.ops, l.recs, l.n = nil, nil, 0 }
+
+// replay applies the recorded writes to b, in order, and empties the log.
+func (l *logBatch) replay(b store.Batch) {
+	start := 0
+	for _, o := range l.ops {
+		switch o.kind {
+		case 'a':
+			b.AddPosting(o.key, o.id)
+		case 'r':
+			b.RemovePosting(o.key, o.id)
+		case 'd':
+			b.PutDoc(o.id, l.recs[start:o.rec])
+		case 'x':
+			b.DeleteDoc(o.id)
+		case 'm':
+			b.PutMeta(o.name, l.recs[start:o.rec])
+		case 'M':
+			b.DeleteMeta(o.name)
+		}
+		start = o.rec
+	}
+	l.Close()
+}
