@@ -157,6 +157,9 @@ type Cluster struct {
 	// Oversize is set when the cluster has more than Options.MaxSize
 	// members.
 	Oversize bool `json:"oversize,omitempty"`
+	// KeptDropped is set under KeepNone: Kept, the representative, is
+	// dropped with the other members (unless it is Pinned).
+	KeptDropped bool `json:"kept_dropped,omitempty"`
 }
 
 // MarshalJSON writes an edge as {"a":..,"b":..,"similarity":..}.
@@ -182,11 +185,14 @@ type Result struct {
 }
 
 // Duplicates returns the number of documents that are in a cluster but not
-// kept.
+// kept: all members but Kept, and Kept too under KeepNone (KeptDropped).
 func (r *Result) Duplicates() int {
 	n := 0
 	for _, c := range r.Clusters {
 		n += len(c.Members) - 1
+		if c.KeptDropped {
+			n++
+		}
 	}
 	return n
 }
@@ -395,6 +401,12 @@ func (b *Builder) cluster(edges []Edge) *Result {
 				c.ID = c.Members[0]
 				res.Clusters = append(res.Clusters, c)
 			}
+		}
+	}
+	if o.Keep == KeepNone {
+		for i := range res.Clusters {
+			c := &res.Clusters[i]
+			c.KeptDropped = !b.docs[c.Kept].Pinned
 		}
 	}
 	b.mu.Unlock()

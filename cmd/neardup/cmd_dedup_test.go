@@ -350,3 +350,24 @@ func TestDedupKeepNone(t *testing.T) {
 		t.Errorf("--keep all: exit %d, %s", code, errb)
 	}
 }
+
+// The report of a --keep none run names each example cluster's first
+// member as the reference ("first", every member dropped), never an empty
+// kept document.
+func TestDedupKeepNoneReport(t *testing.T) {
+	dir := t.TempDir()
+	page := filepath.Join(dir, "r.html")
+	env, _, errb := testEnv()
+	if code := Main(context.Background(), []string{"dedup", sampleCorpus, "-o", filepath.Join(dir, "out"), "--store", "memory", "--keep", "none", "-q", "--report", page}, env); code != ExitOK {
+		t.Fatalf("exit %d: %s", code, errb)
+	}
+	b, err := os.ReadFile(page)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := string(b)
+	if strings.Contains(h, "<code></code>") || !strings.Contains(h, "every member dropped") || !strings.Contains(h, "</code> vs first") || strings.Contains(h, "</code> vs kept") {
+		t.Errorf("report of --keep none: empty kept %v, dropped tag %v, vs first %v, vs kept %v", strings.Contains(h, "<code></code>"),
+			strings.Contains(h, "every member dropped"), strings.Contains(h, "</code> vs first"), strings.Contains(h, "</code> vs kept"))
+	}
+}

@@ -174,10 +174,7 @@ type featCorpusFlags struct {
 }
 
 // corpusFormatUsage is the help text of --format.
-const corpusFormatUsage = `input format: auto (per input, by magic bytes, extension, then content; a walked
-directory's files that are not JSONL, JSON, WARC or Parquet by name or magic are one document each),
-jsonl, json (one object, an array of objects, or objects one after another), text, html, warc, parquet,
-or file (every input file is one document, whatever its name)`
+const corpusFormatUsage = "input format: auto (detected per input; a walked directory's files are one document each unless JSONL, JSON, WARC or Parquet by name or magic bytes), jsonl, json (an object, an array of objects, or objects one after another), text, html, warc, parquet, or file (every input file is one document)"
 
 func (c *featCorpusFlags) bind(cmd *cobra.Command) {
 	cmd.Flags().StringVar(&c.IDField, "id-field", "id", "JSONL field (dotted path) holding the document id")

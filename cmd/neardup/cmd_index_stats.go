@@ -32,10 +32,15 @@ write-ahead logs and the rest (MANIFEST, OPTIONS); then the configuration
 recorded with the index. The split of the tables by kind is Pebble's
 estimate; the logs hold what is not yet in a table.
 
+It also splits the document records (before the store's compression) into
+sketches, the feature sets kept for exact verification (index add
+--features, dedup --exact auto|always), and the rest (names, fingerprints).
+
 --json prints {"store", "documents", "postings", "meta_values",
 "disk_bytes", "file_bytes", "bytes_per_document", "kinds": [{"kind",
-"bytes", "bytes_per_document"}], "config": {"sampler", "k", "seed",
-"threshold", "lsh", "features"}, "slack"}.`,
+"bytes", "bytes_per_document"}], "records": {"bytes", "sketches",
+"feature_sets", "other", "documents_with_feature_sets"}, "config":
+{"sampler", "k", "seed", "threshold", "lsh", "features"}, "slack"}.`,
 		Example: `  neardup index stats --store out/index
   neardup index stats --store idx/ --json`,
 		Args: cobra.NoArgs,
@@ -66,8 +71,23 @@ type indexStatsJSON struct {
 	FileBytes  int64            `json:"file_bytes"`
 	PerDoc     float64          `json:"bytes_per_document"`
 	Kinds      []indexStatsKind `json:"kinds"`
-	Config     dedup.Config     `json:"config"`
-	Slack      float64          `json:"slack"`
+	// Records splits the bytes of the document records (before the
+	// store's compression) into their parts.
+	Records indexStatsRecords `json:"records"`
+	Config  dedup.Config      `json:"config"`
+	Slack   float64           `json:"slack"`
+}
+
+// indexStatsRecords are the bytes of the document records by part: the
+// sketches, the feature sets kept for exact verification, and the rest
+// (names, fingerprints, headers).
+type indexStatsRecords struct {
+	Bytes    int64 `json:"bytes"`
+	Sketches int64 `json:"sketches"`
+	Features int64 `json:"feature_sets"`
+	Other    int64 `json:"other"`
+	// WithFeatures counts the documents that have a feature set.
+	WithFeatures int64 `json:"documents_with_feature_sets"`
 }
 
 func runIndexStats(ctx context.Context, env *Env, opts indexStatsOptions) error {
@@ -99,8 +119,12 @@ func runIndexStats(ctx context.Context, env *Env, opts indexStatsOptions) error 
 	if err != nil {
 		return err
 	}
+	recs, err := recordParts(ctx, st)
+	if err != nil {
+		return err
+	}
 	out := indexStatsJSON{Store: opts.Store, Documents: ps.Docs, Postings: ps.Postings, MetaValues: ps.MetaValues,
-		DiskBytes: ps.DiskBytes, FileBytes: ps.FileBytes, PerDoc: perDoc(ps.DiskBytes, ps.Docs), Slack: cfg.Slack,
+		DiskBytes: ps.DiskBytes, FileBytes: ps.FileBytes, PerDoc: perDoc(ps.DiskBytes, ps.Docs), Slack: cfg.Slack, Records: recs,
 		Config: dedup.Config{Sampler: cfg.Sketch.Algorithm.String(), K: cfg.Sketch.K, Seed: cfg.Sketch.Seed, Threshold: cfg.Threshold,
 			LSH: cfg.LSH, Features: cfg.Sketch.Features.String()}}
 	// An LSH key width of 0 means 64 bits (lsh.Params.KeyBits), as the
@@ -129,6 +153,9 @@ func runIndexStats(ctx context.Context, env *Env, opts indexStatsOptions) error 
 	for _, k := range out.Kinds {
 		fmt.Fprintf(w, "  %-10s %10s  %10.0f bytes per document\n", k.Kind, sizeString(k.Bytes), k.PerDoc)
 	}
+	r := out.Records
+	fmt.Fprintf(w, "records %s: sketches %.0f, feature sets %.0f (%d documents have one), other %.0f bytes per document\n",
+		sizeString(r.Bytes), perDoc(r.Sketches, ps.Docs), perDoc(r.Features, ps.Docs), r.WithFeatures, perDoc(r.Other, ps.Docs))
 	c := out.Config
 	_, err = fmt.Fprintf(w, "config: %s k=%d seed=%d, J >= %g (slack %g), lsh %v\nfeatures: %s\n", c.Sampler, c.K, c.Seed, c.Threshold, out.Slack, c.LSH, c.Features)
 	return err
@@ -153,4 +180,34 @@ func sizeString(n int64) string {
 		return fmt.Sprintf("%.1f MB", float64(n)/1e6)
 	}
 	return fmt.Sprintf("%.2f GB", float64(n)/1e9)
+}
+
+// recordParts reads every document record and splits its bytes into the
+// sketch, the feature set and the rest: O(documents), one decoding each.
+func recordParts(ctx context.Context, st store.Store) (indexStatsRecords, error) {
+	var r indexStatsRecords
+	var buf []byte
+	err := st.ScanDocs(ctx, func(_ uint64, rec []byte) error {
+		d, err := index.DecodeDoc(rec)
+		if err != nil {
+			return err
+		}
+		r.Bytes += int64(len(rec))
+		if d.Features != nil || d.Weighted != nil {
+			r.WithFeatures++
+		}
+		d.Features, d.Weighted = nil, nil
+		if buf, err = index.AppendDoc(buf[:0], d); err != nil {
+			return err
+		}
+		r.Features += int64(len(rec) - len(buf))
+		n := len(buf)
+		if buf, err = d.Sketch.AppendBinary(buf[:0]); err != nil {
+			return err
+		}
+		r.Sketches += int64(len(buf))
+		r.Other += int64(n - len(buf))
+		return nil
+	})
+	return r, err
 }
