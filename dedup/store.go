@@ -89,13 +89,23 @@ func (r *run) addAll() error {
 	}
 	defer bk.Close()
 	batch := make([]*index.Doc, 0, batchSize)
+	var bare []index.Doc // the documents without their feature sets
+	if !r.o.StoreFeatures {
+		bare = make([]index.Doc, batchSize)
+	}
 	for lo := 0; lo < len(r.unique); lo += batchSize {
 		if err := r.ctx.Err(); err != nil {
 			return err
 		}
 		batch = batch[:0]
-		for _, i := range r.unique[lo:min(lo+batchSize, len(r.unique))] {
-			batch = append(batch, &docs[i].ix)
+		for k, i := range r.unique[lo:min(lo+batchSize, len(r.unique))] {
+			d := &docs[i].ix
+			if bare != nil {
+				bare[k] = *d
+				bare[k].Features = nil
+				d = &bare[k]
+			}
+			batch = append(batch, d)
 		}
 		res, err := bk.Add(r.ctx, batch...)
 		if err != nil {

@@ -32,12 +32,14 @@ type dedupOptions struct {
 	Keep      string
 	KeyField  string
 	Star      bool
-	MaxSize   int
-	Report    string
-	Workers   int
-	Quiet     bool
-	Weighted  string
-	Slack     float64
+	// StoreFeatures keeps feature sets in the index records.
+	StoreFeatures bool
+	MaxSize       int
+	Report        string
+	Workers       int
+	Quiet         bool
+	Weighted      string
+	Slack         float64
 	// MaxRejected is the fraction of rejected records above which the
 	// run fails (after writing its output).
 	MaxRejected float64
@@ -111,6 +113,7 @@ naming the commonest reason and an example record.`,
 	deprecatedAlias(fl, "sketch-seed", "seed")
 	fl.StringVar(&opts.LSH, "lsh", "auto", `supershingle scheme: auto (chosen for the threshold), altavista, bing, or R,B[,M] (R samples per supershingle, B supershingles, at least M must match)`)
 	fl.StringVar(&opts.Exact, "exact", "auto", "verify pairs by exact Jaccard: auto (when the features fit in memory), always or never")
+	fl.BoolVar(&opts.StoreFeatures, "store-features", false, "keep feature sets in the index (about 8 bytes per shingle) so later runs verify against this run's documents by exact Jaccard; by default the index keeps sketches only")
 	fl.StringVar(&opts.Keep, "keep", "first", "which member of a cluster to keep: first, longest, key (smallest --key-field value), key-desc (largest) or none (drop every member)")
 	fl.StringVar(&opts.KeyField, "key-field", "", "JSONL field (dotted path) for --keep key")
 	fl.BoolVar(&opts.Star, "star", false, "admit a document to a cluster only if it is similar to the kept document itself (guards against chaining)")
@@ -303,10 +306,11 @@ func dedupLibOptions(ctx context.Context, env *Env, opts *dedupOptions) (dedup.O
 	}
 	flags := indexFlags{Sampler: alg, K: opts.K, Seed: opts.Seed, LSH: params, Threshold: opts.Threshold, Slack: slackOption(opts.Slack), Features: fo}
 	return dedup.Options{
-		Index:   flags.config(set),
-		Exact:   exact,
-		Workers: opts.Workers,
-		Cluster: dedup.ClusterOptions{Keep: keep, Descending: desc, KeyField: opts.KeyField, Star: opts.Star, MaxSize: opts.MaxSize},
+		Index:         flags.config(set),
+		Exact:         exact,
+		StoreFeatures: opts.StoreFeatures,
+		Workers:       opts.Workers,
+		Cluster:       dedup.ClusterOptions{Keep: keep, Descending: desc, KeyField: opts.KeyField, Star: opts.Star, MaxSize: opts.MaxSize},
 	}, nil
 }
 

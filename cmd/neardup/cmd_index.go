@@ -86,7 +86,7 @@ func newIndexAddCmd(env *Env) *cobra.Command {
 		},
 	}
 	opts.bind(cmd)
-	cmd.Flags().BoolVar(&opts.Features, "features", true, "store feature sets so queries verify by exact Jaccard")
+	cmd.Flags().BoolVar(&opts.Features, "features", false, "also store feature sets (about 8 bytes per shingle) so queries verify by exact Jaccard; by default the index keeps sketches only and verifies by the sketch estimate")
 	cmd.Flags().Float64Var(&opts.MaxRejected, "max-rejected", 0.10, "fail (exit 1, after adding the rest) when more than this fraction of the records is rejected")
 	cmd.Flags().BoolVar(&opts.JSON, "json", false, `print {"added", "new", "replaced", "repeated_ids", "read", "rejected", "rejected_by", "store"} as JSON`)
 	return cmd
