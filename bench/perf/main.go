@@ -310,7 +310,7 @@ func table(o options, sk *sketchReport, small, large *dedupReport, load string, 
 		w("| `dedup` 1M 1,000-word docs, 2 cores | not run (-n1m 0) | | | ≤ 15 s in memory, ≤ 30 s on Pebble, RSS ≤ 1.5 GiB | |\n")
 	}
 	if small != nil {
-		bt, pb, ek := small.run("batch"), small.run("pebble"), small.run("ekzhu")
+		bt, pb, ek := small.run("batch"), small.run("pebble"), small.run("ekzhu/minhash-lsh")
 		cell := func(r *dedupRun) string {
 			if r == nil {
 				return "not run"
