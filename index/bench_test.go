@@ -121,3 +121,19 @@ func buildDocs(tb testing.TB, n int) (Config, []*Doc, int64) {
 	}
 	return cfg, docs, logical
 }
+
+// BenchmarkJoin joins -index.docs documents (as BenchmarkBuild makes
+// them) on one goroutine: one op is one whole Join (every LSH key's pass:
+// key computation, sort, runs).
+func BenchmarkJoin(b *testing.B) {
+	cfg, docs, _ := buildDocs(b, *benchDocs)
+	x := mustOpen(b, store.NewMemory(), cfg)
+	values := func(i int) []uint64 { return docs[i].Sketch.Values }
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := x.Join(bg, len(docs), values, BatchOptions{Workers: 1}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.N*len(docs))/b.Elapsed().Seconds(), "docs/s")
+}

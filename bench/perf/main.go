@@ -41,6 +41,7 @@ type options struct {
 	docs, reps, k     int
 	n, words, n1m     int
 	keep, readme, tmp string
+	out               string
 	peers             bool
 }
 
@@ -56,6 +57,7 @@ func main() {
 	flag.StringVar(&o.keep, "keep", "", "directory for the generated dedup corpora, reused across runs (default: temporary)")
 	flag.StringVar(&o.readme, "readme", "", "rewrite the \"## Performance\" section of this README with the table")
 	flag.StringVar(&o.tmp, "tmp", os.TempDir(), "where temporary directories go")
+	flag.StringVar(&o.out, "out", "", "directory to keep the children's results in (sketch.json, dedup-small/, dedup-large/) and the table (perf.md)")
 	flag.Parse()
 	if err := run(o, os.Stdout, os.Stderr); err != nil {
 		fmt.Fprintln(os.Stderr, "bench/perf:", err)
@@ -137,6 +139,13 @@ func run(o options, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer os.RemoveAll(work)
+	results := work
+	if o.out != "" {
+		if err := os.MkdirAll(o.out, 0o755); err != nil {
+			return err
+		}
+		results = o.out
+	}
 	keep := o.keep
 	if keep == "" {
 		keep = filepath.Join(work, "corpora")
@@ -163,25 +172,33 @@ func run(o options, stdout, stderr io.Writer) error {
 	if err := json.Unmarshal(out, &sk); err != nil {
 		return fmt.Errorf("./sketch output: %w", err)
 	}
+	if err := os.WriteFile(filepath.Join(results, "sketch.json"), out, 0o644); err != nil {
+		return err
+	}
 
 	var small, large *dedupReport
 	if o.n > 0 {
 		args := []string{"-n", fmt.Sprint(o.n), "-words", fmt.Sprint(o.words), "-memstore=false", "-queries", "200",
 			"-peers=" + fmt.Sprint(o.peers), "-k", fmt.Sprint(o.k), "-tmp", o.tmp}
-		if small, err = dedupRunOf(stderr, work, keep, "small", args, logf); err != nil {
+		if small, err = dedupRunOf(stderr, work, results, keep, "small", args, logf); err != nil {
 			return err
 		}
 	}
 	if o.n1m > 0 {
 		args := []string{"-n", fmt.Sprint(o.n1m), "-words", "1000", "-memstore=false", "-queries", "200", "-peers=false",
 			"-precision-sample", "2000", "-k", fmt.Sprint(o.k), "-tmp", o.tmp}
-		if large, err = dedupRunOf(stderr, work, keep, "large", args, logf); err != nil {
+		if large, err = dedupRunOf(stderr, work, results, keep, "large", args, logf); err != nil {
 			return err
 		}
 	}
 	md := table(o, &sk, small, large, load, time.Since(started))
 	if _, err := io.WriteString(stdout, md); err != nil {
 		return err
+	}
+	if o.out != "" {
+		if err := os.WriteFile(filepath.Join(o.out, "perf.md"), []byte(md), 0o644); err != nil {
+			return err
+		}
 	}
 	if o.readme != "" {
 		if err := rewriteSection(o.readme, "## Performance", md); err != nil {
@@ -192,8 +209,8 @@ func run(o options, stdout, stderr io.Writer) error {
 	return nil
 }
 
-func dedupRunOf(stderr io.Writer, work, keep, name string, args []string, logf func(string, ...any)) (*dedupReport, error) {
-	outDir := filepath.Join(work, "dedup-"+name)
+func dedupRunOf(stderr io.Writer, work, results, keep, name string, args []string, logf func(string, ...any)) (*dedupReport, error) {
+	outDir := filepath.Join(results, "dedup-"+name)
 	corpus := filepath.Join(keep, fmt.Sprintf("corpus-%s", strings.Join(args[:4], "")))
 	if err := os.MkdirAll(corpus, 0o755); err != nil {
 		return nil, err
@@ -310,7 +327,7 @@ func table(o options, sk *sketchReport, small, large *dedupReport, load string, 
 		w("| `dedup` 1M 1,000-word docs, 2 cores | not run (-n1m 0) | | | ≤ 15 s in memory, ≤ 30 s on Pebble, RSS ≤ 1.5 GiB | |\n")
 	}
 	if small != nil {
-		bt, pb, ek := small.run("batch"), small.run("pebble"), small.run("ekzhu")
+		bt, pb, ek := small.run("batch"), small.run("pebble"), small.run("ekzhu/minhash-lsh")
 		cell := func(r *dedupRun) string {
 			if r == nil {
 				return "not run"
