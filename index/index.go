@@ -73,6 +73,8 @@ type Index struct {
 	scheme *lsh.Scheme
 	wmu    sync.Mutex // serializes Add, Remove, Flush and Check's repairs
 	fps    filter     // the Bloom filter in front of the fingerprints
+
+	collapser collapserHook // the collapse table kept up to date, if any
 }
 
 // Open returns the index kept in st. A store holding no index is

@@ -117,6 +117,11 @@ func (x *Index) Add(ctx context.Context, docs ...*Doc) (AddResult, error) {
 		return AddResult{}, fmt.Errorf("index: adding %d documents: %w", len(ids), err)
 	}
 	x.fps.committed()
+	if c := x.collapser.Load(); c != nil {
+		for _, id := range ids {
+			c.put(docs[last[id]])
+		}
+	}
 	return res, nil
 }
 
@@ -161,6 +166,11 @@ func (x *Index) Remove(ctx context.Context, names ...string) (int, error) {
 	}
 	if err := b.Commit(ctx); err != nil {
 		return 0, fmt.Errorf("index: removing %d documents: %w", n, err)
+	}
+	if c := x.collapser.Load(); c != nil {
+		for _, id := range ids {
+			c.t.Remove(id)
+		}
 	}
 	return n, nil
 }
