@@ -354,3 +354,8 @@ func collapseName(p lsh.Params, verified bool) string {
 	}
 	return p.String()
 }
+
+// Flush records the index's fingerprint filter in the store (index.Flush),
+// so that the next process opens it without a scan. Call it at shutdown,
+// after the last request.
+func (b *IndexBackend) Flush(ctx context.Context) error { return b.x.Flush(ctx) }
