@@ -22,8 +22,9 @@ import (
 // CollapseOptions configure Index.NewCollapser.
 type CollapseOptions struct {
 	// BudgetBytes bounds the signature bytes per document (B × 2), 2..16.
-	// The default is 16 when verifying (8 supershingles, leaning to
-	// recall) and 12 (Bing's 6 × 16 bits) when Unverified.
+	// The default is 10 when verifying (5 supershingles of 16 bits, leaning
+	// to recall: with the table's 4-byte id tag, at most 16 bytes per
+	// document in memory) and 12 (Bing's 6 × 16 bits) when Unverified.
 	BudgetBytes int
 	// Unverified collapses on the table's word alone, as Bing did: no
 	// store read once the ids are in the table, parameters chosen to lean
@@ -80,7 +81,7 @@ func (x *Index) NewCollapser(o CollapseOptions) (*Collapser, error) {
 			co.BudgetBytes = 12
 		}
 	} else if co.BudgetBytes == 0 {
-		co.BudgetBytes = 16
+		co.BudgetBytes = 10
 	}
 	ch, err := lsh.ChooseCollapse(co)
 	if err != nil {

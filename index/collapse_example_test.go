@@ -71,5 +71,5 @@ func ExampleCollapser_Load() {
 	c, _ := y.NewCollapser(index.CollapseOptions{})
 	n, _ := c.Load(ctx)
 	fmt.Println(n, c.Table().Params().B*2, "bytes of signature per document")
-	// Output: 2 16 bytes of signature per document
+	// Output: 2 10 bytes of signature per document
 }
