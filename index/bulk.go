@@ -110,6 +110,12 @@ func (k *Bulk) Add(ctx context.Context, docs ...*Doc) (AddResult, error) {
 		return AddResult{}, err
 	}
 	k.docs += res.Added + res.Replaced
+	if c := x.collapser.Load(); c != nil {
+		// Staged, not yet committed: should the commit fail, the table
+		// holds signatures of documents the store does not, and Collapse,
+		// which reads the records of the pairs it proposes, drops them.
+		c.putAll(docs)
+	}
 	return res, nil
 }
 

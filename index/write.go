@@ -62,6 +62,9 @@ func (x *Index) Add(ctx context.Context, docs ...*Doc) (AddResult, error) {
 		return AddResult{}, fmt.Errorf("index: adding %d documents: %w", res.Added+res.Replaced, err)
 	}
 	x.fps.committed()
+	if c := x.collapser.Load(); c != nil {
+		c.putAll(docs)
+	}
 	return res, nil
 }
 
@@ -185,6 +188,11 @@ func (x *Index) Remove(ctx context.Context, names ...string) (int, error) {
 	}
 	if err := b.Commit(ctx); err != nil {
 		return 0, fmt.Errorf("index: removing %d documents: %w", n, err)
+	}
+	if c := x.collapser.Load(); c != nil {
+		for _, id := range ids {
+			c.t.Remove(id)
+		}
 	}
 	return n, nil
 }

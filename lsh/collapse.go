@@ -86,9 +86,14 @@ func ChooseCollapse(o CollapseOptions) (Choice, error) {
 //
 // The zero value is not usable; make one with NewCollapseTable. It is safe
 // for concurrent use: Collapse, Missing, Has and Len share a read lock,
-// Put and Remove take the write lock. Memory: 8 bytes of id plus
-// 2 × B bytes of signature per document (20 for B = 6), plus under 10% of
-// growth room and bucket headers (Bytes reports it exactly). Costs: Put and
+// Put and Remove take the write lock. Memory: a 32-bit tag of the id plus
+// 2 × B bytes of signature per document (16 for B = 6, 14 for B = 5),
+// plus under 4% of growth room and the bucket headers (Bytes reports it
+// exactly). Two ids with the same tag (about n²/2^33 pairs among n ids:
+// some 116 at a million) share one entry: the later Put wins, and the
+// other id reads its signature. An owner that verifies the pairs the
+// table proposes (CollapseFunc) still never collapses a wrong pair; one
+// that does not may, for those few ids. Costs: Put and
 // Remove O(log n + n/buckets) ≈ a binary search and a move of at most a
 // few hundred entries; a lookup is a binary search in one bucket of at
 // most 256 ids; Collapse of n ids is n lookups and at most n·kept
@@ -104,16 +109,28 @@ type CollapseTable struct {
 	mask   uint16
 
 	mu      sync.RWMutex
-	shift   uint     // bucket of id = id >> shift
-	buckets []bucket // len = 1 << (64 - shift)
+	shift   uint     // bucket of an id = tag(id) >> shift
+	buckets []bucket // len = 1 << (32 - shift)
 	n       int
 }
 
-// bucket holds the entries whose ids share the table's top bits, sorted
-// by id: ids[i] has signature sigs[i*B : (i+1)*B].
+// bucket holds the entries whose tags share the table's top bits, sorted
+// by tag: tags[i] has signature sigs[i*B : (i+1)*B].
 type bucket struct {
-	ids  []uint64
+	tags []uint32
 	sigs []uint16
+}
+
+// tag is the 32 bits of a document id the table keeps: a mix of all 64
+// (the finalizer of MurmurHash3), so ids that differ anywhere get
+// different tags but for the chance 2^-32.
+func tag(id uint64) uint32 {
+	id ^= id >> 33
+	id *= 0xff51afd7ed558ccd
+	id ^= id >> 33
+	id *= 0xc4ceb9fe1a85ec53
+	id ^= id >> 33
+	return uint32(id >> 32)
 }
 
 // Bucket sizes: a bucket is split (all of them, by one more bit) when the
@@ -139,7 +156,7 @@ func NewCollapseTable(p Params) (*CollapseTable, error) {
 	if err != nil {
 		return nil, err
 	}
-	t := &CollapseTable{p: p, scheme: s, mask: uint16(1<<p.KeyBits - 1), shift: 64 - initBucketBits}
+	t := &CollapseTable{p: p, scheme: s, mask: uint16(1<<p.KeyBits - 1), shift: 32 - initBucketBits}
 	t.buckets = make([]bucket, 1<<initBucketBits)
 	return t, nil
 }
@@ -182,30 +199,34 @@ func (t *CollapseTable) PutSignature(id uint64, sig []uint16) {
 	if len(sig) != b {
 		panic(fmt.Sprintf("lsh: signature of %d values, want %d", len(sig), b))
 	}
+	tg := tag(id)
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	bk := &t.buckets[id>>t.shift]
-	i, found := slices.BinarySearch(bk.ids, id)
+	bk := &t.buckets[tg>>t.shift]
+	i, found := slices.BinarySearch(bk.tags, tg)
 	if found {
-		copy(bk.sigs[i*b:], sig)
+		for j, v := range sig {
+			bk.sigs[i*b+j] = v & t.mask
+		}
 		return
 	}
-	bk.ids = insert(bk.ids, i, id, 1)
+	bk.tags = insert(bk.tags, i, tg, 1)
 	bk.sigs = insert(bk.sigs, i*b, 0, b)
 	for j, v := range sig {
 		bk.sigs[i*b+j] = v & t.mask
 	}
 	t.n++
-	if t.n >= splitAt<<(64-t.shift) && t.shift > 64-maxBucketBits {
+	if t.n >= splitAt<<(32-t.shift) && t.shift > 32-maxBucketBits {
 		t.split()
 	}
 }
 
 // insert opens n places at i in s, filled with v, growing its capacity by
-// an eighth (at least 4 entries) rather than doubling it.
+// a 32nd (at least 4 entries) rather than doubling it: buckets are small,
+// so a grow copies little, and the room left unused stays under 4%.
 func insert[T any](s []T, i int, v T, n int) []T {
 	if len(s)+n > cap(s) {
-		c := len(s) + n + max(4*n, len(s)/8)
+		c := len(s) + n + max(4*n, len(s)/32)
 		ns := make([]T, len(s), c)
 		copy(ns, s)
 		s = ns
@@ -225,16 +246,16 @@ func (t *CollapseTable) split() {
 	shift := t.shift - 1
 	nb := make([]bucket, 2*len(t.buckets))
 	for i, bk := range t.buckets {
-		cut, _ := slices.BinarySearch(bk.ids, (uint64(2*i)+1)<<shift)
-		nb[2*i] = bucket{ids: clip(bk.ids[:cut]), sigs: clip(bk.sigs[:cut*b])}
-		nb[2*i+1] = bucket{ids: clip(bk.ids[cut:]), sigs: clip(bk.sigs[cut*b:])}
+		cut, _ := slices.BinarySearch(bk.tags, (uint32(2*i)+1)<<shift)
+		nb[2*i] = bucket{tags: clip(bk.tags[:cut]), sigs: clip(bk.sigs[:cut*b])}
+		nb[2*i+1] = bucket{tags: clip(bk.tags[cut:]), sigs: clip(bk.sigs[cut*b:])}
 	}
 	t.buckets, t.shift = nb, shift
 }
 
-// clip copies s into a slice with room for an eighth more.
+// clip copies s into a slice with room for a 32nd more.
 func clip[T any](s []T) []T {
-	c := make([]T, len(s), len(s)+len(s)/8)
+	c := make([]T, len(s), len(s)+len(s)/32)
 	copy(c, s)
 	return c
 }
@@ -242,14 +263,15 @@ func clip[T any](s []T) []T {
 // Remove deletes the signature of id and reports whether there was one.
 func (t *CollapseTable) Remove(id uint64) bool {
 	b := t.p.B
+	tg := tag(id)
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	bk := &t.buckets[id>>t.shift]
-	i, found := slices.BinarySearch(bk.ids, id)
+	bk := &t.buckets[tg>>t.shift]
+	i, found := slices.BinarySearch(bk.tags, tg)
 	if !found {
 		return false
 	}
-	bk.ids = slices.Delete(bk.ids, i, i+1)
+	bk.tags = slices.Delete(bk.tags, i, i+1)
 	bk.sigs = slices.Delete(bk.sigs, i*b, (i+1)*b)
 	t.n--
 	return true
@@ -258,8 +280,9 @@ func (t *CollapseTable) Remove(id uint64) bool {
 // lookup returns the signature of id (aliasing the table; read lock
 // held).
 func (t *CollapseTable) lookup(id uint64) ([]uint16, bool) {
-	bk := &t.buckets[id>>t.shift]
-	i, found := slices.BinarySearch(bk.ids, id)
+	tg := tag(id)
+	bk := &t.buckets[tg>>t.shift]
+	i, found := slices.BinarySearch(bk.tags, tg)
 	if !found {
 		return nil, false
 	}
@@ -312,7 +335,7 @@ func (t *CollapseTable) Bytes() int {
 	defer t.mu.RUnlock()
 	n := len(t.buckets) * 48 // two slice headers
 	for _, bk := range t.buckets {
-		n += 8*cap(bk.ids) + 2*cap(bk.sigs)
+		n += 4*cap(bk.tags) + 2*cap(bk.sigs)
 	}
 	return n
 }

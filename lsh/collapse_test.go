@@ -183,20 +183,20 @@ func verifyTable(t *testing.T, ct *CollapseTable) {
 	t.Helper()
 	ct.mu.RLock()
 	defer ct.mu.RUnlock()
-	if len(ct.buckets) != 1<<(64-ct.shift) {
+	if len(ct.buckets) != 1<<(32-ct.shift) {
 		t.Fatalf("%d buckets with shift %d", len(ct.buckets), ct.shift)
 	}
 	n := 0
 	for i, bk := range ct.buckets {
-		if len(bk.sigs) != len(bk.ids)*ct.p.B {
-			t.Fatalf("bucket %d: %d ids, %d signature values", i, len(bk.ids), len(bk.sigs))
+		if len(bk.sigs) != len(bk.tags)*ct.p.B {
+			t.Fatalf("bucket %d: %d tags, %d signature values", i, len(bk.tags), len(bk.sigs))
 		}
-		for j, id := range bk.ids {
-			if id>>ct.shift != uint64(i) || j > 0 && bk.ids[j-1] >= id {
-				t.Fatalf("bucket %d: id %x at %d out of place", i, id, j)
+		for j, tg := range bk.tags {
+			if tg>>ct.shift != uint32(i) || j > 0 && bk.tags[j-1] >= tg {
+				t.Fatalf("bucket %d: tag %x at %d out of place", i, tg, j)
 			}
 		}
-		n += len(bk.ids)
+		n += len(bk.tags)
 	}
 	if n != ct.n {
 		t.Fatalf("%d entries, count says %d", n, ct.n)
@@ -255,11 +255,11 @@ func TestCollapseTableModel(t *testing.T) {
 	}
 }
 
-// TestCollapseTableBytes pins the memory per document: 8 bytes of id and
+// TestCollapseTableBytes pins the memory per document: a 4-byte tag and
 // 2·B of signature, plus growth room and bucket headers, over a range of
-// sizes (the figure the README quotes).
+// sizes: at most 16 bytes for B = 5 (the verified collapse's table).
 func TestCollapseTableBytes(t *testing.T) {
-	for _, p := range []Params{Bing(), {R: 4, B: 8, M: 5, KeyBits: 16}} {
+	for _, p := range []Params{Bing(), {R: 4, B: 8, M: 5, KeyBits: 16}, {R: 5, B: 5, M: 2, KeyBits: 16}} {
 		ct := mustTable(t, p)
 		st := rng.New(rng.Key(7))
 		sig := make([]uint16, p.B)
@@ -270,9 +270,12 @@ func TestCollapseTableBytes(t *testing.T) {
 				worst = max(worst, float64(ct.Bytes())/float64(n))
 			}
 		}
-		payload := float64(8 + 2*p.B)
-		if worst > payload*1.2 {
-			t.Errorf("%v: up to %.1f bytes per document, want <= %.1f", p, worst, payload*1.2)
+		payload := float64(4 + 2*p.B)
+		if worst > payload*1.1 {
+			t.Errorf("%v: up to %.1f bytes per document, want <= %.1f", p, worst, payload*1.1)
+		}
+		if p.B <= 5 && worst > 16 {
+			t.Errorf("%v: up to %.1f bytes per document, want <= 16", p, worst)
 		}
 		t.Logf("%v: %d bytes signature, up to %.1f bytes per document with the id", p, 2*p.B, worst)
 	}

@@ -5,10 +5,10 @@ package server
 // package index. When the index API changes, this file alone changes.
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -92,18 +92,18 @@ type IndexOptions struct {
 }
 
 // IndexBackend is the Backend over package index, with a sketcher for text
-// and a collapse table (lsh.CollapseTable) in this process's memory,
-// filled as documents are added here and, for ids added by other
-// processes, read from the store when a collapse first meets them. A
-// document replaced by another process keeps its old collapse signature
-// here until this process restarts. Safe for concurrent use; adds are
+// and the index's Collapser (its table in this process's memory, filled as
+// documents are added here and, for ids added by other processes, read
+// from the store when a collapse first meets them). Each request costs a
+// fixed number of store round trips, whatever its number of documents
+// (index.QueryMany, index.Add, index.Collapser.Collapse). Safe for concurrent use; adds are
 // serialized so that "find the near-duplicates, then add" is atomic within
 // the process (not across processes sharing a store).
 type IndexBackend struct {
 	st       store.Store
 	x        *index.Index
 	hdr      sketch.Header
-	ct       *lsh.CollapseTable
+	col      *index.Collapser
 	name     string
 	skPool   sync.Pool // *sample.Sketcher
 	addMu    sync.Mutex
@@ -111,7 +111,6 @@ type IndexBackend struct {
 	removed  atomic.Int64
 	queried  atomic.Int64
 	features bool
-	verify   bool
 }
 
 var _ Backend = (*IndexBackend)(nil)
@@ -132,20 +131,11 @@ func OpenIndex(st store.Store, o IndexOptions) (*IndexBackend, error) {
 	if err != nil {
 		return nil, fmt.Errorf("server: %w", err)
 	}
-	c := x.Config()
-	co := lsh.CollapseOptions{Threshold: min(c.Threshold, 0.99), MaxSamples: c.Sketch.K, Seed: c.Sketch.Seed, BudgetBytes: 16, FPWeight: 0.1, FNWeight: 0.9}
-	if o.CollapseUnverified {
-		co.BudgetBytes, co.FPWeight, co.FNWeight = 12, 0.8, 0.2
-	}
-	cc, err := lsh.ChooseCollapse(co)
+	col, err := x.NewCollapser(index.CollapseOptions{Unverified: o.CollapseUnverified})
 	if err != nil {
-		return nil, fmt.Errorf("server: collapse: %w", err)
+		return nil, fmt.Errorf("server: %w", err)
 	}
-	ct, err := lsh.NewCollapseTable(cc.Params)
-	if err != nil {
-		return nil, fmt.Errorf("server: collapse: %w", err)
-	}
-	b := &IndexBackend{st: st, x: x, hdr: x.Header(), ct: ct, name: o.StoreName, features: !o.NoFeatures, verify: !o.CollapseUnverified}
+	b := &IndexBackend{st: st, x: x, hdr: x.Header(), col: col, name: o.StoreName, features: !o.NoFeatures}
 	b.skPool.Put(sk)
 	b.skPool.New = func() any {
 		s, err := x.NewSketcher()
@@ -176,42 +166,52 @@ func toAPI(dst []api.Match, ms []index.Match) []api.Match {
 // Header implements Backend.
 func (b *IndexBackend) Header() sketch.Header { return b.hdr }
 
-// Add implements Backend. Earlier documents of the batch are found through
-// a second index over an in-memory store, so they are verified exactly
-// like stored ones; a document matching a stored document that an earlier
-// one of the batch replaces sees the new version only.
+// Add implements Backend. The stored near-duplicates of the whole batch
+// are found with one index.QueryMany (two store round trips), the earlier
+// documents of the batch through a second index over an in-memory store,
+// so they are verified exactly like stored ones; a document matching a
+// stored document that an earlier one of the batch replaces sees the new
+// version only. The accepted documents are then written by one index.Add.
 func (b *IndexBackend) Add(ctx context.Context, docs []api.Document, ifNew bool) ([]api.AddResult, error) {
 	sk := make([]*index.Doc, len(docs))
+	self := make([]uint64, len(docs))
 	for i, d := range docs {
 		sk[i] = b.sketchText(d)
+		self[i] = index.ID(d.ID)
 	}
 	b.addMu.Lock()
 	defer b.addMu.Unlock()
-	pending, err := index.Open(ctx, store.NewMemory(), b.x.Config())
+	stored := make([][]index.Match, len(docs))
+	err := b.x.QueryMany(ctx, sk, func(i int, id uint64) bool { return id == self[i] }, func(i int, ms []index.Match) error {
+		stored[i] = slices.Clone(ms)
+		return nil
+	})
 	if err != nil {
 		return nil, err
 	}
+	var pending *index.Index // the accepted documents of the batch
+	if len(docs) > 1 {
+		if pending, err = index.Open(ctx, store.NewMemory(), b.x.Config()); err != nil {
+			return nil, err
+		}
+	}
 	res := make([]api.AddResult, len(docs))
-	var stored, batch []index.Match
+	var batch []index.Match
 	accepted := map[string]int{} // name -> index in sk of the last accepted version
 	for i, d := range sk {
-		if err := ctx.Err(); err != nil {
-			return nil, err
+		if pending != nil && len(accepted) > 0 {
+			if batch, err = pending.Query(ctx, batch[:0], d, d.Name); err != nil {
+				return nil, err
+			}
 		}
-		stored, err = b.x.Query(ctx, stored[:0], d, d.Name)
-		if err != nil {
-			return nil, err
-		}
-		batch, err = pending.Query(ctx, batch[:0], d, d.Name)
-		if err != nil {
-			return nil, err
-		}
-		ms := batch
-		for _, m := range stored {
+		ms := batch[:0:0]
+		ms = append(ms, batch...)
+		for _, m := range stored[i] {
 			if _, replaced := accepted[m.Name]; !replaced {
 				ms = append(ms, m)
 			}
 		}
+		batch = batch[:0]
 		sort.SliceStable(ms, func(i, j int) bool {
 			si, sj := ms[i].Similarity(), ms[j].Similarity()
 			if si != sj {
@@ -223,8 +223,10 @@ func (b *IndexBackend) Add(ctx context.Context, docs []api.Document, ifNew bool)
 		if ifNew && len(ms) > 0 {
 			continue
 		}
-		if _, err := pending.Add(ctx, d); err != nil {
-			return nil, fmt.Errorf("%w: documents[%d]: %w", ErrInput, i, err)
+		if pending != nil {
+			if _, err := pending.Add(ctx, d); err != nil {
+				return nil, fmt.Errorf("%w: documents[%d]: %w", ErrInput, i, err)
+			}
 		}
 		accepted[d.Name] = i
 		res[i].Added = true
@@ -237,32 +239,28 @@ func (b *IndexBackend) Add(ctx context.Context, docs []api.Document, ifNew bool)
 		}
 	}
 	if _, err := b.x.Add(ctx, commit...); err != nil {
-		return nil, err
-	}
-	for _, d := range commit {
-		if err := b.ct.Put(index.ID(d.Name), d.Sketch.Values); err != nil {
-			b.ct.Remove(index.ID(d.Name)) // too short to collapse: unknown
+		if errors.Is(err, index.ErrCollision) {
+			return nil, fmt.Errorf("%w: %w", ErrInput, err)
 		}
+		return nil, err
 	}
 	b.added.Add(int64(len(commit)))
 	return res, nil
 }
 
-// Query implements Backend.
+// Query implements Backend: one index.QueryMany for the whole request.
 func (b *IndexBackend) Query(ctx context.Context, docs []api.Document) ([]api.QueryResult, error) {
-	res := make([]api.QueryResult, len(docs))
-	var ms []index.Match
+	qs := make([]*index.Doc, len(docs))
 	for i, d := range docs {
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
-		doc := b.sketchText(d)
-		var err error
-		ms, err = b.x.Query(ctx, ms[:0], doc, "")
-		if err != nil {
-			return nil, err
-		}
-		res[i] = api.QueryResult{ID: d.ID, Matches: toAPI([]api.Match{}, ms)}
+		qs[i] = b.sketchText(d)
+	}
+	res := make([]api.QueryResult, len(docs))
+	err := b.x.QueryMany(ctx, qs, nil, func(i int, ms []index.Match) error {
+		res[i] = api.QueryResult{ID: docs[i].ID, Matches: toAPI([]api.Match{}, ms)}
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	b.queried.Add(int64(len(docs)))
 	return res, nil
@@ -306,102 +304,21 @@ func (b *IndexBackend) Remove(ctx context.Context, id string) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	b.ct.Remove(index.ID(id))
 	b.removed.Add(int64(n))
 	return n > 0, nil
 }
 
-// Collapse implements Backend: ids the collapse table has not seen are
-// read from the store first.
+// Collapse implements Backend with index.Collapser.
 func (b *IndexBackend) Collapse(ctx context.Context, ids []string) (*api.CollapseResponse, error) {
-	hashed := make([]uint64, len(ids))
-	byID := make(map[uint64]string, len(ids))
-	for i, name := range ids {
-		hashed[i] = index.ID(name)
-		byID[hashed[i]] = name
-	}
-	if err := b.fill(ctx, b.ct.Missing(nil, hashed), byID); err != nil {
-		return nil, err
-	}
-	var verify func(i, j int) (bool, error)
-	if b.verify {
-		docs := map[int]*index.Doc{}
-		load := func(i int) (*index.Doc, error) {
-			if d, ok := docs[i]; ok {
-				return d, nil
-			}
-			d, _, err := b.x.Get(ctx, ids[i])
-			docs[i] = d // nil when removed meanwhile
-			return d, err
-		}
-		verify = func(i, j int) (bool, error) {
-			di, err := load(i)
-			if err != nil || di == nil {
-				return false, err
-			}
-			dj, err := load(j)
-			if err != nil || dj == nil {
-				return false, err
-			}
-			_, ok, err := b.x.Verify(di, dj)
-			return ok, err
-		}
-	}
-	into, err := b.ct.CollapseFunc(nil, hashed, verify)
+	r, err := b.col.Collapse(ctx, ids)
 	if err != nil {
 		return nil, err
 	}
-	res := &api.CollapseResponse{Kept: []string{}, Collapsed: []api.Collapsed{}, Unknown: []string{}}
-	for i, j := range into {
-		switch {
-		case j == lsh.Unknown:
-			res.Kept = append(res.Kept, ids[i])
-			res.Unknown = append(res.Unknown, ids[i])
-		case j == i:
-			res.Kept = append(res.Kept, ids[i])
-		default:
-			res.Collapsed = append(res.Collapsed, api.Collapsed{ID: ids[i], Into: ids[j]})
-		}
+	res := &api.CollapseResponse{Kept: r.Kept, Collapsed: make([]api.Collapsed, len(r.Collapsed)), Unknown: r.Unknown}
+	for i, c := range r.Collapsed {
+		res.Collapsed[i] = api.Collapsed{ID: c.ID, Into: c.Into}
 	}
 	return res, nil
-}
-
-// fill reads the documents of missing ids from the store (8 at a time) and
-// puts their signatures in the collapse table; a removed or too short
-// document stays unknown.
-func (b *IndexBackend) fill(ctx context.Context, missing []uint64, byID map[uint64]string) error {
-	const workers = 8
-	var mu sync.Mutex
-	var first error
-	var wg sync.WaitGroup
-	next := make(chan uint64)
-	for range min(workers, len(missing)) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for id := range next {
-				d, ok, err := b.x.Get(ctx, byID[id])
-				if err == nil {
-					err = ctx.Err()
-				}
-				if err != nil {
-					mu.Lock()
-					first = cmp.Or(first, err)
-					mu.Unlock()
-					continue
-				}
-				if ok {
-					b.ct.Put(id, d.Sketch.Values)
-				}
-			}
-		}()
-	}
-	for _, id := range missing {
-		next <- id
-	}
-	close(next)
-	wg.Wait()
-	return first
 }
 
 // Stats implements Backend.
@@ -411,7 +328,7 @@ func (b *IndexBackend) Stats(ctx context.Context) (*api.Stats, error) {
 	return &api.Stats{
 		Sketch:            b.hdr.String(),
 		LSH:               cfg.LSH.String(),
-		Collapse:          collapseName(b.ct.Params(), b.verify),
+		Collapse:          collapseName(b.col.Table().Params(), b.col.Verified()),
 		Threshold:         cfg.Threshold,
 		Store:             b.name,
 		Durable:           caps.Durable,
@@ -420,8 +337,8 @@ func (b *IndexBackend) Stats(ctx context.Context) (*api.Stats, error) {
 		Added:             b.added.Load(),
 		Removed:           b.removed.Load(),
 		Queried:           b.queried.Load(),
-		CollapseDocuments: b.ct.Len(),
-		CollapseBytes:     b.ct.Bytes(),
+		CollapseDocuments: b.col.Table().Len(),
+		CollapseBytes:     b.col.Table().Bytes(),
 	}, nil
 }
 
@@ -437,3 +354,8 @@ func collapseName(p lsh.Params, verified bool) string {
 	}
 	return p.String()
 }
+
+// Flush records the index's fingerprint filter in the store (index.Flush),
+// so that the next process opens it without a scan. Call it at shutdown,
+// after the last request.
+func (b *IndexBackend) Flush(ctx context.Context) error { return b.x.Flush(ctx) }

@@ -95,7 +95,7 @@ func TestCollapseCorpus(t *testing.T) {
 			}
 			st, _ := b.Stats(ctx)
 			p, err := lsh.ChooseCollapse(map[bool]lsh.CollapseOptions{
-				true:  {Threshold: thr, MaxSamples: 128, BudgetBytes: 16, FPWeight: 0.1, FNWeight: 0.9},
+				true:  {Threshold: thr, MaxSamples: 128, BudgetBytes: 10, FPWeight: 0.1, FNWeight: 0.9},
 				false: {Threshold: thr, MaxSamples: 128, BudgetBytes: 12, FPWeight: 0.8, FNWeight: 0.2},
 			}[verified])
 			if err != nil {

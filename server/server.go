@@ -291,6 +291,17 @@ func (s *Server) ListenAndServe(ctx context.Context, addr string) error {
 	return s.Serve(ctx, l)
 }
 
+// CheckAddr reports whether Serve would refuse to listen on addr
+// (host:port): ErrInsecure beyond loopback without a token, or without TLS
+// unless Insecure. It lets a caller refuse before it opens a listener.
+func (s *Server) CheckAddr(addr string) error {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return fmt.Errorf("server: address %q: %w", addr, err)
+	}
+	return s.checkHost(host)
+}
+
 func (s *Server) checkListener(a net.Addr) error {
 	if ta, ok := a.(*net.TCPAddr); ok {
 		if ta.IP.IsLoopback() {

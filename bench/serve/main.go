@@ -59,6 +59,7 @@ type flags struct {
 	batch      int
 	seed       uint64
 	cpuprofile string
+	collapseC  int
 }
 
 func main() {
@@ -74,6 +75,7 @@ func main() {
 	flag.Float64Var(&f.queryShare, "queries", 0.9, "share of queries in the mixed phase (the rest are adds)")
 	flag.IntVar(&f.batch, "batch", 256, "documents per add request while preloading")
 	flag.Uint64Var(&f.seed, "seed", 1, "generator seed")
+	flag.IntVar(&f.collapseC, "collapse-c", 1, "concurrent clients in the collapse phase")
 	flag.StringVar(&f.cpuprofile, "cpuprofile", "", "write a CPU profile of the mixed phase (server and load generator) to this file")
 	flag.Parse()
 	if err := run(f); err != nil {
@@ -234,6 +236,8 @@ func run(f flags) error {
 		clients[i] = c
 	}
 	cp := newCorpus(f)
+	printLoad("start")
+	defer printLoad("end")
 	fmt.Printf("# neardup bench/serve: store %s, %d server(s), %d documents of %d words, GOMAXPROCS %d, %s\n",
 		f.storeKind, f.servers, f.n, f.words, runtime.GOMAXPROCS(0), runtime.Version())
 
@@ -347,7 +351,7 @@ func run(f flags) error {
 	var cl []time.Duration
 	var cmu sync.Mutex
 	deadline = time.Now().Add(f.collapseD)
-	for w := range f.conc {
+	for w := range f.collapseC {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -372,7 +376,15 @@ func run(f flags) error {
 		}()
 	}
 	wg.Wait()
-	report("collapse100", cl, f.collapseD.Seconds(), "")
+	report("collapse100", cl, f.collapseD.Seconds(), fmt.Sprintf("%d client(s)", f.collapseC))
+	for i, c := range clients {
+		st, err := c.Stats(ctx)
+		if err != nil {
+			return err
+		}
+		fmt.Printf("server %d: collapse table %s: %d documents, %d bytes (%.1f bytes per document, id included)\n",
+			i, st.Collapse, st.CollapseDocuments, st.CollapseBytes, float64(st.CollapseBytes)/float64(max(st.CollapseDocuments, 1)))
+	}
 	for _, in := range insts {
 		if err := in.stop(); err != nil {
 			return err
@@ -391,4 +403,12 @@ func report(name string, d []time.Duration, secs float64, note string) {
 	pct := func(p float64) time.Duration { return d[min(len(d)-1, int(p*float64(len(d))))] }
 	fmt.Printf("%-12s %8d  %8.0f/s  p50 %8v  p99 %8v  p99.9 %8v  max %8v  %s\n", name, len(d), float64(len(d))/secs,
 		pct(0.5).Round(time.Microsecond), pct(0.99).Round(time.Microsecond), pct(0.999).Round(time.Microsecond), d[len(d)-1].Round(time.Microsecond), note)
+}
+
+// printLoad prints the machine's load average (the run shares its cores).
+func printLoad(when string) {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err == nil {
+		fmt.Printf("load average at %s: %s", when, b)
+	}
 }

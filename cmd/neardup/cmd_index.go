@@ -74,6 +74,7 @@ the recorded value is an error naming both).`,
 
 func newIndexAddCmd(env *Env) *cobra.Command {
 	var opts indexOptions
+	var serverURL string
 	cmd := &cobra.Command{
 		Use:     "add FILE...",
 		Short:   "Add documents to the index (a document with a known id replaces it)",
@@ -82,11 +83,16 @@ func newIndexAddCmd(env *Env) *cobra.Command {
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Args = args
 			opts.Given = givenFlags(cmd)
+			if serverURL != "" {
+				return runIndexAddServer(cmd.Context(), env, opts, serverURL)
+			}
 			return runIndexAdd(cmd.Context(), env, opts)
 		},
 	}
 	opts.bind(cmd)
 	cmd.Flags().BoolVar(&opts.Features, "features", false, "also store feature sets (about 8 bytes per shingle) so queries verify by exact Jaccard; by default the index keeps sketches only and verifies by the sketch estimate")
+	cmd.Flags().StringVar(&serverURL, "server", "", "add through a neardup server at this URL instead of --store (bearer token from NEARDUP_TOKEN)")
+	cmd.Flags().Lookup("store").Annotations = nil // --store or --server
 	cmd.Flags().Float64Var(&opts.MaxRejected, "max-rejected", 0.10, "fail (exit 1, after adding the rest) when more than this fraction of the records is rejected")
 	cmd.Flags().BoolVar(&opts.JSON, "json", false, `print {"added", "new", "replaced", "repeated_ids", "read", "rejected", "rejected_by", "store"} as JSON`)
 	return cmd

@@ -75,6 +75,9 @@ files, with consistent-sampling sketches whose error is known.`,
 		newDedupCmd(env),
 		newIndexCmd(env),
 		newParamsCmd(env),
+		newServeCmd(env),
+		newQueryCmd(env),
+		newCollapseCmd(env),
 	)
 	// pflag's warnings (a deprecated flag spelling) go to stderr, never
 	// into a command's output on stdout.

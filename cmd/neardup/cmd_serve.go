@@ -1,0 +1,161 @@
+package main
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+
+	"github.com/spf13/cobra"
+
+	"github.com/neardup/neardup/index"
+	"github.com/neardup/neardup/server"
+	"github.com/neardup/neardup/store"
+	"github.com/neardup/neardup/store/redis"
+)
+
+// serveOptions are the flags of neardup serve.
+type serveOptions struct {
+	Store      string
+	Redis      string
+	Addr       string
+	Token      string
+	Insecure   bool
+	TLSCert    string
+	TLSKey     string
+	Threshold  float64
+	Unverified bool
+}
+
+func newServeCmd(env *Env) *cobra.Command {
+	var opts serveOptions
+	cmd := &cobra.Command{
+		Use:   "serve (--store DIR | --redis URL)",
+		Short: "Serve the index over HTTP (JSON API, OpenAPI at /openapi.json, metrics at /metrics)",
+		Long: `serve answers "have we seen this, or something close?" over HTTP: add
+documents (POST /v1/documents, the reply lists the near-duplicates found
+before adding), query (POST /v1/query), get and delete by id, collapse a
+ranked list of ids (POST /v1/collapse), stats, health and Prometheus
+metrics. The index is reopened with the configuration recorded in it; an
+empty store gets a new index (OPH, k = 128, threshold 0.8).
+
+--redis takes redis://[user:pass@]host:port[/db][?prefix=P] for one server
+or redis+cluster://host:port,host:port[?prefix=P] for Redis Cluster; several
+serve processes on one Redis see each other's documents at once.
+
+It listens on loopback only unless --token is given, and beyond loopback
+only with TLS (--tls-cert, --tls-key) or --insecure (behind a TLS proxy).
+The token may also come from the environment, NEARDUP_TOKEN. It runs until
+interrupted, then finishes the requests in flight and flushes the store.`,
+		Example: `  neardup serve --store idx/
+  neardup serve --redis redis://127.0.0.1:6379?prefix=crawl --addr 127.0.0.1:8081`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if opts.Token == "" {
+				opts.Token = os.Getenv("NEARDUP_TOKEN")
+			}
+			return runServe(cmd.Context(), env, opts)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&opts.Store, "store", "", "the index: a Pebble directory")
+	fl.StringVar(&opts.Redis, "redis", "", "the index: a Redis or Redis Cluster URL (instead of --store)")
+	fl.StringVar(&opts.Addr, "addr", "127.0.0.1:8080", "address to listen on (port 0: a free one, printed on stderr)")
+	fl.StringVar(&opts.Token, "token", "", "bearer token every request must carry (required beyond loopback)")
+	fl.BoolVar(&opts.Insecure, "insecure", false, "allow listening beyond loopback without TLS")
+	fl.StringVar(&opts.TLSCert, "tls-cert", "", "TLS certificate file (PEM)")
+	fl.StringVar(&opts.TLSKey, "tls-key", "", "TLS key file (PEM)")
+	fl.Float64VarP(&opts.Threshold, "threshold", "t", 0, "similarity threshold in (0, 1] (default: the index's recorded one)")
+	fl.BoolVar(&opts.Unverified, "collapse-unverified", false, "collapse from the in-memory table alone (Bing's design), without verifying pairs against the store")
+	return cmd
+}
+
+// openServeStore opens the store serve and collapse name with --store or
+// --redis (exactly one), and its name for stats.
+func openServeStore(ctx context.Context, dir, url string) (store.Store, string, error) {
+	switch {
+	case (dir == "") == (url == ""):
+		return nil, "", usagef("give exactly one of --store DIR and --redis URL")
+	case url != "":
+		st, err := redis.Open(ctx, url, nil)
+		if err != nil {
+			return nil, "", err
+		}
+		return st, "redis", nil
+	}
+	st, err := store.OpenPebble(dir, nil)
+	if errors.Is(err, store.ErrNotStore) {
+		return nil, "", usagef("--store %s: %v", dir, err)
+	}
+	if err != nil {
+		return nil, "", err
+	}
+	return st, "pebble", nil
+}
+
+func runServe(ctx context.Context, env *Env, opts serveOptions) error {
+	if opts.Threshold != 0 {
+		if err := checkThreshold("--threshold", opts.Threshold); err != nil {
+			return err
+		}
+	}
+	if (opts.TLSCert == "") != (opts.TLSKey == "") {
+		return usagef("--tls-cert and --tls-key go together")
+	}
+	so := server.Options{Token: opts.Token, Insecure: opts.Insecure, ErrorLog: func(err error) {
+		fmt.Fprintf(env.Stderr, "neardup serve: %v\n", err)
+	}}
+	if opts.TLSCert != "" {
+		cert, err := tls.LoadX509KeyPair(opts.TLSCert, opts.TLSKey)
+		if err != nil {
+			return usagef("--tls-cert/--tls-key: %v", err)
+		}
+		so.TLS = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
+	}
+	st, name, err := openServeStore(ctx, opts.Store, opts.Redis)
+	if err != nil {
+		return err
+	}
+	closed := false
+	defer func() {
+		if !closed {
+			st.Close()
+		}
+	}()
+	b, err := server.OpenIndex(st, server.IndexOptions{Threshold: opts.Threshold, StoreName: name, CollapseUnverified: opts.Unverified})
+	if errors.Is(err, index.ErrConfig) {
+		return usagef("%v", err)
+	}
+	if err != nil {
+		return err
+	}
+	srv, err := server.New(b, so)
+	if err != nil {
+		return usagef("%v", err)
+	}
+	if err := srv.CheckAddr(opts.Addr); err != nil {
+		return usagef("--addr %s: %v", opts.Addr, err)
+	}
+	l, err := net.Listen("tcp", opts.Addr)
+	if err != nil {
+		return err
+	}
+	scheme := "http"
+	if so.TLS != nil {
+		scheme = "https"
+	}
+	fmt.Fprintf(env.Stderr, "neardup serve: listening on %s://%s (%s store)\n", scheme, l.Addr(), name)
+	if err := srv.Serve(ctx, l); err != nil {
+		if errors.Is(err, server.ErrInsecure) {
+			return usagef("%v", err)
+		}
+		return err
+	}
+	if err := b.Flush(context.WithoutCancel(ctx)); err != nil {
+		return err
+	}
+	closed = true
+	return st.Close()
+}

@@ -1,0 +1,256 @@
+package index
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"sync/atomic"
+
+	"github.com/neardup/neardup/lsh"
+)
+
+// Collapsing near-duplicates out of a ranked result list (the Bing design,
+// book 6.1): each document keeps a signature of B supershingles of 16 bits
+// (lsh.CollapseTable, in memory, beside the store), and a list of ids — the
+// results of some search engine, best first — is reduced to its
+// best-ranked member per group of documents whose signatures agree on at
+// least M of B values. By default each pair the table proposes is also
+// verified against the stored documents with Verify, so every collapsed
+// pair is a near-duplicate at the index's threshold and the table's
+// parameters lean to recall.
+
+// CollapseOptions configure Index.NewCollapser.
+type CollapseOptions struct {
+	// BudgetBytes bounds the signature bytes per document (B × 2), 2..16.
+	// The default is 10 when verifying (5 supershingles of 16 bits, leaning
+	// to recall: with the table's 4-byte id tag, at most 16 bytes per
+	// document in memory) and 12 (Bing's 6 × 16 bits) when Unverified.
+	BudgetBytes int
+	// Unverified collapses on the table's word alone, as Bing did: no
+	// store read once the ids are in the table, parameters chosen to lean
+	// to precision, and some pairs below the threshold collapse. The
+	// default verifies every proposed pair (one multi-key record lookup
+	// per Collapse).
+	Unverified bool
+}
+
+// Collapsed is a dropped result of Collapse and the kept result it
+// collapsed into.
+type Collapsed struct {
+	ID, Into string
+}
+
+// CollapseResult is what Collapse returns.
+type CollapseResult struct {
+	// Kept lists the results kept, in rank order (unknown ones included).
+	Kept []string
+	// Collapsed lists each dropped result, in rank order, with the kept
+	// result it collapsed into (ranked before it).
+	Collapsed []Collapsed
+	// Unknown lists the ids the index holds no document for (or one too
+	// short for a signature); they are kept and compared with nothing.
+	Unknown []string
+}
+
+// Collapser collapses ranked lists of document names with a collapse
+// table the index keeps up to date: once made, every Add and Remove of its
+// Index puts or removes the signatures of the documents it writes. Ids the
+// table has not seen (documents stored before the Collapser was made, or
+// by another process sharing the store) are read from the store the first
+// time a Collapse meets them, in one multi-key record lookup; Load reads
+// them all at once. A document replaced by another process keeps its old
+// signature here until it is read again (verification always reads the
+// current records). Safe for concurrent use.
+type Collapser struct {
+	x      *Index
+	t      *lsh.CollapseTable
+	verify bool
+}
+
+// NewCollapser makes the index's collapser, choosing the table's
+// parameters for the index's threshold with lsh.ChooseCollapse (the
+// parameter chooser and its S-curve): false negatives weighted 0.9 when
+// verifying, false positives 0.8 when not. The index keeps it filled from
+// then on; a second call replaces the first collapser.
+func (x *Index) NewCollapser(o CollapseOptions) (*Collapser, error) {
+	co := lsh.CollapseOptions{Threshold: math.Min(x.cfg.Threshold, 0.99), MaxSamples: x.cfg.Sketch.K, Seed: x.cfg.Sketch.Seed,
+		BudgetBytes: o.BudgetBytes, FPWeight: 0.1, FNWeight: 0.9}
+	if o.Unverified {
+		co.FPWeight, co.FNWeight = 0.8, 0.2
+		if co.BudgetBytes == 0 {
+			co.BudgetBytes = 12
+		}
+	} else if co.BudgetBytes == 0 {
+		co.BudgetBytes = 10
+	}
+	ch, err := lsh.ChooseCollapse(co)
+	if err != nil {
+		return nil, fmt.Errorf("index: collapse: %w", err)
+	}
+	t, err := lsh.NewCollapseTable(ch.Params)
+	if err != nil {
+		return nil, fmt.Errorf("index: collapse: %w", err)
+	}
+	c := &Collapser{x: x, t: t, verify: !o.Unverified}
+	x.collapser.Store(c)
+	return c, nil
+}
+
+// collapserHook is the Index's link to its collapser (nil when none).
+type collapserHook = atomic.Pointer[Collapser]
+
+// put records d's signature (an Add of the index); a document too short
+// for one becomes unknown.
+func (c *Collapser) put(d *Doc) {
+	if err := c.t.Put(ID(d.Name), d.Sketch.Values); err != nil {
+		c.t.Remove(ID(d.Name))
+	}
+}
+
+// putAll puts the documents an Add stored: of each name, its last
+// occurrence in docs.
+func (c *Collapser) putAll(docs []*Doc) {
+	last := make(map[string]int, len(docs))
+	for i, d := range docs {
+		last[d.Name] = i
+	}
+	for i, d := range docs {
+		if last[d.Name] == i {
+			c.put(d)
+		}
+	}
+}
+
+// Table returns the collapse table (its Params, Len and Bytes).
+func (c *Collapser) Table() *lsh.CollapseTable { return c.t }
+
+// Verified reports whether Collapse verifies the pairs the table proposes.
+func (c *Collapser) Verified() bool { return c.verify }
+
+// Load puts the signature of every stored document in the table (one scan
+// of the records) and returns how many it holds.
+func (c *Collapser) Load(ctx context.Context) (int, error) {
+	var d Doc
+	err := c.x.st.ScanDocs(ctx, func(id uint64, rec []byte) error {
+		if err := decodeDoc(rec, &d); err != nil {
+			return fmt.Errorf("index: the record of id %016x: %w", id, err)
+		}
+		c.put(&d)
+		return nil
+	})
+	if err != nil {
+		return 0, fmt.Errorf("index: loading the collapse table: %w", err)
+	}
+	return c.t.Len(), nil
+}
+
+// Collapse reduces a ranked list of document names (best first) to the
+// best-ranked member of each near-duplicate group, and says for each
+// dropped name which kept name it collapsed into (lsh.CollapseTable's
+// rules: a dropped result never represents another; a name listed twice
+// collapses into its first place). Store cost: at most one multi-key
+// record lookup for the names the table has not seen and, when verifying,
+// one for the documents of the pairs it proposes.
+func (c *Collapser) Collapse(ctx context.Context, names []string) (CollapseResult, error) {
+	ids := make([]uint64, len(names))
+	pos := make(map[uint64]int, len(names)) // id -> first position
+	for i, n := range names {
+		ids[i] = ID(n)
+		if _, ok := pos[ids[i]]; !ok {
+			pos[ids[i]] = i
+		}
+	}
+	docs := map[uint64]*Doc{} // read from the store during this call
+	if missing := c.t.Missing(nil, ids); len(missing) > 0 {
+		mn := make([]string, len(missing))
+		for k, id := range missing {
+			mn[k] = names[pos[id]]
+		}
+		err := c.x.GetMany(ctx, mn, func(k int, d *Doc, ok bool) error {
+			if ok {
+				c.put(d)
+				docs[missing[k]] = d
+			}
+			return nil
+		})
+		if err != nil {
+			return CollapseResult{}, err
+		}
+	}
+	var verify func(i, j int) (bool, error)
+	if c.verify {
+		if err := c.readProposed(ctx, names, ids, docs); err != nil {
+			return CollapseResult{}, err
+		}
+		verify = func(i, j int) (bool, error) {
+			a, b := docs[ids[i]], docs[ids[j]]
+			if a == nil || b == nil {
+				return false, nil // removed meanwhile
+			}
+			_, ok, err := c.x.Verify(a, b)
+			return ok, err
+		}
+	}
+	into, err := c.t.CollapseFunc(make([]int, 0, len(ids)), ids, verify)
+	if err != nil {
+		return CollapseResult{}, err
+	}
+	res := CollapseResult{Kept: []string{}, Collapsed: []Collapsed{}, Unknown: []string{}}
+	for i, j := range into {
+		switch {
+		case j == lsh.Unknown:
+			res.Kept = append(res.Kept, names[i])
+			res.Unknown = append(res.Unknown, names[i])
+		case j == i:
+			res.Kept = append(res.Kept, names[i])
+		default:
+			res.Collapsed = append(res.Collapsed, Collapsed{ID: names[i], Into: names[j]})
+		}
+	}
+	return res, nil
+}
+
+// readProposed reads, in one multi-key record lookup, the documents of
+// every pair of distinct ids whose signatures match (a superset of the
+// pairs CollapseFunc verifies) that docs does not hold yet.
+func (c *Collapser) readProposed(ctx context.Context, names []string, ids []uint64, docs map[uint64]*Doc) error {
+	b := c.t.Params().B
+	sigs := make([]uint16, 0, len(ids)*b)
+	has := make([]bool, len(ids))
+	for i, id := range ids {
+		n := len(sigs)
+		sigs, has[i] = c.t.Get(sigs, id)
+		if !has[i] {
+			sigs = append(sigs[:n], make([]uint16, b)...)
+		}
+	}
+	need := map[uint64]int{}
+	for i := range ids {
+		if !has[i] {
+			continue
+		}
+		si := sigs[i*b : (i+1)*b]
+		for j := range i {
+			if !has[j] || ids[j] == ids[i] || !c.t.Match(si, sigs[j*b:(j+1)*b]) {
+				continue
+			}
+			for _, k := range [2]int{i, j} {
+				if _, ok := docs[ids[k]]; !ok {
+					need[ids[k]] = k
+				}
+			}
+		}
+	}
+	if len(need) == 0 {
+		return nil
+	}
+	rn := make([]string, 0, len(need))
+	rid := make([]uint64, 0, len(need))
+	for id, k := range need {
+		rn, rid = append(rn, names[k]), append(rid, id)
+	}
+	return c.x.GetMany(ctx, rn, func(k int, d *Doc, ok bool) error {
+		docs[rid[k]] = d // nil when removed
+		return nil
+	})
+}
