@@ -41,7 +41,7 @@ func TestFlagVocabularyEveryCommand(t *testing.T) {
 			}
 			return nil
 		}
-		if visible("json") == nil {
+		if visible("json") == nil && c.Name() != "serve" { // serve prints no result: it serves
 			t.Errorf("%s: no --json", name)
 		}
 		if f := visible("k"); f != nil && !strings.Contains(f.Usage, "samples") && !strings.Contains(f.Usage, "sample") {
