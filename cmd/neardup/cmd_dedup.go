@@ -186,7 +186,7 @@ func runDedup(ctx context.Context, env *Env, opts dedupOptions) error {
 		return err
 	}
 	defer unlock()
-	st, err := openDedupStore(opts)
+	st, err := openDedupStore(env, opts)
 	if err != nil {
 		return err
 	}
@@ -329,7 +329,7 @@ func checkDedupOut(opts dedupOptions) error {
 
 // openDedupStore opens the store of --store: memory, a Pebble directory,
 // or by default OUT/index made afresh.
-func openDedupStore(opts dedupOptions) (store.Store, error) {
+func openDedupStore(env *Env, opts dedupOptions) (store.Store, error) {
 	switch opts.Store {
 	case "memory":
 		return store.NewMemory(), nil
@@ -338,9 +338,9 @@ func openDedupStore(opts dedupOptions) (store.Store, error) {
 		if err := os.RemoveAll(dir); err != nil {
 			return nil, err
 		}
-		return store.OpenPebble(dir, nil)
+		return store.OpenPebble(dir, env.pebbleOptions(nil))
 	}
-	return store.OpenPebble(opts.Store, nil)
+	return store.OpenPebble(opts.Store, env.pebbleOptions(nil))
 }
 
 // dedupEvents draws a progress bar per stage (the sketch stage by bytes

@@ -58,7 +58,7 @@ func (o *indexOptions) bind(cmd *cobra.Command) {
 func newIndexCmd(env *Env) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "index",
-		Short: "Maintain a persistent near-duplicate index (add, query, remove)",
+		Short: "Maintain a persistent near-duplicate index (add, query, remove, check)",
 		Long: `index keeps sketches and LSH postings in a Pebble store, so a new crawl can be
 deduplicated against earlier ones. The sampler, k, seed, LSH scheme and
 feature flags are recorded in the store on first use; later commands reopen
@@ -66,9 +66,10 @@ the index with them and need none of these flags (a flag that contradicts
 the recorded value is an error naming both).`,
 		Example: `  neardup index add --store idx/ crawl1.jsonl.gz
   neardup index query --store idx/ crawl2.jsonl.gz > matches.jsonl
-  neardup index remove --store idx/ doc-17 doc-42`,
+  neardup index remove --store idx/ doc-17 doc-42
+  neardup index check --store idx/ --repair`,
 	}
-	cmd.AddCommand(newIndexAddCmd(env), newIndexQueryCmd(env), newIndexRemoveCmd(env))
+	cmd.AddCommand(newIndexAddCmd(env), newIndexQueryCmd(env), newIndexRemoveCmd(env), newIndexCheckCmd(env))
 	return cmd
 }
 
@@ -143,7 +144,7 @@ type indexSession struct {
 // exist yet is made; otherwise (query, remove) it must exist and hold an
 // index: a mistyped --store is an error, not an empty index. With sketcher
 // the session can sketch documents.
-func openIndexSession(ctx context.Context, opts indexOptions, create, sketcher bool) (*indexSession, error) {
+func openIndexSession(ctx context.Context, env *Env, opts indexOptions, create, sketcher bool) (*indexSession, error) {
 	if opts.Store == "" {
 		return nil, usagef("--store is required")
 	}
@@ -174,7 +175,7 @@ func openIndexSession(ctx context.Context, opts indexOptions, create, sketcher b
 		return nil, err
 	}
 	flags := indexFlags{Sampler: alg, K: opts.K, Seed: opts.Seed, LSH: p, Threshold: opts.Threshold, Features: fo}
-	st, err := store.OpenPebble(opts.Store, nil)
+	st, err := store.OpenPebble(opts.Store, env.pebbleOptions(nil))
 	if errors.Is(err, store.ErrNotStore) {
 		return nil, usagef("--store %s holds no index: %v", opts.Store, err)
 	}
@@ -218,7 +219,7 @@ func runIndexAdd(ctx context.Context, env *Env, opts indexOptions) error {
 	if err := checkMaxRejected(opts.MaxRejected); err != nil {
 		return err
 	}
-	s, err := openIndexSession(ctx, opts, true, true)
+	s, err := openIndexSession(ctx, env, opts, true, true)
 	if err != nil {
 		return err
 	}
@@ -316,7 +317,7 @@ type queryJSON struct {
 }
 
 func runIndexQuery(ctx context.Context, env *Env, opts indexOptions) error {
-	s, err := openIndexSession(ctx, opts, false, true)
+	s, err := openIndexSession(ctx, env, opts, false, true)
 	if err != nil {
 		return err
 	}
@@ -356,7 +357,7 @@ func runIndexQuery(ctx context.Context, env *Env, opts indexOptions) error {
 func round6(x float64) float64 { return math.Round(x*1e6) / 1e6 }
 
 func runIndexRemove(ctx context.Context, env *Env, opts indexOptions) error {
-	s, err := openIndexSession(ctx, opts, false, false)
+	s, err := openIndexSession(ctx, env, opts, false, false)
 	if err != nil {
 		return err
 	}
