@@ -76,6 +76,18 @@ verifies them, clusters them, and writes to the directory --out:
                   seq_a and seq_b (positions in the input; seq_a absent and
                   stored true when a comes from an earlier run's index),
                   kind ("identical" or "near").
+  removed.jsonl   one line per dropped duplicate: id, duplicate_of (the
+                  id kept in its cluster, perhaps from an earlier run's
+                  index), cluster, similarity (to the kept document, -1
+                  when never compared), exact, identical, seq (position in
+                  the input).
+  rejected.jsonl  one line per rejected record: id ("" when not read),
+                  source (the input file), line (JSONL/JSON line, Parquet
+                  row), offset (byte offset in the decompressed input, when
+                  known), count (records the line stands for: a Parquet row
+                  group or the rows after a corrupt page), reason
+                  (bad-json, missing-text, too-large, duplicate-id, …) and
+                  error (the cause, naming both sources for duplicate-id).
   kept/           the deduplicated corpus, in the inputs' format
   summary.json    read = kept + duplicates + rejected, rejected by reason,
                   the configuration, time per stage (stages overlap: the
@@ -85,6 +97,15 @@ verifies them, clusters them, and writes to the directory --out:
 The index lives in a Pebble store (--store DIR, by default OUT/index, made
 afresh); give --store an existing index to deduplicate against earlier runs,
 or "memory" to keep it in RAM.
+
+A file's id is its path relative to the common root of all inputs
+(crawl1/page.html and crawl2/page.html stay two documents); a record whose
+id was already used in the run is rejected as duplicate-id, naming both
+sources. A record over --max-record-bytes is rejected as too-large, in
+every format, and the run goes on. An --out inside an input directory is
+not read as input. A second run on the same --out (or --store) fails at
+once: the directory is in use by another neardup process (its pid is
+named).
 
 When more than --max-rejected of the records are rejected (bad JSON, a
 missing text field, …) the run still writes its output, then fails (exit 1)
@@ -199,9 +220,11 @@ func runDedup(ctx context.Context, env *Env, opts dedupOptions) error {
 		}
 	}
 	copts := corpus.Options{
-		IDField:   opts.Corpus.IDField,
-		TextField: opts.Corpus.TextField,
-		OnWarning: func(e *corpus.RecordError) { logf("neardup dedup: warning: %v\n", e) },
+		IDField:        opts.Corpus.IDField,
+		TextField:      opts.Corpus.TextField,
+		MaxRecordBytes: int64(opts.Corpus.MaxRecordBytes),
+		ExcludePaths:   []string{opts.Out},
+		OnWarning:      func(e *corpus.RecordError) { logf("neardup dedup: warning: %v\n", e) },
 	}
 	if opts.KeyField != "" {
 		copts.MetaFields = []string{opts.KeyField}
@@ -217,9 +240,23 @@ func runDedup(ctx context.Context, env *Env, opts dedupOptions) error {
 	}
 	var rejects rejectLog
 	do.Events = dedupEvents(po, r, logf, &rejects)
+	rf, err := os.Create(filepath.Join(opts.Out, "rejected.jsonl"))
+	if err != nil {
+		return err
+	}
+	defer rf.Close()
+	rw := dedup.NewRejectedWriter(rf)
+	logReject := do.Events.Rejected
+	do.Events.Rejected = func(e *corpus.RecordError) { rw.Write(e); logReject(e) }
 	res, err := dedup.Run(ctx, docs, do)
 	if err != nil {
 		return configError(err)
+	}
+	if err := rw.Flush(); err != nil {
+		return fmt.Errorf("%s: %w", rf.Name(), err)
+	}
+	if err := rf.Close(); err != nil {
+		return fmt.Errorf("%s: %w", rf.Name(), err)
 	}
 	rs := r.Stats()
 	res.Summary.Warnings, res.Summary.Skipped = rs.Warnings, rs.Skipped
@@ -235,7 +272,7 @@ func runDedup(ctx context.Context, env *Env, opts dedupOptions) error {
 		fmt.Fprintf(env.Stdout, "read %d: kept %d, duplicates %d (%d identical, %d near), rejected %d\n", s.Read, s.Kept, s.Duplicates, s.Exact, s.Near, s.Rejected)
 		fmt.Fprintf(env.Stdout, "%d verified pairs in %d clusters (largest %d); %d candidates checked; %s J >= %g, lsh %v\n",
 			s.Pairs, s.Clusters, s.Largest, s.Candidates, s.Config.Sampler+" k="+strconv.Itoa(s.Config.K), s.Config.Threshold, s.Config.LSH)
-		fmt.Fprintf(env.Stdout, "wrote %s/{clusters.jsonl,pairs.jsonl,summary.json,kept/} in %.2fs\n", opts.Out, s.Seconds)
+		fmt.Fprintf(env.Stdout, "wrote %s/{clusters,pairs,removed,rejected}.jsonl, summary.json, kept/ in %.2fs\n", opts.Out, s.Seconds)
 	}
 	return rejects.check(s.Read, s.Rejected, s.RejectedBy, opts.MaxRejected)
 }
@@ -397,6 +434,9 @@ func writeDedupOutputs(ctx context.Context, opts dedupOptions, copts corpus.Opti
 		return err
 	}
 	if err := write("clusters.jsonl", func(f *os.File) error { return dedup.WriteClusters(f, res.Clusters) }); err != nil {
+		return err
+	}
+	if err := write("removed.jsonl", func(f *os.File) error { return dedup.WriteRemoved(f, res) }); err != nil {
 		return err
 	}
 	keptDir := filepath.Join(opts.Out, "kept")

@@ -167,11 +167,15 @@ func (x *featExtractors) pick(d *corpus.Document) *feature.Extractor {
 // featCorpusFlags choose how inputs are read.
 type featCorpusFlags struct {
 	IDField, TextField string
+	// MaxRecordBytes is corpus.Options.MaxRecordBytes (0: the default).
+	MaxRecordBytes byteSize
 }
 
 func (c *featCorpusFlags) bind(cmd *cobra.Command) {
 	cmd.Flags().StringVar(&c.IDField, "id-field", "id", "JSONL field (dotted path) holding the document id")
 	cmd.Flags().StringVar(&c.TextField, "text-field", "text", "JSONL field (dotted path) holding the document text")
+	c.MaxRecordBytes = corpus.DefaultMaxRecordBytes
+	cmd.Flags().Var(&c.MaxRecordBytes, "max-record-bytes", "reject larger records (a JSONL line, a WARC block, a whole file, a Parquet value; any format) with reason too-large and go on")
 }
 
 // openFeatCorpus opens paths with rejections logged to stderr. A named
@@ -187,9 +191,10 @@ func openFeatCorpusLog(env *Env, paths []string, c featCorpusFlags, cmdName stri
 		return nil, err
 	}
 	r, err := corpus.Open(paths, corpus.Options{
-		IDField:   c.IDField,
-		TextField: c.TextField,
-		Stdin:     env.Stdin,
+		IDField:        c.IDField,
+		TextField:      c.TextField,
+		MaxRecordBytes: int64(c.MaxRecordBytes),
+		Stdin:          env.Stdin,
 		OnReject: func(e *corpus.RecordError) {
 			if rejects != nil {
 				rejects.observe(e)

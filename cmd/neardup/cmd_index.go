@@ -6,12 +6,15 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"os"
+	"strconv"
 
 	"github.com/spf13/cobra"
 
 	"github.com/neardup/neardup/corpus"
+	"github.com/neardup/neardup/dedup"
 	"github.com/neardup/neardup/index"
 	"github.com/neardup/neardup/internal/progress"
 	"github.com/neardup/neardup/sample"
@@ -76,8 +79,15 @@ the recorded value is an error naming both).`,
 func newIndexAddCmd(env *Env) *cobra.Command {
 	var opts indexOptions
 	cmd := &cobra.Command{
-		Use:     "add FILE...",
-		Short:   "Add documents to the index (a document with a known id replaces it)",
+		Use:   "add FILE...",
+		Short: "Add documents to the index (a document with an id stored by an earlier run replaces it)",
+		Long: `add sketches the documents and adds them to the index. A document whose id
+the index holds from an earlier run replaces it (counted as replaced). Within
+one run ids must be unique: a record whose id an earlier record of the run
+already used is rejected with reason duplicate-id, naming both sources
+(file:line), and nothing is replaced. A file's id is its path relative to
+the common root of the inputs. A record over --max-record-bytes is
+rejected as too-large.`,
 		Example: "  neardup index add --store idx/ testdata/licenses/docs.jsonl.gz",
 		Args:    cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -89,7 +99,7 @@ func newIndexAddCmd(env *Env) *cobra.Command {
 	opts.bind(cmd)
 	cmd.Flags().BoolVar(&opts.Features, "features", true, "store feature sets so queries verify by exact Jaccard")
 	cmd.Flags().Float64Var(&opts.MaxRejected, "max-rejected", 0.10, "fail (exit 1, after adding the rest) when more than this fraction of the records is rejected")
-	cmd.Flags().BoolVar(&opts.JSON, "json", false, `print {"added", "new", "replaced", "repeated_ids", "read", "rejected", "rejected_by", "store"} as JSON`)
+	cmd.Flags().BoolVar(&opts.JSON, "json", false, `print {"added", "new", "replaced", "read", "rejected", "rejected_by", "store"} as JSON`)
 	return cmd
 }
 
@@ -252,11 +262,27 @@ func runIndexAdd(ctx context.Context, env *Env, opts indexOptions) error {
 		batch = batch[:0]
 		return nil
 	}
+	// The first place of every id of this run: a later record with the
+	// same id is rejected (duplicate-id), naming both, rather than
+	// replacing the first.
+	seen := map[string]string{}
+	var dupIDs int64
 	for r.Next() {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		batch = append(batch, s.doc(r.Doc(), opts.Features, &sk))
+		d := r.Doc()
+		place := docPlace(d)
+		if first, dup := seen[d.ID]; dup {
+			e := &corpus.RecordError{ID: d.ID, Path: d.Source, Line: d.Line, Offset: d.Offset, Reason: reasonDuplicateID,
+				Err: fmt.Errorf("id %q already used by %s", d.ID, first)}
+			rejects.observe(e)
+			fmt.Fprintf(env.Stderr, "neardup index add: rejected: %v\n", e)
+			dupIDs++
+			continue
+		}
+		seen[d.ID] = place
+		batch = append(batch, s.doc(d, opts.Features, &sk))
 		if len(batch) == 1024 {
 			if err := flush(); err != nil {
 				return err
@@ -278,12 +304,21 @@ func runIndexAdd(ctx context.Context, env *Env, opts indexOptions) error {
 		return err
 	}
 	st := r.Stats()
+	if dupIDs > 0 {
+		st.Rejected += dupIDs
+		by := maps.Clone(st.RejectedBy)
+		if by == nil {
+			by = map[string]int64{}
+		}
+		by[reasonDuplicateID] += dupIDs
+		st.RejectedBy = by
+	}
 	if opts.JSON {
 		err = json.NewEncoder(env.Stdout).Encode(indexAddJSON{Added: total.Added + total.Replaced, New: total.Added, Replaced: total.Replaced,
-			RepeatedIDs: total.Duplicates, Read: st.Read, Rejected: st.Rejected, RejectedBy: st.RejectedBy, Store: opts.Store})
+			Read: st.Read, Rejected: st.Rejected, RejectedBy: st.RejectedBy, Store: opts.Store})
 	} else {
-		_, err = fmt.Fprintf(env.Stdout, "added %d documents to %s (%d new, %d replaced; %d repeated ids, the last kept; read %d, rejected %d)\n",
-			total.Added+total.Replaced, opts.Store, total.Added, total.Replaced, total.Duplicates, st.Read, st.Rejected)
+		_, err = fmt.Fprintf(env.Stdout, "added %d documents to %s (%d new, %d replaced from earlier runs; read %d, rejected %d)\n",
+			total.Added+total.Replaced, opts.Store, total.Added, total.Replaced, st.Read, st.Rejected)
 	}
 	if err != nil {
 		return err
@@ -293,14 +328,13 @@ func runIndexAdd(ctx context.Context, env *Env, opts indexOptions) error {
 
 // indexAddJSON is the --json output of index add.
 type indexAddJSON struct {
-	Added       int              `json:"added"`
-	New         int              `json:"new"`
-	Replaced    int              `json:"replaced"`
-	RepeatedIDs int              `json:"repeated_ids"`
-	Read        int64            `json:"read"`
-	Rejected    int64            `json:"rejected"`
-	RejectedBy  map[string]int64 `json:"rejected_by"`
-	Store       string           `json:"store"`
+	Added      int              `json:"added"`
+	New        int              `json:"new"`
+	Replaced   int              `json:"replaced"`
+	Read       int64            `json:"read"`
+	Rejected   int64            `json:"rejected"`
+	RejectedBy map[string]int64 `json:"rejected_by"`
+	Store      string           `json:"store"`
 }
 
 type queryMatchJSON struct {
@@ -375,4 +409,21 @@ func runIndexRemove(ctx context.Context, env *Env, opts indexOptions) error {
 	}
 	_, err = fmt.Fprintf(env.Stdout, "removed %d of %d ids from %s\n", n, len(opts.Args), opts.Store)
 	return err
+}
+
+// reasonDuplicateID is the reason of a record whose id an earlier record of
+// the same run used (as dedup.ReasonDuplicateID).
+const reasonDuplicateID = dedup.ReasonDuplicateID
+
+// docPlace formats where a document was read: "path:line", "path@offset"
+// or the path.
+func docPlace(d *corpus.Document) string {
+	p := d.Source
+	switch {
+	case d.Line > 0:
+		p += ":" + strconv.FormatInt(d.Line, 10)
+	case d.Offset >= 0:
+		p += "@" + strconv.FormatInt(d.Offset, 10)
+	}
+	return p
 }
