@@ -280,8 +280,8 @@ type filesApplyOptions struct {
 	// MaxBytes caps the size the delta may claim for NEW (0: the free
 	// space on NEW's filesystem).
 	MaxBytes byteSize
-	Chunk      chunkFlags
-	JSON       bool
+	Chunk    chunkFlags
+	JSON     bool
 }
 
 func newFilesApplyCmd(env *Env) *cobra.Command {
