@@ -426,9 +426,12 @@ func writeDedupOutputs(ctx context.Context, opts dedupOptions, copts corpus.Opti
 		}
 		if err := fn(f); err != nil {
 			f.Close()
-			return fmt.Errorf("%s: %w", name, err)
+			return fmt.Errorf("%s: %w", f.Name(), err)
 		}
-		return f.Close()
+		if err := f.Close(); err != nil {
+			return fmt.Errorf("%s: %w", f.Name(), err)
+		}
+		return nil
 	}
 	if err := write("pairs.jsonl", func(f *os.File) error { return dedup.WritePairs(f, res.Pairs) }); err != nil {
 		return err
