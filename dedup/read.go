@@ -145,6 +145,7 @@ func (r *run) read(docs iter.Seq2[*corpus.Document, error], jobs chan<- *job) er
 			if !errors.As(err, &re) {
 				return fmt.Errorf("dedup: %w", err)
 			}
+			s.Read += re.Records() - 1 // the records it stands for
 			r.reject(re)
 			continue
 		}
@@ -183,11 +184,12 @@ func (r *run) read(docs iter.Seq2[*corpus.Document, error], jobs chan<- *job) er
 // reject counts a rejected record and reports it.
 func (r *run) reject(e *corpus.RecordError) {
 	s := r.sum
-	s.Rejected++
+	n := e.Records() // a Parquet row group, or its rows from a corrupt page on, is one error
+	s.Rejected += n
 	if s.RejectedBy == nil {
 		s.RejectedBy = map[string]int64{}
 	}
-	s.RejectedBy[e.Reason]++
+	s.RejectedBy[e.Reason] += n
 	r.ev.rejected(e)
 }
 
