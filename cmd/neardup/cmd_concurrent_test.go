@@ -194,3 +194,54 @@ func TestDedupHostileParquetMemory(t *testing.T) {
 		}
 	}
 }
+
+// TestSIGTERMHonoured sends SIGTERM to dedup and index add while they
+// work (ids from the place of each record: the copies are distinct): each stops within a second, exit 1, one line; the store it leaves
+// passes index check.
+func TestSIGTERMHonoured(t *testing.T) {
+	dir := t.TempDir()
+	src, err := os.ReadFile(sampleCorpus)
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := filepath.Join(dir, "in")
+	for _, sub := range []string{"a", "b", "c", "d", "e", "f"} {
+		p := filepath.Join(in, sub, "docs.jsonl.gz")
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		os.WriteFile(p, src, 0o644)
+	}
+	for _, c := range []struct {
+		name  string
+		args  []string
+		store string
+	}{
+		{"dedup", []string{"dedup", "-q", "--id-field", "none", "--out", filepath.Join(dir, "out"), in}, filepath.Join(dir, "out", "index")},
+		{"index add", []string{"index", "add", "-q", "--id-field", "none", "--store", filepath.Join(dir, "idx"), in}, filepath.Join(dir, "idx")},
+	} {
+		cmd := neardupCmd(t, c.args...)
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(700 * time.Millisecond) // past the store's creation, into the documents
+		sent := time.Now()
+		cmd.Process.Signal(syscall.SIGTERM)
+		err := cmd.Wait()
+		took := time.Since(sent)
+		msg := strings.TrimSpace(stderr.String())
+		t.Logf("%s: %v after %v: %s", c.name, err, took.Round(time.Millisecond), msg)
+		if err == nil {
+			t.Errorf("%s: finished before SIGTERM (exit 0)", c.name)
+			continue
+		}
+		if took > time.Second+500*time.Millisecond || cmd.ProcessState.ExitCode() != ExitFailure || strings.Contains(msg, "\n") || !strings.Contains(msg, "interrupted") {
+			t.Errorf("%s: exit %d after %v: %q", c.name, cmd.ProcessState.ExitCode(), took, msg)
+		}
+		if _, err := os.Stat(c.store); err == nil {
+			if code, out, errs := runMain("index", "check", "--store", c.store); code != 0 && !strings.Contains(errs, "holds no index") {
+				t.Errorf("%s: index check after SIGTERM: exit %d: %s %s", c.name, code, out, errs)
+			}
+		}
+	}
+}

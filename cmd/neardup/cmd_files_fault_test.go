@@ -180,7 +180,7 @@ func TestFilesApplySignals(t *testing.T) {
 			if took > 2*time.Second {
 				t.Errorf("SIGTERM honoured after %v", took)
 			}
-			if msg := strings.TrimSpace(stderr.String()); strings.Contains(msg, "\n") || !strings.Contains(msg, "context canceled") {
+			if msg := strings.TrimSpace(stderr.String()); strings.Contains(msg, "\n") || !strings.Contains(msg, "interrupted") {
 				t.Errorf("SIGTERM: message %q", msg)
 			}
 		}

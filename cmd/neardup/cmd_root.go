@@ -118,6 +118,11 @@ func Main(ctx context.Context, args []string, env *Env) int {
 	if err == nil {
 		return ExitOK
 	}
+	if errors.Is(err, context.Canceled) && ctx.Err() != nil {
+		// SIGTERM or Ctrl-C: what stopped is said, not how.
+		fmt.Fprintln(env.Stderr, "neardup: interrupted; stopped without finishing")
+		return ExitFailure
+	}
 	fmt.Fprintf(env.Stderr, "neardup: %v\n", err)
 	var ue *UsageError
 	if errors.As(err, &ue) || isCobraUsage(err) {
