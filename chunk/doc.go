@@ -1,5 +1,6 @@
 // Package chunk provides content-defined chunking by winnowing, strong
-// per-chunk hashes and recursive (Merkle-style) file signatures, after book
+// per-chunk hashes and recursive (Merkle-style) file signatures, after
+// Manasse, "On the Efficient Determination of Most Near Neighbors" (the book)
 // section 6.2 ("File systems: winnowing and friends") and Remote Differential
 // Compression (Teodosiu et al.).
 //

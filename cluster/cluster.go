@@ -3,17 +3,18 @@
 // (centre) policy against chaining, oversize reports, and the choice of the
 // one document to keep per cluster.
 //
-// Pairs found by the index and verified (by sketch estimate or exact
-// Jaccard) are edges; a cluster is a connected component of them, the
-// "simple connected-component clustering" the book found sufficient at high
-// thresholds (book 3.2). Similarity is not transitive, so components can
+// Pairs found by the index and verified (by sketch estimate or exact Jaccard)
+// are edges; a cluster is a connected component of them, the "simple
+// connected-component clustering" that Manasse, "On the Efficient
+// Determination of Most Near Neighbors" (the book), found sufficient at
+// high thresholds (book 3.2). Similarity is not transitive, so components can
 // chain: one shared template once merged 743,779 unrelated documents. Three
 // guards: a cluster only ever grows through verified edges at or above the
-// threshold; the star policy admits a document only if it has a verified
-// edge at or above the threshold to its cluster's centre (the document that
-// is kept), so every dropped document is close to the one that survives;
-// and clusters larger than a limit are flagged, with the edges that joined
-// them (a maximum spanning forest), for inspection.
+// threshold; the star policy admits a document only if it has a verified edge
+// at or above the threshold to its cluster's centre (the document that is
+// kept), so every dropped document is close to the one that survives; and
+// clusters larger than a limit are flagged, with the edges that joined them
+// (a maximum spanning forest), for inspection.
 //
 // The output is a pure function of the set of edges and documents: the
 // order edges arrive in and the number of goroutines adding them do not
@@ -81,6 +82,13 @@ const (
 	// Options.Descending, largest) value of Options.Field; documents
 	// without the field come last; ties go to the first.
 	KeepField
+	// KeepNone keeps no member: the caller drops every member of a
+	// cluster, for a corpus that must hold no document that has a
+	// near-duplicate. Cluster.Kept is then the cluster's representative,
+	// chosen as KeepFirst chooses (the centre under Star), which the
+	// members' similarities refer to; a Pinned member, which the caller
+	// cannot drop, is still preferred.
+	KeepNone
 )
 
 // Options configure clustering. The zero value clusters by connected
@@ -118,7 +126,7 @@ func (o Options) Validate() error {
 	if math.IsNaN(o.StarThreshold) || o.StarThreshold < 0 || o.StarThreshold > 1 {
 		errs = append(errs, fmt.Errorf("star threshold %v, want in [0, 1]", o.StarThreshold))
 	}
-	if o.Keep < KeepFirst || o.Keep > KeepField {
+	if o.Keep < KeepFirst || o.Keep > KeepNone {
 		errs = append(errs, fmt.Errorf("unknown keep policy %d", o.Keep))
 	}
 	if o.Keep == KeepField && o.Field == "" {

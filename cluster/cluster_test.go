@@ -206,6 +206,8 @@ func TestKeepPolicies(t *testing.T) {
 		{Options{Keep: KeepField, Field: "date", Descending: true}, 10},
 		{Options{Keep: KeepField, Field: "score", Descending: true}, 20}, // numeric: 10 > 9
 		{Options{Keep: KeepField, Field: "missing"}, 20},
+		{Options{Keep: KeepNone}, 20}, // the representative, as KeepFirst
+		{Options{Keep: KeepNone, Star: true}, 20},
 	} {
 		b, err := NewBuilder(c.o)
 		if err != nil {

@@ -55,13 +55,13 @@ func exactPairs(t *testing.T) (names []string, sim func(a, b string) float64, al
 	all = map[[2]string]float64{}
 	for i := range sets {
 		for j := i + 1; j < len(sets); j++ {
-			if s := index.ExactJaccard(sets[i], sets[j]); s >= 0.5 {
+			if s := sketch.ExactJaccard(sets[i], sets[j]); s >= 0.5 {
 				all[[2]string{names[i], names[j]}] = s
 			}
 		}
 	}
 	sim = func(a, b string) float64 {
-		return index.ExactJaccard(sets[pos[a]], sets[pos[b]])
+		return sketch.ExactJaccard(sets[pos[a]], sets[pos[b]])
 	}
 	return names, sim, all
 }

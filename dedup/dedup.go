@@ -4,18 +4,19 @@
 // verifies them, clusters them, and accounts for every record as kept,
 // duplicate or rejected.
 //
-// The stages follow the book's duplicate suppression (ch. 3.1, 3.2, 6.1):
-// an exact fingerprint first (identical bodies never reach verification),
-// then features and a consistent-sampling sketch (one sample.Sketcher per
-// worker), candidates by AltaVista's sort-join over supershingle keys and
-// verification by the full-sketch estimate or, when the feature sets fit in
-// memory, by exact Jaccard — both done by package index, the one owner of
-// keys, candidates and verification — and finally union-find clustering
-// with a guard against chaining (package cluster). With a store, this run's
+// The stages follow the duplicate suppression of Manasse, "On the Efficient
+// Determination of Most Near Neighbors" (the book) (ch. 3.1, 3.2, 6.1): an exact
+// fingerprint first (identical bodies never reach verification), then
+// features and a consistent-sampling sketch (one sample.Sketcher per worker),
+// candidates by AltaVista's sort-join over supershingle keys and verification
+// by the full-sketch estimate or, when the feature sets fit in memory, by
+// exact Jaccard — both done by package index, the one owner of keys,
+// candidates and verification — and finally union-find clustering with a
+// guard against chaining (package cluster). With a store, this run's
 // documents are matched against the documents of earlier runs and added to
-// the index, all through package index. Each stage is a file of this
-// package: read.go (read and sketch), exact.go, store.go (earlier runs and
-// adds), join.go (join and verify), cluster.go, output.go, summary.go.
+// the index, all through package index. Each stage is a file of this package:
+// read.go (read and sketch), exact.go, store.go (earlier runs and adds),
+// join.go (join and verify), cluster.go, output.go, summary.go.
 //
 // The pipeline reads documents from an iterator and never opens a file; it
 // reports through an EventListener and never prints. Its result does not

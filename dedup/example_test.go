@@ -177,3 +177,31 @@ func ExampleWriteRemoved() {
 	}
 	// Output: {"id":"c","duplicate_of":"a","cluster":1,"similarity":1,"exact":true,"identical":true,"seq":2}
 }
+
+// ExampleKeeper writes the kept documents of a JSONL file with
+// corpus.CopyKept, which reads the file a second time; the output has
+// every field of the kept records.
+func ExampleKeeper() {
+	dir, _ := os.MkdirTemp("", "keeper")
+	defer os.RemoveAll(dir)
+	text := words(50)
+	in := dir + "/in/docs.jsonl"
+	_ = os.MkdirAll(dir+"/in", 0o755)
+	_ = os.WriteFile(in, []byte(`{"id":"a","text":"`+text+`","lang":"en"}`+"\n"+`{"id":"b","text":"`+text+` more","lang":"en"}`+"\n"), 0o644)
+	r, docs, _ := corpus.Records([]string{in}, corpus.Options{})
+	res, err := dedup.Run(ctx, docs, dedup.Options{})
+	r.Close()
+	if err != nil {
+		panic(err)
+	}
+	m, _ := corpus.NewMirrorWriter(dir + "/kept")
+	k := dedup.NewKeeper(res)
+	n, err := corpus.CopyKept(ctx, []string{in}, corpus.Options{}, m, k.Keep)
+	if err == nil {
+		err = k.Err()
+	}
+	_ = m.Close()
+	out, _ := os.ReadFile(dir + "/kept/docs.jsonl")
+	fmt.Println(n, err, strings.Contains(string(out), `"id":"a"`) && strings.Contains(string(out), `"lang":"en"`), strings.Contains(string(out), `"id":"b"`))
+	// Output: 1 <nil> true false
+}

@@ -84,18 +84,19 @@ type clusterJSON struct {
 
 // WriteClusters writes one JSON object per cluster of two or more
 // documents: {"cluster", "kept", "size", "members", "details", "edges",
-// ...}. Members lists every document of the cluster, kept first; details
-// gives each member's similarity to the kept document (exact when known);
+// ...}. Members lists every document of the cluster, kept first (kept is
+// "" under cluster.KeepNone); details gives each member's similarity to
+// the first member (exact when known);
 // edges are the verified pairs that joined the cluster.
 func WriteClusters(w io.Writer, cs []Cluster) error {
 	bw := bufio.NewWriter(w)
 	enc := json.NewEncoder(bw)
 	for _, c := range cs {
 		j := clusterJSON{Cluster: c.ID, Kept: c.Kept, Size: len(c.Members), Oversize: c.Oversize, MinSim: 1}
-		for _, m := range c.Members {
+		for i, m := range c.Members {
 			j.Members = append(j.Members, m.Name)
 			j.Details = append(j.Details, memberJSON{ID: m.Name, Similarity: round(m.Similarity), Exact: m.Exact, Identical: m.Identical, Stored: m.Seq < 0})
-			if m.Name != c.Kept {
+			if i > 0 {
 				j.MinSim = math.Min(j.MinSim, round(m.Similarity))
 			}
 		}
@@ -268,6 +269,60 @@ func WriteRemoved(w io.Writer, res *Result) error {
 	}
 	if n != res.Summary.Duplicates {
 		return fmt.Errorf("dedup: %d removed documents in clusters, %d duplicates counted", n, res.Summary.Duplicates)
+	}
+	return nil
+}
+
+// Keeper is the keep decision of corpus.CopyKept for a second reading of
+// Run's inputs, so that a corpus.FilterWriter (corpus.MirrorWriter) also
+// learns what is dropped and writes a WARC crawl's kept responses with
+// their request, metadata and warcinfo records. It keeps the n-th
+// document the reader yields when Run kept the document at that position
+// (the reader is deterministic, so the positions agree); a document whose
+// id is not the one Run saw there (an input that changed between the two
+// readings) is not kept, and Err reports it.
+type Keeper struct {
+	present map[int]string
+	res     *Result
+	seen    int
+	err     error
+}
+
+// NewKeeper returns the Keeper of res.
+func NewKeeper(res *Result) *Keeper {
+	present := make(map[int]string, len(res.Docs))
+	for i := range res.Docs {
+		present[res.Docs[i].Seq] = res.Docs[i].Name
+	}
+	return &Keeper{present: present, res: res}
+}
+
+// Keep reports whether the n-th document, d, is kept; it has the signature
+// of corpus.CopyKept's keep function.
+func (k *Keeper) Keep(n int64, d *corpus.Document) bool {
+	s := int(n)
+	k.seen = max(k.seen, s+1)
+	name, ok := k.present[s]
+	if !ok || k.res.Duplicate[s] {
+		return false // rejected by the pipeline, or a duplicate
+	}
+	if name != d.ID {
+		if k.err == nil {
+			k.err = fmt.Errorf("dedup: document %d is %q, not %q as when deduplicated: did an input change?", s, d.ID, name)
+		}
+		return false
+	}
+	return true
+}
+
+// Err reports an input that changed between Run and the second reading:
+// a document with another id at a position, or fewer documents.
+func (k *Keeper) Err() error {
+	if k.err != nil {
+		return k.err
+	}
+	if docs := k.res.Docs; len(docs) > 0 && k.seen <= docs[len(docs)-1].Seq {
+		return fmt.Errorf("dedup: %d documents, more when deduplicated: did an input change?", k.seen)
 	}
 	return nil
 }

@@ -4,10 +4,11 @@
 // near-duplicates with estimated similarity and standard error.
 //
 // Each document's sketch is cut into lookup keys by an lsh.Scheme
-// (supershingles, "at least m of b" combination keys; book 2.5, 3.1, 6.1)
-// and its id is posted under every key; its exact fingerprint (book 2.2,
-// 3.3) is posted in the same key space, behind a Bloom filter kept in the
-// store's metadata (lecture notes on Bloom filters), so identical bodies are
+// (supershingles, "at least m of b" combination keys; Manasse, "On the
+// Efficient Determination of Most Near Neighbors" (the book) 2.5, 3.1, 6.1)
+// and its id is posted under every key; its exact fingerprint (book 2.2, 3.3)
+// is posted in the same key space, behind a Bloom filter kept in the store's
+// metadata (lecture notes on Bloom filters), so identical bodies are
 // recognized before any sketch is compared; and its record keeps its name,
 // fingerprint, sketch and, optionally, its feature set. A query computes the
 // same keys, gathers the ids posted under them in one multi-key lookup (the
@@ -72,6 +73,8 @@ type Index struct {
 	scheme *lsh.Scheme
 	wmu    sync.Mutex // serializes Add, Remove, Flush and Check's repairs
 	fps    filter     // the Bloom filter in front of the fingerprints
+
+	bulkOpen bool // a Bulk is open (guarded by wmu)
 }
 
 // Open returns the index kept in st. A store holding no index is

@@ -140,7 +140,7 @@ func TestQueryMatchesLinearScan(t *testing.T) {
 					est, _ := sketch.Jaccard(&q.Sketch, &d.Sketch)
 					sim, exact := est.J, false
 					if q.Features != nil && d.Features != nil {
-						sim, exact = ExactJaccard(q.Features, d.Features), true
+						sim, exact = sketch.ExactJaccard(q.Features, d.Features), true
 					}
 					if shared && Accept(0.7, DefaultSlack, 128, sim, exact) {
 						want = append(want, d.Name)
@@ -179,7 +179,7 @@ func TestRecallFollowsSCurve(t *testing.T) {
 	found, n := 0, 0
 	var jsum float64
 	for i := 0; i < len(docs); i += 2 {
-		jsum += ExactJaccard(sets[i], sets[i+1])
+		jsum += sketch.ExactJaccard(sets[i], sets[i+1])
 		got, _ := x.Query(bg, nil, docs[i], docs[i].Name)
 		for _, m := range got {
 			if m.Name == docs[i+1].Name {
@@ -380,23 +380,6 @@ func FuzzDecodeDoc(f *testing.F) {
 			t.Fatalf("re-encoding changed the document: %+v vs %+v (%v)", d2, d, err)
 		}
 	})
-}
-
-func TestExactJaccard(t *testing.T) {
-	cases := []struct {
-		a, b []uint64
-		want float64
-	}{
-		{nil, nil, 1},
-		{[]uint64{1}, nil, 0},
-		{[]uint64{1, 2, 3}, []uint64{2, 3, 4}, 0.5},
-		{[]uint64{1, 1, 2}, []uint64{1, 2, 2}, 1},
-	}
-	for _, c := range cases {
-		if got := ExactJaccard(c.a, c.b); got != c.want {
-			t.Errorf("ExactJaccard(%v, %v) = %v, want %v", c.a, c.b, got, c.want)
-		}
-	}
 }
 
 func TestAccept(t *testing.T) {

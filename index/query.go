@@ -67,7 +67,7 @@ func (x *Index) Verify(a, b *Doc) (Comparison, bool, error) {
 	c := Comparison{Estimate: est, Exact: -1}
 	switch {
 	case a.Features != nil && b.Features != nil:
-		c.Exact = ExactJaccard(a.Features, b.Features)
+		c.Exact = sketch.ExactJaccard(a.Features, b.Features)
 	case a.Weighted != nil && b.Weighted != nil:
 		c.Exact = weighted.JaccardSorted(a.Weighted, b.Weighted)
 	}
@@ -185,41 +185,6 @@ func (x *Index) query(ctx context.Context, dst []Match, cands []Candidate, ids [
 		return res[i].Name < res[j].Name
 	})
 	return dst, cands, ids, nil
-}
-
-// ExactJaccard returns |A∩B|/|A∪B| of two sorted sets of feature ids
-// (duplicates allowed and ignored). Two empty sets have similarity 1.
-// Cost: O(|A|+|B|), no allocation.
-func ExactJaccard(a, b []uint64) float64 {
-	inter, union := 0, 0
-	i, j := 0, 0
-	for i < len(a) || j < len(b) {
-		switch {
-		case j == len(b) || (i < len(a) && a[i] < b[j]):
-			union++
-			i = skip(a, i)
-		case i == len(a) || b[j] < a[i]:
-			union++
-			j = skip(b, j)
-		default:
-			inter++
-			union++
-			i = skip(a, i)
-			j = skip(b, j)
-		}
-	}
-	if union == 0 {
-		return 1
-	}
-	return float64(inter) / float64(union)
-}
-
-func skip(s []uint64, i int) int {
-	v := s[i]
-	for i < len(s) && s[i] == v {
-		i++
-	}
-	return i
 }
 
 // QueryBatch queries many documents in parallel: for each qs[i] it finds

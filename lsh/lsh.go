@@ -4,19 +4,20 @@
 // Hamming-segment index for bit sketches (SimHash, b-bit minhash).
 //
 // A sketch of k consistent samples agrees with another in each position with
-// probability J, their Jaccard similarity (book ch. 2.4, 3). A supershingle
-// hashes r consecutive samples into one value, so two documents share it with
-// probability p = J^r; a document gets b supershingles, and it is a candidate
-// near-duplicate of another when at least m of the b agree (book 2.5, 3.1,
-// 6.1). Instead of comparing supershingles pairwise, every one of the C(b, m)
-// ways of choosing m of the b bands is hashed into a 64-bit lookup key, so
-// "at least m of b agree" becomes "some key is equal": a plain hash lookup in
-// a posting table (AltaVista's 15 pair tables, Bing's 15 quadruple tables).
-// With m = 1 this is ordinary LSH banding. The probability that a pair at
-// similarity J becomes a candidate, P(J) = Σ_{i≥m} C(b,i) p^i (1−p)^{b−i}, is
-// computed exactly by Scheme.Prob, and Choose picks (k, r, b, m) for a
-// threshold by minimizing weighted false-positive and false-negative areas
-// under that S-curve.
+// probability J, their Jaccard similarity (Manasse, "On the Efficient
+// Determination of Most Near Neighbors" (the book) ch. 2.4, 3). A
+// supershingle hashes r consecutive samples into one value, so two documents
+// share it with probability p = J^r; a document gets b supershingles, and it
+// is a candidate near-duplicate of another when at least m of the b agree
+// (book 2.5, 3.1, 6.1). Instead of comparing supershingles pairwise, every
+// one of the C(b, m) ways of choosing m of the b bands is hashed into a
+// 64-bit lookup key, so "at least m of b agree" becomes "some key is equal":
+// a plain hash lookup in a posting table (AltaVista's 15 pair tables, Bing's
+// 15 quadruple tables). With m = 1 this is ordinary LSH banding. The
+// probability that a pair at similarity J becomes a candidate, P(J) = Σ_{i≥m}
+// C(b,i) p^i (1−p)^{b−i}, is computed exactly by Scheme.Prob, and Choose
+// picks (k, r, b, m) for a threshold by minimizing weighted false-positive
+// and false-negative areas under that S-curve.
 //
 // For bit sketches compared by Hamming distance, HammingIndex splits a
 // sketch into d+1 segments: by the pigeonhole principle two sketches within

@@ -2,8 +2,9 @@
 // polynomials, table-driven hashing of byte strings and 64-bit words,
 // concatenation of fingerprints, and sliding windows over words and bytes.
 //
-// A Rabin fingerprint (book 2.2 and 3.3, after M. O. Rabin, "Fingerprinting
-// by random polynomials", 1981) reads a string as a polynomial over GF(2),
+// A Rabin fingerprint (Manasse, "On the Efficient Determination of Most Near
+// Neighbors" (the book) 2.2 and 3.3, after M. O. Rabin, "Fingerprinting by
+// random polynomials", 1981) reads a string as a polynomial over GF(2),
 // prepends a leading 1 (so runs of leading zeros count), appends 64 zero
 // bits, and takes the residue modulo a primitive polynomial p of degree 64:
 // Hash(s) = (x^|s| + s(x))·x^64 mod p, with |s| in bits. Because this is
@@ -16,9 +17,9 @@
 // multiplying by x^64 is a bijection of the field). Two fixed distinct
 // strings of at most n bits collide only if p divides their difference, a
 // polynomial of degree at most n with at most n/64 irreducible factors of
-// degree 64; there are about 2^57 primitive polynomials of degree 64, so
-// for a randomly drawn p (RandomPrimitive) the collision probability is at
-// most n/2^63 (Rabin's bound).
+// degree 64; there are about 2^57 primitive polynomials of degree 64, so for
+// a randomly drawn p (RandomPrimitive) the collision probability is at most
+// n/2^63 (Rabin's bound).
 //
 // Conventions follow book 3.3 exactly. Field elements (fingerprints and Poly
 // values) are stored reflected: bit i of the uint64 holds the coefficient of

@@ -7,12 +7,13 @@
 // leaves the set — and uniform — every feature of the set is equally likely
 // to be sampled. Duplicate feature IDs are ignored (the input is a set);
 // weights are ignored (see package weighted). The samplers are those of
-// Manasse's book: MinHash with k hash functions (ch. 3.2, the reference),
-// the AltaVista 8-bit prefix scheme with ResolveBuf (3.2), lazy leading-zero
-// runs (4.1) and the batched biased-bit scheme (4.2), bottom-k and
-// proportional sampling (ch. 3), plus one permutation hashing with optimal
-// densification (HMT paper §3; Shrivastava 2017) and SuperMinHash (Ertl
-// 2017), the fast ones.
+// Manasse, "On the Efficient Determination of Most Near Neighbors" (the
+// book): MinHash with k hash functions (ch. 3.2, the reference), the
+// AltaVista 8-bit prefix scheme with ResolveBuf (3.2), lazy leading-zero runs
+// (4.1) and the batched biased-bit scheme (4.2), bottom-k and proportional
+// sampling (ch. 3), plus one permutation hashing with optimal densification
+// (HMT paper §3; Shrivastava 2017) and SuperMinHash (Ertl 2017), the fast
+// ones.
 //
 // One constructor builds every sampler: New takes a Config (algorithm, k,
 // seed, feature options, and the few parameters particular samplers have)

@@ -9,7 +9,8 @@
 // and two documents differ in a bit with probability about θ/π, θ the angle
 // between their vectors (Charikar 2002; Manku, Jain and Das Sarma 2007 used
 // 64-bit SimHash with Hamming distance <= 3 for web near-duplicates). The
-// second kind of bit sketch packs b bits of each min-hash sample (book 2.4):
+// second kind of bit sketch packs b bits of each min-hash sample (Manasse,
+// "On the Efficient Determination of Most Near Neighbors" (the book) 2.4):
 // samples agree with probability J + (1−J)/2^b. Both are compared by Hamming
 // distance, and package lsh's HammingIndex finds all sketches within a
 // distance without a scan (book 2.5).

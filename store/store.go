@@ -8,15 +8,17 @@
 // "put/get a record by id" and "apply a group of those atomically" can back
 // it: Memory (tests, small jobs), Pebble (the default, a directory on disk;
 // github.com/cockroachdb/pebble/v2 configured for this workload: a block
-// cache sized net of the memtables Pebble charges to it, one key per
-// posting so adds and removes are blind writes, prefix Bloom filters on
-// every level consulted by prefix seeks on reused iterators), and a Redis
-// backend later (SADD / SMEMBERS, SET / GET, MULTI/EXEC). Writes go
-// through a Batch whose Commit is atomic and, for persistent stores,
-// durable when it returns: an acknowledged batch survives a kill -9
-// (DESIGN.md "nothing lost"). The lookup keys are lsh keys (book 3.1, 6.1:
-// one posting table per m-of-b combination, folded into one key space by
-// hashing the combination index into the key).
+// cache sized net of the memtables Pebble charges to it, one key per posting
+// so adds and removes are blind writes, prefix Bloom filters on every level
+// consulted by prefix seeks on reused iterators), and Redis or Redis Cluster
+// (subpackage redis: sets, hashes, pipelined batches; shared by many
+// servers). Writes go through a Batch whose
+// Commit is atomic and, for persistent stores, durable when it returns: an
+// acknowledged batch survives a kill -9 (nothing acknowledged is lost). The
+// lookup keys are lsh keys (Manasse, "On the Efficient Determination of Most
+// Near Neighbors" (the book) 3.1, 6.1: one posting table per m-of-b
+// combination, folded into one key space by hashing the combination index
+// into the key).
 //
 // This package is not an index: it knows nothing of sketches, similarity or
 // verification (package index does), and it does not interpret records.

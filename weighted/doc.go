@@ -5,23 +5,24 @@
 //
 // Three samplers are offered. CWS is the active-index sampler of Manasse,
 // McSherry and Talwar ("Consistent Weighted Sampling", sections 2–3): each
-// feature's active indices are generated per power-of-two interval
-// (2^(k−1), 2^k] from (feature, k, seed) alone, y is the greatest active
-// index ≤ S(x), z the least one above it, and the hash is drawn from cdf_z
-// with a β that depends on the feature only; it uses the paper's speed-ups
-// (eq. 7 comparison before inversion, deferred y of 3.1, the interval bit
-// vector of 3.3 and the partial evaluation of z of 3.4) and its numerics
-// (eqs. 8–9), so weights from 1e−300 to 1e300, or weights given as natural
-// logarithms, work. ICWS is Ioffe's improved consistent weighted sampling
-// (book chapter 5.2: five uniforms per feature per sample), the standard
-// baseline. HMT is the Haeupler–Manasse–Talwar reduction ("Consistent
-// Weighted Sampling Made Fast, Small, and Easy", Algorithms 3.1–3.4): the
-// weighted set is scaled to t scales β^(−i) chosen from |w|₁, rounded
-// consistently to an unweighted set (ReduceToUnwtd or ReduceToUnwtdDep) and
-// sketched by one-permutation hashing on each scale; EstimateJaccard averages
-// the per-scale estimates over the scales two sketches share, or reports
-// "similarity below α". Replicated (integer replication then min-hashing) is
-// a slow, exact reference for tests.
+// feature's active indices are generated per power-of-two interval (2^(k−1),
+// 2^k] from (feature, k, seed) alone, y is the greatest active index ≤ S(x),
+// z the least one above it, and the hash is drawn from cdf_z with a β that
+// depends on the feature only; it uses the paper's speed-ups (eq. 7
+// comparison before inversion, deferred y of 3.1, the interval bit vector of
+// 3.3 and the partial evaluation of z of 3.4) and its numerics (eqs. 8–9), so
+// weights from 1e−300 to 1e300, or weights given as natural logarithms, work.
+// ICWS is Ioffe's improved consistent weighted sampling (Manasse, "On the
+// Efficient Determination of Most Near Neighbors" (the book) chapter 5.2:
+// five uniforms per feature per sample), the standard baseline. HMT is the
+// Haeupler–Manasse–Talwar reduction ("Consistent Weighted Sampling Made Fast,
+// Small, and Easy", Algorithms 3.1–3.4): the weighted set is scaled to t
+// scales β^(−i) chosen from |w|₁, rounded consistently to an unweighted set
+// (ReduceToUnwtd or ReduceToUnwtdDep) and sketched by one-permutation hashing
+// on each scale; EstimateJaccard averages the per-scale estimates over the
+// scales two sketches share, or reports "similarity below α". Replicated
+// (integer replication then min-hashing) is a slow, exact reference for
+// tests.
 //
 // This package is not an index and not a general unweighted sampler: it only
 // turns weighted features (feature.Feature) into sketch values. Its

@@ -4,16 +4,17 @@
 // DuckDB, Spark SQL, Trino and BigQuery.
 //
 // A document's band keys are the C(b, m) lookup keys of its supershingles
-// (the "m of b" keys of the book's section 2.5; AltaVista's (supershingle,
+// (the "m of b" keys of the Manasse, "On the Efficient Determination of Most
+// Near Neighbors" (the book)'s section 2.5; AltaVista's (supershingle,
 // document) records of section 3.1): two documents are candidate
 // near-duplicates when they share a key. The export is the join's input
 // written once; the join itself is plain SQL with a window function: within
 // each key, documents are ranked by seq (their input order) and each is
 // paired with at most MaxRun documents before it — the hot-key guard of
 // package dedup (dedup.MaxRun) and of the Beam pipeline, so a key shared by
-// boilerplate costs MaxRun pairs per document instead of a quadratic
-// number. The query's result equals the candidate pairs the pipeline
-// verifies (the package's DuckDB test checks it).
+// boilerplate costs MaxRun pairs per document instead of a quadratic number.
+// The query's result equals the candidate pairs the pipeline verifies (the
+// package's DuckDB test checks it).
 //
 // The package writes and explains; it does not compute keys (package lsh
 // of the core module does: lsh.Scheme.Key or Keys) and it does not verify

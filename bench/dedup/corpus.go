@@ -16,7 +16,7 @@ import (
 	"github.com/klauspost/compress/zstd"
 
 	"github.com/neardup/neardup/feature"
-	"github.com/neardup/neardup/index"
+	"github.com/neardup/neardup/sketch"
 )
 
 // levels are the target exact Jaccard similarities of planted
@@ -268,7 +268,7 @@ func (e *exacter) docIDs(dst []uint64, i int) []uint64 {
 func (e *exacter) pairJ(a, b int) float64 {
 	e.ia = e.docIDs(e.ia, a)
 	e.ib = e.docIDs(e.ib, b)
-	return index.ExactJaccard(e.ia, e.ib)
+	return sketch.ExactJaccard(e.ia, e.ib)
 }
 
 // generate writes the corpus (JSONL, plain or zstd) and the held-out queries
@@ -372,7 +372,7 @@ func writeDocs(path string, cfg genConfig, g *generator, n int, queries bool, lo
 						if queries {
 							v = uint64(1)<<40 | uint64(i)
 						}
-						co.plants = append(co.plants, plant{A: base, B: i, Target: g.target(v), Exact: index.ExactJaccard(ib, ia)})
+						co.plants = append(co.plants, plant{A: base, B: i, Target: g.target(v), Exact: sketch.ExactJaccard(ib, ia)})
 					}
 					co.buf = append(co.buf, "\"}\n"...)
 				}

@@ -1,7 +1,8 @@
 // Package delta provides sync plans and delta files between chunked files:
-// which chunks of a new file are already present in old ones, the bytes
-// that must be sent, and the rebuilding of the new file from the old ones
-// plus a delta, verified by the new file's signature root (book 6.2, Remote
+// which chunks of a new file are already present in old ones, the bytes that
+// must be sent, and the rebuilding of the new file from the old ones plus a
+// delta, verified by the new file's signature root (Manasse, "On the
+// Efficient Determination of Most Near Neighbors" (the book) 6.2, Remote
 // Differential Compression).
 //
 // A plan matches the new file's chunks (package chunk) against every chunk

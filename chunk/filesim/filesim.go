@@ -1,6 +1,7 @@
-// Package filesim provides file-similarity sketches over chunk streams and
-// an inverted index that ranks similar files, after book section 6.2 (the
-// Remote Differential Compression file-similarity scheme).
+// Package filesim provides file-similarity sketches over chunk streams and an
+// inverted index that ranks similar files, after Manasse, "On the Efficient
+// Determination of Most Near Neighbors" (the book) section 6.2 (the Remote
+// Differential Compression file-similarity scheme).
 //
 // A file is represented by the set of its chunks' strong hashes (package
 // chunk), each chunk a feature whose ID is the first 8 bytes of its hash.
@@ -169,26 +170,10 @@ func fromMatches(m, k, bits int) float64 {
 }
 
 // ExactJaccard returns the Jaccard similarity of the sets of chunk hashes of
-// two chunk lists (1 for two empty lists). Cost: O(n log n), allocates.
+// two chunk lists (1 for two empty lists), by sketch.ExactJaccard over
+// their sorted short hashes. Cost: O(n log n), allocates.
 func ExactJaccard(a, b []chunk.Ref) float64 {
-	sa, sb := shortSet(a), shortSet(b)
-	if len(sa)+len(sb) == 0 {
-		return 1
-	}
-	inter := 0
-	for i, j := 0, 0; i < len(sa) && j < len(sb); {
-		switch {
-		case sa[i] == sb[j]:
-			inter++
-			i++
-			j++
-		case sa[i] < sb[j]:
-			i++
-		default:
-			j++
-		}
-	}
-	return float64(inter) / float64(len(sa)+len(sb)-inter)
+	return sketch.ExactJaccard(shortSet(a), shortSet(b))
 }
 
 func shortSet(rs []chunk.Ref) []uint64 {

@@ -13,7 +13,6 @@ import (
 
 	"github.com/neardup/neardup/corpus"
 	"github.com/neardup/neardup/feature"
-	"github.com/neardup/neardup/index"
 	"github.com/neardup/neardup/sketch"
 	"github.com/neardup/neardup/weighted"
 )
@@ -152,7 +151,7 @@ func runCompare(ctx context.Context, env *Env, opts compareOptions) error {
 
 // exactJaccard returns the exact Jaccard similarity of two feature sets
 // (ids distinct within each, as the extractor gives them), computed by the
-// index's exact verification (index.ExactJaccard), and the size of their
+// index's exact verification (sketch.ExactJaccard), and the size of their
 // intersection, which follows from it: J = s/(|A|+|B|-s), so
 // s = J(|A|+|B|)/(1+J). Two empty sets have similarity 1.
 func exactJaccard(a, b []feature.Feature) (float64, int) {
@@ -164,7 +163,7 @@ func exactJaccard(a, b []feature.Feature) (float64, int) {
 		slices.Sort(out)
 		return out
 	}
-	j := index.ExactJaccard(ids(a), ids(b))
+	j := sketch.ExactJaccard(ids(a), ids(b))
 	if len(a)+len(b) == 0 {
 		return j, 0
 	}

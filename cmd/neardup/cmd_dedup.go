@@ -61,9 +61,10 @@ all cores, finds candidate pairs through supershingle keys in an index,
 verifies them, clusters them, and writes to the directory --out:
 
   clusters.jsonl  one line per cluster of two or more documents:
-                  cluster (1, 2, … in input order), kept (the id kept),
+                  cluster (1, 2, … in input order), kept (the id kept;
+                  "" with --keep none, unless it is an earlier run's),
                   size, members (ids, kept first), details (per member: id,
-                  similarity to the kept document, exact, identical,
+                  similarity to the kept (first) document, exact, identical,
                   stored), min_similarity, edges (the verified pairs that
                   joined the cluster: a, b, similarity), oversize.
                   A member's similarity is -1 when it was joined to the
@@ -131,7 +132,7 @@ naming the commonest reason and an example record.`,
 	deprecatedAlias(fl, "sketch-seed", "seed")
 	fl.StringVar(&opts.LSH, "lsh", "auto", `supershingle scheme: auto (chosen for the threshold), altavista, bing, or R,B[,M] (R samples per supershingle, B supershingles, at least M must match)`)
 	fl.StringVar(&opts.Exact, "exact", "auto", "verify pairs by exact Jaccard: auto (when the features fit in memory), always or never")
-	fl.StringVar(&opts.Keep, "keep", "first", "which member of a cluster to keep: first, longest, key (smallest --key-field value) or key-desc (largest)")
+	fl.StringVar(&opts.Keep, "keep", "first", "which member of a cluster to keep: first, longest, key (smallest --key-field value), key-desc (largest) or none (drop every member)")
 	fl.StringVar(&opts.KeyField, "key-field", "", "JSONL field (dotted path) for --keep key")
 	fl.BoolVar(&opts.Star, "star", false, "admit a document to a cluster only if it is similar to the kept document itself (guards against chaining)")
 	fl.IntVar(&opts.MaxSize, "max-cluster", 1000, "flag clusters larger than this (reported with the edges that joined them)")
@@ -194,6 +195,10 @@ func runDedup(ctx context.Context, env *Env, opts dedupOptions) error {
 	if err != nil {
 		return err
 	}
+	copts, err := opts.Corpus.options()
+	if err != nil {
+		return err
+	}
 	if err := checkDedupOut(opts); err != nil {
 		return err
 	}
@@ -219,13 +224,8 @@ func runDedup(ctx context.Context, env *Env, opts dedupOptions) error {
 			fmt.Fprintf(env.Stderr, format, args...)
 		}
 	}
-	copts := corpus.Options{
-		IDField:        opts.Corpus.IDField,
-		TextField:      opts.Corpus.TextField,
-		MaxRecordBytes: int64(opts.Corpus.MaxRecordBytes),
-		ExcludePaths:   []string{opts.Out},
-		OnWarning:      func(e *corpus.RecordError) { logf("neardup dedup: warning: %v\n", e) },
-	}
+	copts.OnWarning = func(e *corpus.RecordError) { logf("neardup dedup: warning: %v\n", e) }
+	copts.ExcludePaths = append(copts.ExcludePaths, opts.Out) // an --out inside an input is not read back
 	if opts.KeyField != "" {
 		copts.MetaFields = []string{opts.KeyField}
 	}
@@ -450,15 +450,26 @@ func writeDedupOutputs(ctx context.Context, opts dedupOptions, copts corpus.Opti
 	if err != nil {
 		return err
 	}
+	// The inputs are read a second time and copied through the mirror
+	// writer, which is also told what is dropped and given the records
+	// that are not documents: a WARC crawl keeps the request, metadata and
+	// warcinfo records of its kept responses.
 	copts.OnWarning = nil
-	r, docs, err := corpus.Records(opts.Inputs, copts)
-	if err != nil {
-		mw.Close()
-		return err
-	}
 	bar := progress.New(po, "write", res.Summary.Kept, "docs")
-	n, err := dedup.WriteKept(ctx, docs, res, mw)
-	r.Close()
+	keeper := dedup.NewKeeper(res)
+	var written int64
+	n, err := corpus.CopyKept(ctx, opts.Inputs, copts, mw, func(n int64, d *corpus.Document) bool {
+		keep := keeper.Keep(n, d)
+		if keep {
+			if written++; written&63 == 0 {
+				bar.Set(written)
+			}
+		}
+		return keep
+	})
+	if err == nil {
+		err = keeper.Err()
+	}
 	bar.Set(n)
 	bar.Finish()
 	if cerr := mw.Close(); err == nil {

@@ -305,3 +305,48 @@ func TestDedupOutLockedFirst(t *testing.T) {
 		t.Fatalf("the locked run's index changed: %d entries before, %d after (%v)", len(before), len(after), err)
 	}
 }
+
+// --keep none drops every member of every cluster: kept/ holds none of
+// them, clusters.jsonl says kept "", and the counts add up.
+func TestDedupKeepNone(t *testing.T) {
+	dir := t.TempDir()
+	env, stdout, errb := testEnv()
+	if code := Main(context.Background(), []string{"dedup", sampleCorpus, "--out", dir, "--store", "memory", "--keep", "none", "--json", "-q"}, env); code != ExitOK {
+		t.Fatalf("exit %d: %s", code, errb)
+	}
+	var sum struct{ Read, Kept, Duplicates, Clusters int }
+	if err := json.Unmarshal(stdout.Bytes(), &sum); err != nil {
+		t.Fatal(err)
+	}
+	members := map[string]bool{}
+	for _, c := range readLines(t, filepath.Join(dir, "clusters.jsonl")) {
+		if c["kept"] != "" {
+			t.Errorf("cluster %v keeps %v", c["cluster"], c["kept"])
+		}
+		for _, m := range c["members"].([]any) {
+			members[m.(string)] = true
+		}
+	}
+	if sum.Clusters == 0 || len(members) != sum.Duplicates || sum.Read != sum.Kept+sum.Duplicates {
+		t.Fatalf("summary %+v, %d members", sum, len(members))
+	}
+	r, err := corpus.Open([]string{filepath.Join(dir, "kept")}, corpus.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	n := 0
+	for r.Next() {
+		n++
+		if members[r.Doc().ID] {
+			t.Errorf("cluster member %q kept", r.Doc().ID)
+		}
+	}
+	if n != sum.Kept {
+		t.Errorf("kept/ holds %d documents, summary says %d", n, sum.Kept)
+	}
+	env, _, errb = testEnv()
+	if code := Main(context.Background(), []string{"dedup", sampleCorpus, "--out", t.TempDir(), "--keep", "all"}, env); code != ExitUsage || !strings.Contains(errb.String(), "none") {
+		t.Errorf("--keep all: exit %d, %s", code, errb)
+	}
+}

@@ -72,7 +72,7 @@ the recorded value is an error naming both).`,
   neardup index remove --store idx/ doc-17 doc-42
   neardup index check --store idx/ --repair`,
 	}
-	cmd.AddCommand(newIndexAddCmd(env), newIndexQueryCmd(env), newIndexRemoveCmd(env), newIndexCheckCmd(env))
+	cmd.AddCommand(newIndexAddCmd(env), newIndexQueryCmd(env), newIndexRemoveCmd(env), newIndexStatsCmd(env), newIndexCheckCmd(env))
 	return cmd
 }
 
@@ -119,6 +119,7 @@ func newIndexQueryCmd(env *Env) *cobra.Command {
 		},
 	}
 	opts.bind(cmd)
+	jsonLinesFlag(cmd)
 	return cmd
 }
 
@@ -245,6 +246,13 @@ func runIndexAdd(ctx context.Context, env *Env, opts indexOptions) error {
 		po = progress.Options{W: env.Stderr, Interactive: env.Interactive}
 	}
 	bar := progress.New(po, "add", r.TotalBytes(), "bytes")
+	// One bulk for the whole input: a large one is sorted and ingested as
+	// finished tables, a small one stays one write-ahead-log batch.
+	bk, err := s.x.NewBulk()
+	if err != nil {
+		return err
+	}
+	defer bk.Close()
 	var batch []*index.Doc
 	var sk sample.Sketched
 	var total index.AddResult
@@ -252,7 +260,7 @@ func runIndexAdd(ctx context.Context, env *Env, opts indexOptions) error {
 		if len(batch) == 0 {
 			return nil
 		}
-		res, err := s.x.Add(ctx, batch...)
+		res, err := bk.Add(ctx, batch...)
 		if err != nil {
 			return err
 		}
@@ -296,6 +304,10 @@ func runIndexAdd(ctx context.Context, env *Env, opts indexOptions) error {
 	if err := flush(); err != nil {
 		return err
 	}
+	if err := bk.Commit(ctx); err != nil {
+		return err
+	}
+	bk.Close()
 	bar.Finish()
 	if err := s.x.Flush(ctx); err != nil {
 		return err

@@ -136,7 +136,7 @@ func Main(ctx context.Context, args []string, env *Env) int {
 // command, wrong number of arguments).
 func isCobraUsage(err error) bool {
 	msg := err.Error()
-	for _, p := range []string{"unknown command", "accepts ", "requires at least", "requires at most", "unknown flag", "unknown shorthand"} {
+	for _, p := range []string{"unknown command", "accepts ", "requires at least", "requires at most", "unknown flag", "unknown shorthand", "required flag"} {
 		if strings.Contains(msg, p) {
 			return true
 		}

@@ -1,8 +1,9 @@
 // Package rng provides keyed, reproducible random streams and hash mixers:
 // the only source of randomness in neardup.
 //
-// Consistent sampling (book ch. 3–5) needs randomness that is a pure function
-// of its inputs: two machines that sketch the same feature with the same seed
+// Consistent sampling (Manasse, "On the Efficient Determination of Most Near
+// Neighbors" (the book) ch. 3–5) needs randomness that is a pure function of
+// its inputs: two machines that sketch the same feature with the same seed
 // must draw the same numbers, today and after an upgrade. So nothing here
 // reads a clock, a global generator or the platform: every value is computed
 // from 64-bit keys with fixed integer arithmetic (SplitMix64 increments and

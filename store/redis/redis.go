@@ -5,15 +5,16 @@
 //
 // Every index lives under a key prefix, so one Redis holds many indexes.
 // Posting lists are Redis sets, one per lookup key (SADD, SREM, SMEMBERS;
-// book 3.1 and 6.1: one posting table per m-of-b combination, folded into
-// one key space by the lsh package); ids are stored as signed decimal
-// integers so small sets use Redis's compact integer-set encoding.
-// Document records are fields of 4,096 hashes bucketed by the top twelve
-// bits of the id, so a scan in id order reads one bucket at a time;
-// metadata (the index configuration among it) is one more hash. A batch is
-// sent as one pipeline wrapped in MULTI/EXEC, multi-key lookups as one
-// pipeline: one round trip each. Ids come back from Redis unordered and
-// are sorted here, so the store is Ordered like the embedded ones.
+// Manasse, "On the Efficient Determination of Most Near Neighbors" (the book)
+// 3.1 and 6.1: one posting table per m-of-b combination, folded into one key
+// space by the lsh package); ids are stored as signed decimal integers so
+// small sets use Redis's compact integer-set encoding. Document records are
+// fields of 4,096 hashes bucketed by the top twelve bits of the id, so a scan
+// in id order reads one bucket at a time; metadata (the index configuration
+// among it) is one more hash. A batch is sent as one pipeline wrapped in
+// MULTI/EXEC, multi-key lookups as one pipeline: one round trip each. Ids
+// come back from Redis unordered and are sorted here, so the store is Ordered
+// like the embedded ones.
 //
 // On Redis Cluster (through go-redis's ClusterClient) keys spread over the
 // slots of all masters, and a batch is one pipeline per master without
