@@ -224,14 +224,23 @@ func TestPebbleFaults(t *testing.T) {
 				}
 			},
 			// Pebble may have compacted the tables (or may move them
-			// without reading) before the fault is on: then the
-			// fault surfaces in the scan that follows, which reads
-			// the tables the compaction left (not in the cache).
-			act: func(s *store.Pebble, _ store.Batch, _ *int) error {
-				if err := s.Compact(context.Background()); err != nil {
-					return err
+			// without reading) before the fault is on: then more
+			// overlapping tables are flushed and compacted, which
+			// reads them (a flushed table is not in the cache).
+			act: func(s *store.Pebble, b store.Batch, next *int) error {
+				for range 5 {
+					if err := s.Compact(context.Background()); err != nil {
+						return err
+					}
+					for range 5 {
+						writeCrashBatch(b, *next)
+						if err := b.Commit(context.Background()); err != nil {
+							return err
+						}
+						*next++
+					}
 				}
-				return s.ScanDocs(context.Background(), func(uint64, []byte) error { return nil })
+				return nil
 			}},
 		{name: "close-enospc", match: writesTo(".sst"), err: syscall.ENOSPC,
 			act: func(s *store.Pebble, _ store.Batch, _ *int) error { return s.Close() }},

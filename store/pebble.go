@@ -894,6 +894,8 @@ func (s *Pebble) runClose(ctx context.Context) (error, bool) {
 		return err, false
 	case <-t.C:
 		return s.h.err(), true
+	case <-s.h.parked: // Pebble waits for a goroutine that never returns
+		return s.h.err(), true
 	}
 }
 
