@@ -243,7 +243,8 @@ type removedJSON struct {
 
 // WriteRemoved writes one JSON object per document of this run that res
 // drops as a duplicate, in cluster order: {"id", "duplicate_of" (the id of
-// the cluster's kept document, which may be stored by an earlier run),
+// the cluster's kept document, which may be stored by an earlier run; when
+// none is kept, KeepNone, its first member, or for that one the second),
 // "cluster", "similarity" (to the kept document; -1 when never compared),
 // "exact", "identical", "seq" (the position in the input)}. It writes
 // res.Summary.Duplicates lines, and returns an error if the clusters do
@@ -257,7 +258,14 @@ func WriteRemoved(w io.Writer, res *Result) error {
 			if m.Seq < 0 || !res.Duplicate[m.Seq] {
 				continue
 			}
-			j := removedJSON{ID: m.Name, DuplicateOf: c.Kept, Cluster: c.ID, Similarity: round(m.Similarity), Exact: m.Exact, Identical: m.Identical, Seq: m.Seq}
+			of := c.Kept
+			if of == "" { // --keep none: the first member, or for it the second
+				of = c.Members[0].Name
+				if of == m.Name && len(c.Members) > 1 {
+					of = c.Members[1].Name
+				}
+			}
+			j := removedJSON{ID: m.Name, DuplicateOf: of, Cluster: c.ID, Similarity: round(m.Similarity), Exact: m.Exact, Identical: m.Identical, Seq: m.Seq}
 			if err := enc.Encode(j); err != nil {
 				return err
 			}

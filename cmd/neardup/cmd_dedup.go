@@ -79,7 +79,8 @@ verifies them, clusters them, and writes to the directory --out:
                   kind ("identical" or "near").
   removed.jsonl   one line per dropped duplicate: id, duplicate_of (the
                   id kept in its cluster, perhaps from an earlier run's
-                  index), cluster, similarity (to the kept document, -1
+                  index; with --keep none the cluster's first member, or
+                  for that one the second), cluster, similarity (to the kept document, -1
                   when never compared), exact, identical, seq (position in
                   the input).
   rejected.jsonl  one line per rejected record: id ("" when not read),

@@ -125,6 +125,16 @@ func TestDedupRemovedAndTooLarge(t *testing.T) {
 	if rej := readLines(t, filepath.Join(out, "rejected.jsonl")); len(rej) != 0 {
 		t.Errorf("rejected.jsonl of a clean corpus: %v", rej)
 	}
+	// --keep none: every member is removed, each naming another member.
+	outNone := filepath.Join(dir, "out-none")
+	if code, _, errs := runMain("dedup", "-q", "--keep", "none", "--out", outNone, sampleCorpus); code != 0 {
+		t.Fatalf("dedup --keep none: exit %d: %s", code, errs)
+	}
+	for _, r := range readLines(t, filepath.Join(outNone, "removed.jsonl")) {
+		if of, _ := r["duplicate_of"].(string); of == "" || of == r["id"] {
+			t.Errorf("--keep none: removed %v names no other member", r)
+		}
+	}
 
 	docs := filepath.Join(dir, "docs.jsonl")
 	big := strings.Repeat("large ", 100)
