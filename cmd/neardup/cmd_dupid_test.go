@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -154,5 +155,22 @@ func TestDedupRemovedAndTooLarge(t *testing.T) {
 	}
 	if code, _, _ := runMain("dedup", "--max-record-bytes", "12 parsecs", "--out", out2, docs); code != ExitUsage {
 		t.Errorf("a bad size: exit %d", code)
+	}
+}
+
+// TestDedupOutInsideInput: an --out inside an input directory is not read
+// back as input, on the first run or on a second one over the first's
+// output.
+func TestDedupOutInsideInput(t *testing.T) {
+	dir := t.TempDir()
+	for i, text := range []string{"the first page has words of its own", "the second page says something else"} {
+		os.WriteFile(filepath.Join(dir, fmt.Sprintf("p%d.txt", i)), []byte(text), 0o644)
+	}
+	out := filepath.Join(dir, "out")
+	for run := range 2 {
+		code, stdout, errs := runMain("dedup", "-q", "--out", out, dir)
+		if code != 0 || !strings.Contains(stdout, "read 2: kept 2") {
+			t.Errorf("run %d: exit %d: %s %s", run+1, code, stdout, errs)
+		}
 	}
 }
