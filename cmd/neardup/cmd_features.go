@@ -168,6 +168,8 @@ func (x *featExtractors) pick(d *corpus.Document) *feature.Extractor {
 // command that reads a corpus shares.
 type featCorpusFlags struct {
 	IDField, TextField string
+	// MaxRecordBytes is corpus.Options.MaxRecordBytes (0: the default).
+	MaxRecordBytes byteSize
 	// Format is --format, the container format of every input
 	// (corpus.ParseFormat); "" or "auto" detects it per input.
 	Format string
@@ -179,13 +181,15 @@ const corpusFormatUsage = "input format: auto (detected per input; a walked dire
 func (c *featCorpusFlags) bind(cmd *cobra.Command) {
 	cmd.Flags().StringVar(&c.IDField, "id-field", "id", "JSONL field (dotted path) holding the document id")
 	cmd.Flags().StringVar(&c.TextField, "text-field", "text", "JSONL field (dotted path) holding the document text")
+	c.MaxRecordBytes = corpus.DefaultMaxRecordBytes
+	cmd.Flags().Var(&c.MaxRecordBytes, "max-record-bytes", "reject larger records (a JSONL line, a WARC block, a whole file, a Parquet value; any format) with reason too-large and go on")
 	cmd.Flags().StringVar(&c.Format, "format", "auto", corpusFormatUsage)
 }
 
 // options returns the corpus options the flags choose; an unknown
 // --format is a usage error listing the valid ones.
 func (c featCorpusFlags) options() (corpus.Options, error) {
-	o := corpus.Options{IDField: c.IDField, TextField: c.TextField}
+	o := corpus.Options{IDField: c.IDField, TextField: c.TextField, MaxRecordBytes: int64(c.MaxRecordBytes)}
 	if c.Format != "" {
 		f, err := corpus.ParseFormat(c.Format)
 		if err != nil {
