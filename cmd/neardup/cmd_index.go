@@ -61,7 +61,7 @@ func (o *indexOptions) bind(cmd *cobra.Command) {
 func newIndexCmd(env *Env) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "index",
-		Short: "Maintain a persistent near-duplicate index (add, query, remove, check)",
+		Short: "Maintain a persistent near-duplicate index (add, query, remove, stats, check)",
 		Long: `index keeps sketches and LSH postings in a Pebble store, so a new crawl can be
 deduplicated against earlier ones. The sampler, k, seed, LSH scheme and
 feature flags are recorded in the store on first use; later commands reopen
