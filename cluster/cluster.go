@@ -82,6 +82,13 @@ const (
 	// Options.Descending, largest) value of Options.Field; documents
 	// without the field come last; ties go to the first.
 	KeepField
+	// KeepNone keeps no member: the caller drops every member of a
+	// cluster, for a corpus that must hold no document that has a
+	// near-duplicate. Cluster.Kept is then the cluster's representative,
+	// chosen as KeepFirst chooses (the centre under Star), which the
+	// members' similarities refer to; a Pinned member, which the caller
+	// cannot drop, is still preferred.
+	KeepNone
 )
 
 // Options configure clustering. The zero value clusters by connected
@@ -119,7 +126,7 @@ func (o Options) Validate() error {
 	if math.IsNaN(o.StarThreshold) || o.StarThreshold < 0 || o.StarThreshold > 1 {
 		errs = append(errs, fmt.Errorf("star threshold %v, want in [0, 1]", o.StarThreshold))
 	}
-	if o.Keep < KeepFirst || o.Keep > KeepField {
+	if o.Keep < KeepFirst || o.Keep > KeepNone {
 		errs = append(errs, fmt.Errorf("unknown keep policy %d", o.Keep))
 	}
 	if o.Keep == KeepField && o.Field == "" {
@@ -150,6 +157,9 @@ type Cluster struct {
 	// Oversize is set when the cluster has more than Options.MaxSize
 	// members.
 	Oversize bool `json:"oversize,omitempty"`
+	// KeptDropped is set under KeepNone: Kept, the representative, is
+	// dropped with the other members (unless it is Pinned).
+	KeptDropped bool `json:"kept_dropped,omitempty"`
 }
 
 // MarshalJSON writes an edge as {"a":..,"b":..,"similarity":..}.
@@ -175,11 +185,14 @@ type Result struct {
 }
 
 // Duplicates returns the number of documents that are in a cluster but not
-// kept.
+// kept: all members but Kept, and Kept too under KeepNone (KeptDropped).
 func (r *Result) Duplicates() int {
 	n := 0
 	for _, c := range r.Clusters {
 		n += len(c.Members) - 1
+		if c.KeptDropped {
+			n++
+		}
 	}
 	return n
 }
@@ -388,6 +401,12 @@ func (b *Builder) cluster(edges []Edge) *Result {
 				c.ID = c.Members[0]
 				res.Clusters = append(res.Clusters, c)
 			}
+		}
+	}
+	if o.Keep == KeepNone {
+		for i := range res.Clusters {
+			c := &res.Clusters[i]
+			c.KeptDropped = !b.docs[c.Kept].Pinned
 		}
 	}
 	b.mu.Unlock()

@@ -181,7 +181,7 @@ func TestChaining(t *testing.T) {
 		t.Fatal(err)
 	}
 	// centre 1 admits 2 and 3; 4 becomes a centre and admits 5.
-	if got := fmt.Sprint(r.Clusters); got != "[{1 1 [1 2 3] [{1 2 0.9} {1 3 0.85}] false} {4 4 [4 5] [{4 5 0.9}] false}]" {
+	if got := fmt.Sprint(r.Clusters); got != "[{1 1 [1 2 3] [{1 2 0.9} {1 3 0.85}] false false} {4 4 [4 5] [{4 5 0.9}] false false}]" {
 		t.Errorf("star clusters %s", got)
 	}
 	if r.Duplicates() != 3 {
@@ -206,6 +206,8 @@ func TestKeepPolicies(t *testing.T) {
 		{Options{Keep: KeepField, Field: "date", Descending: true}, 10},
 		{Options{Keep: KeepField, Field: "score", Descending: true}, 20}, // numeric: 10 > 9
 		{Options{Keep: KeepField, Field: "missing"}, 20},
+		{Options{Keep: KeepNone}, 20}, // the representative, as KeepFirst
+		{Options{Keep: KeepNone, Star: true}, 20},
 	} {
 		b, err := NewBuilder(c.o)
 		if err != nil {

@@ -33,6 +33,23 @@ func ExampleOptions_star() {
 	// Output: 1 [1 2]
 }
 
+func ExampleKeepNone() {
+	// Every member of a cluster is dropped, but for a pinned document
+	// (one an earlier run kept), which stays.
+	b, _ := cluster.NewBuilder(cluster.Options{Threshold: 0.8, Keep: cluster.KeepNone})
+	b.AddDoc(cluster.Doc{ID: 7, Pinned: true})
+	b.AddEdges([]cluster.Edge{{A: 1, B: 2, Similarity: 0.9}, {A: 2, B: 3, Similarity: 0.85}, {A: 7, B: 8, Similarity: 0.95}})
+	r := b.Result()
+	for _, c := range r.Clusters {
+		fmt.Println(c.Kept, c.Members, c.KeptDropped)
+	}
+	fmt.Println("duplicates:", r.Duplicates())
+	// Output:
+	// 1 [1 2 3] true
+	// 7 [7 8] false
+	// duplicates: 4
+}
+
 func ExampleUnionFind() {
 	u := cluster.NewUnionFind(4)
 	u.Union(0, 1)

@@ -27,9 +27,12 @@ type Member struct {
 type Cluster struct {
 	// ID numbers clusters 1, 2, … in order of their first member.
 	ID int
-	// Kept is the name of the member that is kept.
+	// Kept is the name of the member that is kept: empty under
+	// cluster.KeepNone, unless the first member is a stored document of an
+	// earlier run (which this run cannot drop).
 	Kept string
-	// Members lists every member, kept first, then in input order (stored
+	// Members lists every member, kept first (under cluster.KeepNone the
+	// representative the similarities refer to), then in input order (stored
 	// documents from earlier runs before this run's).
 	Members []Member
 	// Edges are the verified pairs that joined the cluster: a maximum
@@ -78,7 +81,8 @@ func cmpInt(a, b int) int {
 }
 
 // buildClusters clusters the documents joined by verified pairs with
-// package cluster and marks the dropped members in dup (by Seq).
+// package cluster and marks the dropped members in dup (by Seq): all but
+// the kept one, or under cluster.KeepNone all of this run's.
 //
 // Node ids are positions: stored documents from earlier runs first (in
 // order of name), then this run's documents in input order, so KeepFirst
@@ -203,6 +207,10 @@ func buildClusters(o ClusterOptions, threshold float64, docs []Doc, pairs []Pair
 	for _, rc := range res.Clusters {
 		c := Cluster{ID: len(out) + 1, Kept: name(rc.Kept), Oversize: rc.Oversize}
 		c.Members = append(c.Members, Member{Name: c.Kept, Seq: seq(rc.Kept), Similarity: 1, Exact: true})
+		if o.Keep == cluster.KeepNone && seq(rc.Kept) >= 0 {
+			c.Kept = ""
+			dup[seq(rc.Kept)] = true
+		}
 		for _, v := range rc.Members { // increasing id: input order
 			if v == rc.Kept {
 				continue

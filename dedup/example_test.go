@@ -100,7 +100,7 @@ func ExampleMakeLoggingEventListener() {
 	var log bytes.Buffer
 	dedup.Run(ctx, records([2]string{"a", "some text"}, [2]string{"a", "again"}), dedup.Options{Events: dedup.MakeLoggingEventListener(&log)})
 	fmt.Print(strings.Split(log.String(), "\n")[0], "\n")
-	// Output: dedup: rejected: corpus: @0: duplicate-id: id "a" already used by an earlier record
+	// Output: dedup: rejected: corpus: @0: duplicate-id: id "a" already used by @0
 }
 
 func ExampleOptions_Validate() {
@@ -153,4 +153,55 @@ func ExampleWriteSummary() {
 	dedup.WriteSummary(&b, &res.Summary)
 	fmt.Println(strings.Contains(b.String(), `"read": 1`), errors.Is(nil, nil))
 	// Output: true true
+}
+
+func ExampleNewRejectedWriter() {
+	rw := dedup.NewRejectedWriter(os.Stdout)
+	o := dedup.Options{Events: dedup.EventListener{Rejected: func(e *corpus.RecordError) { rw.Write(e) }}}
+	dedup.Run(ctx, records([2]string{"a", "some text"}, [2]string{"b", ""}), o)
+	if err := rw.Flush(); err != nil {
+		fmt.Println(err)
+	}
+	// Output: {"id":"","source":"docs.jsonl","line":2,"offset":0,"count":1,"reason":"bad-json"}
+}
+
+func ExampleWriteRemoved() {
+	text := words(200)
+	res, err := dedup.Run(ctx, records([2]string{"a", text}, [2]string{"b", "other " + words(50)}, [2]string{"c", text}), dedup.Options{})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	if err := dedup.WriteRemoved(os.Stdout, res); err != nil {
+		fmt.Println(err)
+	}
+	// Output: {"id":"c","duplicate_of":"a","cluster":1,"similarity":1,"exact":true,"identical":true,"seq":2}
+}
+
+// ExampleKeeper writes the kept documents of a JSONL file with
+// corpus.CopyKept, which reads the file a second time; the output has
+// every field of the kept records.
+func ExampleKeeper() {
+	dir, _ := os.MkdirTemp("", "keeper")
+	defer os.RemoveAll(dir)
+	text := words(50)
+	in := dir + "/in/docs.jsonl"
+	_ = os.MkdirAll(dir+"/in", 0o755)
+	_ = os.WriteFile(in, []byte(`{"id":"a","text":"`+text+`","lang":"en"}`+"\n"+`{"id":"b","text":"`+text+` more","lang":"en"}`+"\n"), 0o644)
+	r, docs, _ := corpus.Records([]string{in}, corpus.Options{})
+	res, err := dedup.Run(ctx, docs, dedup.Options{})
+	r.Close()
+	if err != nil {
+		panic(err)
+	}
+	m, _ := corpus.NewMirrorWriter(dir + "/kept")
+	k := dedup.NewKeeper(res)
+	n, err := corpus.CopyKept(ctx, []string{in}, corpus.Options{}, m, k.Keep)
+	if err == nil {
+		err = k.Err()
+	}
+	_ = m.Close()
+	out, _ := os.ReadFile(dir + "/kept/docs.jsonl")
+	fmt.Println(n, err, strings.Contains(string(out), `"id":"a"`) && strings.Contains(string(out), `"lang":"en"`), strings.Contains(string(out), `"id":"b"`))
+	// Output: 1 <nil> true false
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"iter"
 	"slices"
+	"strconv"
 	"sync"
 
 	"github.com/neardup/neardup/corpus"
@@ -129,7 +130,7 @@ func (r *run) sketch(docs iter.Seq2[*corpus.Document, error]) error {
 // repeated ids, and sends the documents to the workers in numbered
 // batches. It runs on one goroutine.
 func (r *run) read(docs iter.Seq2[*corpus.Document, error], jobs chan<- *job) error {
-	names := make(map[string]struct{})
+	names := make(map[string]recordPlace)
 	s := r.sum
 	progress := r.ev.progress(StageSketch, "docs")
 	seq, n := 0, 0
@@ -144,16 +145,17 @@ func (r *run) read(docs iter.Seq2[*corpus.Document, error], jobs chan<- *job) er
 			if !errors.As(err, &re) {
 				return fmt.Errorf("dedup: %w", err)
 			}
+			s.Read += re.Records() - 1 // the records it stands for
 			r.reject(re)
 			continue
 		}
-		if _, dup := names[d.ID]; dup {
-			r.reject(&corpus.RecordError{Path: d.Source, Line: d.Line, Offset: d.Offset, Reason: ReasonDuplicateID,
-				Err: fmt.Errorf("id %q already used by an earlier record", d.ID)})
+		if first, dup := names[d.ID]; dup {
+			r.reject(&corpus.RecordError{ID: d.ID, Path: d.Source, Line: d.Line, Offset: d.Offset, Reason: ReasonDuplicateID,
+				Err: fmt.Errorf("id %q already used by %s", d.ID, first)})
 			seq++
 			continue
 		}
-		names[d.ID] = struct{}{}
+		names[d.ID] = recordPlace{path: d.Source, line: d.Line, offset: d.Offset}
 		rd := rawDoc{seq: seq, name: d.ID, body: slices.Clone(d.Body), html: d.HTML}
 		if f := r.o.Cluster.KeyField; f != "" {
 			rd.key = d.Meta[f]
@@ -182,10 +184,29 @@ func (r *run) read(docs iter.Seq2[*corpus.Document, error], jobs chan<- *job) er
 // reject counts a rejected record and reports it.
 func (r *run) reject(e *corpus.RecordError) {
 	s := r.sum
-	s.Rejected++
+	n := e.Records() // a Parquet row group, or its rows from a corrupt page on, is one error
+	s.Rejected += n
 	if s.RejectedBy == nil {
 		s.RejectedBy = map[string]int64{}
 	}
-	s.RejectedBy[e.Reason]++
+	s.RejectedBy[e.Reason] += n
 	r.ev.rejected(e)
+}
+
+// recordPlace is where a record was read: its input and line (or byte
+// offset). The path string is shared by the records of one input.
+type recordPlace struct {
+	path         string
+	line, offset int64
+}
+
+// String formats the place as "path:line", "path@offset" or the path.
+func (p recordPlace) String() string {
+	switch {
+	case p.line > 0:
+		return p.path + ":" + strconv.FormatInt(p.line, 10)
+	case p.offset >= 0:
+		return p.path + "@" + strconv.FormatInt(p.offset, 10)
+	}
+	return p.path
 }

@@ -81,16 +81,33 @@ func (r *run) addAll() error {
 	const batchSize = 2048
 	docs := r.res.Docs
 	progress := r.ev.progress(StageStore, "docs")
+	// One bulk for the whole run: the postings are sorted and ingested
+	// as finished tables instead of written one by one (index.Bulk).
+	bk, err := r.x.NewBulk()
+	if err != nil {
+		return fmt.Errorf("dedup: %w", err)
+	}
+	defer bk.Close()
 	batch := make([]*index.Doc, 0, batchSize)
+	var bare []index.Doc // the documents without their feature sets
+	if !r.o.StoreFeatures {
+		bare = make([]index.Doc, batchSize)
+	}
 	for lo := 0; lo < len(r.unique); lo += batchSize {
 		if err := r.ctx.Err(); err != nil {
 			return err
 		}
 		batch = batch[:0]
-		for _, i := range r.unique[lo:min(lo+batchSize, len(r.unique))] {
-			batch = append(batch, &docs[i].ix)
+		for k, i := range r.unique[lo:min(lo+batchSize, len(r.unique))] {
+			d := &docs[i].ix
+			if bare != nil {
+				bare[k] = *d
+				bare[k].Features = nil
+				d = &bare[k]
+			}
+			batch = append(batch, d)
 		}
-		res, err := r.x.Add(r.ctx, batch...)
+		res, err := bk.Add(r.ctx, batch...)
 		if err != nil {
 			return fmt.Errorf("dedup: %w", err)
 		}
@@ -101,6 +118,10 @@ func (r *run) addAll() error {
 			progress(int64(lo+len(batch)), int64(len(r.unique)))
 		}
 	}
+	if err := bk.Commit(r.ctx); err != nil {
+		return fmt.Errorf("dedup: %w", err)
+	}
+	bk.Close()
 	if err := r.x.Flush(r.ctx); err != nil {
 		return fmt.Errorf("dedup: %w", err)
 	}

@@ -107,6 +107,20 @@ func (c *Collapser) put(d *Doc) {
 	}
 }
 
+// putAll puts the documents an Add stored: of each name, its last
+// occurrence in docs.
+func (c *Collapser) putAll(docs []*Doc) {
+	last := make(map[string]int, len(docs))
+	for i, d := range docs {
+		last[d.Name] = i
+	}
+	for i, d := range docs {
+		if last[d.Name] == i {
+			c.put(d)
+		}
+	}
+}
+
 // Table returns the collapse table (its Params, Len and Bytes).
 func (c *Collapser) Table() *lsh.CollapseTable { return c.t }
 

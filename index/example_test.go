@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"strings"
 
 	"github.com/neardup/neardup/index"
@@ -87,6 +88,38 @@ func ExampleIndex_Add() {
 	// Output:
 	// {Added:2 Replaced:0 Duplicates:1}
 	// {Added:0 Replaced:1 Duplicates:0}
+}
+
+func ExampleIndex_NewBulk() {
+	dir, _ := os.MkdirTemp("", "bulk")
+	defer os.RemoveAll(dir)
+	st, _ := store.OpenPebble(dir, nil)
+	defer st.Close()
+	x, _ := index.Open(ctx, st, index.Config{})
+	s, _ := x.NewSketcher()
+	bk, _ := x.NewBulk() // Add and Remove wait for Close (ErrBulkOpen)
+	defer bk.Close()
+	total := 0
+	for part := range 3 { // streamed in parts: a whole build, one bulk
+		var docs []*index.Doc
+		for i := range 100 {
+			n := part*100 + i
+			docs = append(docs, doc(x, s, fmt.Sprint("doc", n), text(n*50, 50)))
+		}
+		res, _ := bk.Add(ctx, docs...)
+		total += res.Added
+	}
+	_, err := x.Add(ctx, doc(x, s, "late", "text"))
+	fmt.Println(total, err)
+	if err := bk.Commit(ctx); err != nil { // visible and durable from here
+		panic(err)
+	}
+	bk.Close()
+	d, ok, _ := x.Get(ctx, "doc250")
+	fmt.Println(ok, d.Name)
+	// Output:
+	// 300 index: a bulk build is open
+	// true doc250
 }
 
 func ExampleIndex_Remove() {

@@ -170,6 +170,24 @@ func TestStoreFaults(t *testing.T) {
 			m["d1"], m["new"] = mkDoc(t, x, "d1", sets[10], true), mkDoc(t, x, "new", sets[11], false)
 			return m
 		}},
+		{"Bulk", func(x *Index, _ *faultStore) error {
+			bk, err := x.NewBulk()
+			if err != nil {
+				return err
+			}
+			defer bk.Close()
+			if _, err := bk.Add(bg, mkDoc(t, x, "d1", sets[10], true), mkDoc(t, x, "new", sets[11], false)); err != nil {
+				return err
+			}
+			if _, err := bk.Add(bg, mkDoc(t, x, "d3", sets[1], false)); err != nil {
+				return err
+			}
+			return bk.Commit(bg)
+		}, func(x *Index, m model) model {
+			m = cloneModel(m)
+			m["d1"], m["new"], m["d3"] = mkDoc(t, x, "d1", sets[10], true), mkDoc(t, x, "new", sets[11], false), mkDoc(t, x, "d3", sets[1], false)
+			return m
+		}},
 		{"Remove", func(x *Index, _ *faultStore) error { _, err := x.Remove(bg, "d2", "d7"); return err },
 			func(_ *Index, m model) model { m = cloneModel(m); delete(m, "d2"); delete(m, "d7"); return m }},
 		{"Query", func(x *Index, _ *faultStore) error {

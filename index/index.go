@@ -21,6 +21,12 @@
 // removes every posting it made, fingerprint included; Check walks a whole
 // store and proves (or repairs) that.
 //
+// A build of many documents (dedup's store stage, `neardup index add` of a
+// large input) goes through a Bulk: its postings and records are sorted
+// and handed to the store as finished tables (store.Bulker: Pebble's
+// sstable ingestion) instead of one write-ahead-log record per posting
+// that compactions then rewrite; small online adds keep the batch path.
+//
 // The index records its Config in the store when it creates it, and adopts
 // the recorded one when it is reopened: a reopened index needs no settings,
 // and a setting that contradicts the recorded one is a *ConfigError naming
@@ -74,6 +80,7 @@ type Index struct {
 	wmu    sync.Mutex // serializes Add, Remove, Flush and Check's repairs
 	fps    filter     // the Bloom filter in front of the fingerprints
 
+	bulkOpen  bool          // a Bulk is open (guarded by wmu)
 	collapser collapserHook // the collapse table kept up to date, if any
 }
 

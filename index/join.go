@@ -65,9 +65,12 @@ type JoinPair struct {
 // the truncated key lets unrelated documents collide with probability
 // 2^-32 per pass (about n²/2^33 extra candidates per pass, all rejected by
 // verification), against P(J) of the full scheme for related ones. Memory:
-// 8 bytes per document for the pass, plus 8 bytes per candidate pair and
-// key shared. The result is the same for any number of workers; it
-// depends on the numbering only through runs longer than MaxRun.
+// 4 bytes per document and key (the keys' high halves, computed in one
+// sweep over the sketches), 16 bytes per document for the pass (its
+// entries, sorted by a radix sort into a second array), plus 8 bytes per
+// candidate pair and key shared. The result is the same for any number of
+// workers; it depends on the numbering only through runs longer than
+// MaxRun.
 func (x *Index) Join(ctx context.Context, n int, values func(i int) []uint64, o BatchOptions) ([]JoinPair, error) {
 	o.ensureDefaults()
 	if n > math.MaxUint32 {
@@ -80,20 +83,44 @@ func (x *Index) Join(ctx context.Context, n int, values func(i int) []uint64, o 
 		}
 	}
 	m := len(nonEmpty)
-	entries := make([]uint64, m)
-	var raw []uint64
 	passes := x.scheme.NumKeys()
+	// Every document's keys in one sweep over the sketches (each sketch
+	// read once, not once per pass; the bands shared by combination keys
+	// hashed once): the high half of key c of document i at his[c*m+i].
+	his := make([]uint32, passes*m)
+	var mu sync.Mutex
+	var keyErr error
+	parallel(m, o.Workers, func(lo, hi int) {
+		var keys []uint64
+		for i := lo; i < hi; i++ {
+			var err error
+			if keys, err = x.scheme.Keys(keys[:0], values(int(nonEmpty[i]))); err != nil {
+				mu.Lock()
+				keyErr = fmt.Errorf("index: join: document %d: %w", nonEmpty[i], err)
+				mu.Unlock()
+				return
+			}
+			for c, k := range keys {
+				his[c*m+i] = uint32(k >> 32)
+			}
+		}
+	})
+	if keyErr != nil {
+		return nil, keyErr
+	}
+	entries := make([]uint64, m)
+	scratch := make([]uint64, m)
+	var raw []uint64
 	for c := range passes {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		parallel(m, o.Workers, func(lo, hi int) {
-			for i := lo; i < hi; i++ {
-				u := nonEmpty[i]
-				entries[i] = x.scheme.Key(c, values(int(u)))&^0xffffffff | uint64(u)
-			}
-		})
-		slices.Sort(entries)
+		for i, h := range his[c*m : (c+1)*m] {
+			entries[i] = uint64(h)<<32 | uint64(nonEmpty[i])
+		}
+		// The entries are in increasing order of their low half (the
+		// document numbers): a stable sort by the high half sorts them.
+		entries, scratch = sortHigh32(entries, scratch)
 		raw = runPairs(raw, entries, o.MaxRun)
 		if o.Progress != nil {
 			o.Progress(int64(c+1), int64(passes))
@@ -110,6 +137,34 @@ func (x *Index) Join(ctx context.Context, n int, values func(i int) []uint64, o 
 		i = j
 	}
 	return pairs, nil
+}
+
+// sortHigh32 sorts a stably by the high 32 bits of its entries (a least
+// significant digit radix sort: three passes of 11 bits, each a count and
+// a scatter into b) and returns the sorted slice and the other one, for
+// reuse. b must be as long as a.
+func sortHigh32(a, b []uint64) (sorted, other []uint64) {
+	const bits = 11
+	var count [1 << bits]int
+	b = b[:len(a)]
+	for shift := 32; shift < 64; shift += bits {
+		clear(count[:])
+		for _, v := range a {
+			count[(v>>shift)&(1<<bits-1)]++
+		}
+		sum := 0
+		for i, c := range count {
+			count[i] = sum
+			sum += c
+		}
+		for _, v := range a {
+			d := (v >> shift) & (1<<bits - 1)
+			b[count[d]] = v
+			count[d]++
+		}
+		a, b = b, a
+	}
+	return a, b
 }
 
 // runPairs appends the pairs of the runs of equal keys in sorted entries

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"slices"
+
+	"github.com/neardup/neardup/store"
 )
 
 // AddResult counts what Add did with its documents: Added + Replaced +
@@ -27,85 +29,28 @@ type AddResult struct {
 // of them is stored. Nothing is written when Add fails.
 //
 // Cost: one multi-key record lookup (store.LookupDocs) for the earlier
-// documents, then one batch of about NumKeys+2 writes per document.
+// documents, then one batch of about NumKeys+2 writes per document. From
+// BulkDocs documents on, the batch is a store bulk (store.NewBulk: sorted
+// and ingested as finished tables instead of one write-ahead-log record
+// per posting); to add more documents than fit in memory at once, use a
+// Bulk. Add fails with ErrBulkOpen while a Bulk of the index is open.
 func (x *Index) Add(ctx context.Context, docs ...*Doc) (AddResult, error) {
-	var res AddResult
 	if len(docs) == 0 {
-		return res, nil
+		return AddResult{}, nil
 	}
-	// The last occurrence of each id wins.
-	last := make(map[uint64]int, len(docs))
-	ids := make([]uint64, 0, len(docs))
-	for i, d := range docs {
-		id := ID(d.Name)
-		if j, ok := last[id]; ok {
-			if docs[j].Name != d.Name {
-				return AddResult{}, fmt.Errorf("%w: %q and %q", ErrCollision, docs[j].Name, d.Name)
-			}
-			res.Duplicates++
-		} else {
-			ids = append(ids, id)
-		}
-		last[id] = i
-	}
-	// The keys of every document, checked before anything is written.
-	keys := make([][]uint64, len(ids))
-	var flat []uint64
-	for i, id := range ids {
-		d := docs[last[id]]
-		var err error
-		start := len(flat)
-		if flat, err = x.postingsOf(flat, d); err != nil {
-			return AddResult{}, fmt.Errorf("index: %q: %w", d.Name, err)
-		}
-		keys[i] = flat[start:len(flat):len(flat)]
-	}
-	var rec []byte
-	var fps []uint64
-	for _, id := range ids {
-		if d := docs[last[id]]; d.HasFingerprint {
-			fps = append(fps, d.Fingerprint)
-		}
-	}
-
 	x.wmu.Lock()
 	defer x.wmu.Unlock()
-	b := x.st.NewBatch()
+	if x.bulkOpen {
+		return AddResult{}, ErrBulkOpen
+	}
+	var b store.Batch
+	if len(docs) >= bulkDocs {
+		b = store.NewBulk(x.st)
+	} else {
+		b = x.st.NewBatch()
+	}
 	defer b.Close()
-	var old Doc
-	var oldKeys []uint64
-	err := x.lookupDocs(ctx, "reading the records to replace", ids, func(i int, prev []byte, ok bool) error {
-		d := docs[last[ids[i]]]
-		if ok {
-			if err := decodeDoc(prev, &old); err != nil {
-				return fmt.Errorf("index: the record of %q, to be replaced: %w (Check with repair drops it)", d.Name, err)
-			}
-			if old.Name != d.Name {
-				return fmt.Errorf("%w: %q and %q", ErrCollision, old.Name, d.Name)
-			}
-			var err error
-			if oldKeys, err = x.postingsOf(oldKeys[:0], &old); err != nil {
-				return fmt.Errorf("index: the record of %q, to be replaced: %w", d.Name, err)
-			}
-			for _, k := range oldKeys {
-				if !slices.Contains(keys[i], k) {
-					b.RemovePosting(k, ids[i])
-				}
-			}
-			res.Replaced++
-		} else {
-			res.Added++
-		}
-		for _, k := range keys[i] {
-			b.AddPosting(k, ids[i])
-		}
-		var err error
-		if rec, err = AppendDoc(rec[:0], d); err != nil {
-			return fmt.Errorf("index: %q: %w", d.Name, err)
-		}
-		b.PutDoc(ids[i], rec)
-		return nil
-	})
+	res, fps, err := x.stage(ctx, b, docs, nil)
 	if err != nil {
 		return AddResult{}, err
 	}
@@ -114,15 +59,89 @@ func (x *Index) Add(ctx context.Context, docs ...*Doc) (AddResult, error) {
 	}
 	if err := b.Commit(ctx); err != nil {
 		x.fps.failed()
-		return AddResult{}, fmt.Errorf("index: adding %d documents: %w", len(ids), err)
+		return AddResult{}, fmt.Errorf("index: adding %d documents: %w", res.Added+res.Replaced, err)
 	}
 	x.fps.committed()
 	if c := x.collapser.Load(); c != nil {
-		for _, id := range ids {
-			c.put(docs[last[id]])
-		}
+		c.putAll(docs)
 	}
 	return res, nil
+}
+
+// stage puts the writes of adding docs into b (see Add) and returns what
+// they do and the fingerprints to add to the filter. seen, if not nil, is
+// called with the id of every document staged. Called with x.wmu held.
+// On error b holds some of the writes and must be discarded.
+func (x *Index) stage(ctx context.Context, b store.Batch, docs []*Doc, seen func(id uint64)) (AddResult, []uint64, error) {
+	var res AddResult
+	// The last occurrence of each id wins.
+	last := make(map[uint64]int, len(docs))
+	ids := make([]uint64, 0, len(docs))
+	for i, d := range docs {
+		id := ID(d.Name)
+		if j, ok := last[id]; ok {
+			if docs[j].Name != d.Name {
+				return AddResult{}, nil, fmt.Errorf("%w: %q and %q", ErrCollision, docs[j].Name, d.Name)
+			}
+			res.Duplicates++
+		} else {
+			ids = append(ids, id)
+		}
+		last[id] = i
+	}
+	var fps []uint64
+	for _, id := range ids {
+		if d := docs[last[id]]; d.HasFingerprint {
+			fps = append(fps, d.Fingerprint)
+		}
+	}
+	// The keys are made document by document as the records are read:
+	// nothing reaches the store before Commit, so an error on the last
+	// document still leaves the store untouched.
+	var rec []byte
+	var old Doc
+	var keys, oldKeys []uint64
+	err := x.lookupDocs(ctx, "reading the records to replace", ids, func(i int, prev []byte, ok bool) error {
+		d := docs[last[ids[i]]]
+		var err error
+		if keys, err = x.postingsOf(keys[:0], d); err != nil {
+			return fmt.Errorf("index: %q: %w", d.Name, err)
+		}
+		if ok {
+			if err := decodeDoc(prev, &old); err != nil {
+				return fmt.Errorf("index: the record of %q, to be replaced: %w (Check with repair drops it)", d.Name, err)
+			}
+			if old.Name != d.Name {
+				return fmt.Errorf("%w: %q and %q", ErrCollision, old.Name, d.Name)
+			}
+			if oldKeys, err = x.postingsOf(oldKeys[:0], &old); err != nil {
+				return fmt.Errorf("index: the record of %q, to be replaced: %w", d.Name, err)
+			}
+			for _, k := range oldKeys {
+				if !slices.Contains(keys, k) {
+					b.RemovePosting(k, ids[i])
+				}
+			}
+			res.Replaced++
+		} else {
+			res.Added++
+		}
+		for _, k := range keys {
+			b.AddPosting(k, ids[i])
+		}
+		if rec, err = AppendDoc(rec[:0], d); err != nil {
+			return fmt.Errorf("index: %q: %w", d.Name, err)
+		}
+		b.PutDoc(ids[i], rec)
+		if seen != nil {
+			seen(ids[i])
+		}
+		return nil
+	})
+	if err != nil {
+		return AddResult{}, nil, err
+	}
+	return res, fps, nil
 }
 
 // Remove deletes the named documents and all their postings in one atomic
@@ -138,6 +157,9 @@ func (x *Index) Remove(ctx context.Context, names ...string) (int, error) {
 	}
 	x.wmu.Lock()
 	defer x.wmu.Unlock()
+	if x.bulkOpen {
+		return 0, ErrBulkOpen
+	}
 	b := x.st.NewBatch()
 	defer b.Close()
 	var d Doc

@@ -121,8 +121,12 @@ type Example struct {
 	Size int
 	// Oversize marks a cluster larger than the run's limit.
 	Oversize bool
-	Kept     ExampleDoc
-	Members  []ExampleDoc
+	// Dropped marks a cluster of which every member was dropped (the keep
+	// policy none): Kept is then the member the others are compared with,
+	// shown as the cluster's "first" rather than "kept".
+	Dropped bool
+	Kept    ExampleDoc
+	Members []ExampleDoc
 }
 
 // ExampleDoc is one document of an Example.

@@ -115,29 +115,29 @@ tr.skip td { text-align: center; color: #7a8291; background: #fafbfc; font-size:
 
 <h2>Example clusters</h2>
 {{if not .Examples}}<p class="note">No clusters to show.</p>{{end}}
-{{range $ex := .Examples}}
-<h3>Cluster {{.Cluster}} <span class="tag">{{.Why}}</span><span class="tag">{{num .Size}} documents</span>{{if .Oversize}}<span class="tag warn">oversize</span>{{end}}</h3>
+{{range $ex := .Examples}}{{$ref := "kept"}}{{if .Dropped}}{{$ref = "first"}}{{end}}
+<h3>Cluster {{.Cluster}} <span class="tag">{{.Why}}</span><span class="tag">{{num .Size}} documents</span>{{if .Oversize}}<span class="tag warn">oversize</span>{{end}}{{if .Dropped}}<span class="tag">every member dropped</span>{{end}}</h3>
 <details class="members">
-<summary>{{num (len .Members | inc)}} documents listed <span class="note">— kept <code>{{.Kept.Name}}</code>{{if ge .SimLo 0.0}}; similarity to it {{range2 .SimLo .SimHi}}{{end}}</span></summary>
+<summary>{{num (len .Members | inc)}} documents listed <span class="note">— {{$ref}} <code>{{.Kept.Name}}</code>{{if ge .SimLo 0.0}}; similarity to it {{range2 .SimLo .SimHi}}{{end}}</span></summary>
 <table class="members">
-<tr><th>document</th><th>similarity to kept</th></tr>
-<tr><td><code>{{.Kept.Name}}</code> <span class="tag">kept</span></td><td></td></tr>
+<tr><th>document</th><th>similarity to {{$ref}}</th></tr>
+<tr><td><code>{{.Kept.Name}}</code> <span class="tag">{{$ref}}</span></td><td></td></tr>
 {{range .Members}}<tr><td><code>{{.Name}}</code></td><td>{{sim .Similarity .Exact .Identical}}</td></tr>
 {{end}}</table>
 </details>
 {{if .Unlisted}}<p class="note">{{num .Unlisted}} more members are listed in clusters.jsonl.</p>{{end}}
 {{range .Diffs}}
 <details{{if .Open}} open{{end}}>
-<summary><code>{{.Member.Name}}</code> vs kept <span class="note">— {{sim .Member.Similarity .Member.Exact .Member.Identical}}{{if not (or .Note .Identical)}}; {{words .Del}} deleted, {{num .Ins}} inserted{{end}}</span></summary>
+<summary><code>{{.Member.Name}}</code> vs {{$ref}} <span class="note">— {{sim .Member.Similarity .Member.Exact .Member.Identical}}{{if not (or .Note .Identical)}}; {{words .Del}} deleted, {{num .Ins}} inserted{{end}}</span></summary>
 {{if .Note}}<p class="note pad">{{.Note}}</p>
-{{else if .SameAs}}<p class="note pad">Identical to the kept document, byte for byte; the text is shown under <code>{{.SameAs}}</code>.</p>
-{{else if .Identical}}<p class="note pad">Identical to the kept document, byte for byte{{if lt .WordsB .TotB}} (the first {{num .WordsB}} of {{num .TotB}} words){{end}}:</p>
+{{else if .SameAs}}<p class="note pad">Identical to the {{$ref}} document, byte for byte; the text is shown under <code>{{.SameAs}}</code>.</p>
+{{else if .Identical}}<p class="note pad">Identical to the {{$ref}} document, byte for byte{{if lt .WordsB .TotB}} (the first {{num .WordsB}} of {{num .TotB}} words){{end}}:</p>
 <div class="text">{{.Preview}}{{if .Rest}} …
 <details class="more"><summary>Show {{if lt .WordsB .TotB}}more of {{end}}the text ({{num .RestWords}} more words)</summary>{{.Rest}}</details>{{end}}</div>
-{{else}}{{if or (lt .WordsA .TotA) (lt .WordsB .TotB)}}<p class="note pad">Diff of the first {{num .WordsA}} of {{num .TotA}} words (kept) and {{num .WordsB}} of {{num .TotB}} words (member).</p>
+{{else}}{{if or (lt .WordsA .TotA) (lt .WordsB .TotB)}}<p class="note pad">Diff of the first {{num .WordsA}} of {{num .TotA}} words ({{$ref}}) and {{num .WordsB}} of {{num .TotB}} words (member).</p>
 {{end}}{{if .NoDifference}}<p class="note pad">No word-level difference: the texts differ at most in case, punctuation or spacing.</p>
 {{end}}<table class="diff">
-<tr><th>kept: <code>{{$ex.Kept.Name}}</code></th><th><code>{{.Member.Name}}</code></th></tr>
+<tr><th>{{$ref}}: <code>{{$ex.Kept.Name}}</code></th><th><code>{{.Member.Name}}</code></th></tr>
 {{template "rows" .Rows}}</table>
 {{if .More}}<details class="more"><summary>Show the rest of the diff ({{num .MoreWords}} more words)</summary>
 <table class="diff">

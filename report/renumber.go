@@ -17,6 +17,10 @@ type RunCluster struct {
 	Members []RunMember
 	// Oversize marks a cluster larger than the run's limit.
 	Oversize bool
+	// Dropped marks a cluster of which every member was dropped (the keep
+	// policy none): Kept then names the member the similarities refer to
+	// (the first), which was dropped too.
+	Dropped bool
 }
 
 // RunMember is a member of a RunCluster.
@@ -102,7 +106,7 @@ func Examples(clusters []RunCluster, o ExampleOptions) *RunExamples {
 	add := func(i int, why string) {
 		cl := clusters[i]
 		ei := len(r.Examples)
-		ex := Example{Cluster: cl.ID, Why: why, Size: len(cl.Members), Oversize: cl.Oversize}
+		ex := Example{Cluster: cl.ID, Why: why, Size: len(cl.Members), Oversize: cl.Oversize, Dropped: cl.Dropped}
 		diffed := 0
 		for _, m := range cl.Members {
 			doc := ExampleDoc{Name: m.Name, Similarity: m.Similarity, Exact: m.Exact, Identical: m.Identical}

@@ -7,6 +7,7 @@ import (
 	"os"
 	"strconv"
 	"syscall"
+	"time"
 )
 
 // fileLock is an exclusive flock(2) lock on an open file. flock locks
@@ -33,7 +34,14 @@ func lockFile(path string) (*fileLock, error) {
 	if err != nil {
 		f.Close()
 		if errors.Is(err, syscall.EWOULDBLOCK) {
-			return nil, &heldError{pid: readPid(path)}
+			// The owner writes its pid right after it locks: a
+			// lock taken a moment ago may not show it yet.
+			pid := readPid(path)
+			for i := 0; pid == 0 && i < 20; i++ {
+				time.Sleep(5 * time.Millisecond)
+				pid = readPid(path)
+			}
+			return nil, &heldError{pid: pid}
 		}
 		return nil, err
 	}

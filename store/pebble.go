@@ -246,6 +246,9 @@ func OpenPebble(dir string, o *PebbleOptions) (_ *Pebble, err error) {
 	}
 	po.TargetFileSizes[0] = 16 << 20
 	po.EnsureDefaults()
+	if opts.Repair && !opts.ReadOnly {
+		dropBadOptions(dir, po)
+	}
 	db, err, abandoned := openDB(dir, po, h)
 	if abandoned {
 		keepLock = true // Pebble's Open is stuck holding the directory
@@ -357,11 +360,30 @@ func openError(dir string, fs vfs.FS, h *health, err error) error {
 	f := h.describe("open", err)
 	var errno syscall.Errno
 	if f.Corrupt || errors.As(f.Err, &errno) {
-		return f
+		return namedCorruption(dir, fs, f)
 	}
 	f = &FaultError{Dir: f.Dir, Op: f.Op, File: f.File, Err: f.Err, Corrupt: true}
 	if desc, perr := pebble.Peek(dir, fs); perr == nil && desc.ManifestFilename != "" {
 		f.File = filepath.Base(desc.ManifestFilename)
+	}
+	return f
+}
+
+// namedCorruption fills in the file of a corruption that Pebble reported
+// without one: a malformed OPTIONS file is the only such fault at open.
+func namedCorruption(dir string, fs vfs.FS, f *FaultError) *FaultError {
+	if !f.Corrupt || f.File != "" {
+		return f
+	}
+	if desc, err := pebble.Peek(dir, fs); err == nil && desc.OptionsFilename != "" {
+		if text, err := os.ReadFile(desc.OptionsFilename); err == nil {
+			var po pebble.Options
+			po.EnsureDefaults()
+			po.Comparer = comparer
+			if err := po.CheckCompatibility(dir, string(text)); err != nil && pebble.IsCorruptionError(err) {
+				f.File = filepath.Base(desc.OptionsFilename)
+			}
+		}
 	}
 	return f
 }
@@ -424,6 +446,23 @@ func prepareDir(dir string, readOnly bool, fs vfs.FS) error {
 		return fmt.Errorf("%w: %s is not empty and holds no neardup store (%d entries); give an empty or new directory", ErrNotStore, dir, n)
 	}
 	return checkComparer(dir, desc)
+}
+
+// dropBadOptions deletes the newest OPTIONS file when it does not parse
+// (Repair): Pebble writes a fresh one on every open, and reads the newest
+// only to check that the store was made with compatible options.
+func dropBadOptions(dir string, po *pebble.Options) {
+	desc, err := pebble.Peek(dir, po.FS)
+	if err != nil || desc.OptionsFilename == "" {
+		return
+	}
+	text, err := os.ReadFile(desc.OptionsFilename)
+	if err != nil {
+		return
+	}
+	if err := po.CheckCompatibility(dir, string(text)); err != nil && pebble.IsCorruptionError(err) {
+		os.Remove(desc.OptionsFilename)
+	}
 }
 
 // checkComparer refuses a directory whose Pebble database was created with
@@ -854,6 +893,8 @@ func (s *Pebble) runClose(ctx context.Context) (error, bool) {
 	case err := <-done:
 		return err, false
 	case <-t.C:
+		return s.h.err(), true
+	case <-s.h.parked: // Pebble waits for a goroutine that never returns
 		return s.h.err(), true
 	}
 }

@@ -305,6 +305,7 @@ func (b *pebbleBulk) writeTables() (paths []string, err error) {
 		}
 	}()
 	n := 0
+	var kind byte // the kind of the keys in w's table
 	for m.next() {
 		if n&4095 == 0 {
 			if err := s.h.err(); err != nil {
@@ -312,6 +313,16 @@ func (b *pebbleBulk) writeTables() (paths []string, err error) {
 			}
 		}
 		n++
+		src := m.top()
+		if w != nil && src.key()[0] != kind {
+			// One kind of record per table: a table spanning documents
+			// and postings would also span the metadata keys between
+			// them, which sit in the memtable, and an ingested table
+			// overlapping them cannot go to the last level.
+			if err := finish(); err != nil {
+				return nil, err
+			}
+		}
 		if w == nil {
 			path := s.fs.PathJoin(dir, fmt.Sprintf("table-%06d.sst", len(paths)))
 			f, err := s.fs.Create(path, vfs.WriteCategoryUnspecified)
@@ -321,7 +332,7 @@ func (b *pebbleBulk) writeTables() (paths []string, err error) {
 			w = sstable.NewWriter(objstorageprovider.NewFileWritable(f), wopts)
 			paths = append(paths, path)
 		}
-		src := m.top()
+		kind = src.key()[0]
 		if src.del() {
 			err = w.Delete(src.key())
 		} else {

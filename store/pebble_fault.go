@@ -65,6 +65,12 @@ type health struct {
 	closing     chan struct{} // closed when Close starts: no more waits in faultFS
 	closingOnce sync.Once
 
+	// parked is closed when faultFS parks a goroutine of Pebble's for good
+	// (a failed write-ahead log): Pebble's Close, which waits for it,
+	// cannot finish, so Close does not wait for it either.
+	parked     chan struct{}
+	parkedOnce sync.Once
+
 	mu      sync.Mutex
 	lastIO  ioFault // the last I/O error faultFS saw
 	corrupt string  // the last file Pebble reported corrupt
@@ -76,7 +82,7 @@ type ioFault struct {
 }
 
 func newHealth(dir string) *health {
-	return &health{dir: dir, failed: make(chan struct{}), closing: make(chan struct{})}
+	return &health{dir: dir, failed: make(chan struct{}), closing: make(chan struct{}), parked: make(chan struct{})}
 }
 
 // err returns the recorded fault, or nil.
@@ -340,6 +346,7 @@ func (fs *faultFS) logFault(op, name string, err error) {
 	}
 	fs.h.noteIO(op, name, err)
 	fs.h.failWith("write-ahead log", err)
+	fs.h.parkedOnce.Do(func() { close(fs.h.parked) })
 	select {} // parked: Pebble must never see this error
 }
 

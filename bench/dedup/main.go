@@ -37,6 +37,7 @@ import (
 
 type flags struct {
 	n               int
+	words           int
 	k               int
 	threshold       float64
 	out             string
@@ -74,6 +75,7 @@ func load1() float64 {
 func main() {
 	var o flags
 	flag.IntVar(&o.n, "n", 100000, "documents in the corpus")
+	flag.IntVar(&o.words, "words", 1000, "words per document")
 	flag.IntVar(&o.k, "k", 128, "samples per sketch (neardup) and hash functions (ekzhu)")
 	flag.Float64Var(&o.threshold, "threshold", 0.8, "similarity threshold")
 	flag.StringVar(&o.out, "out", "", "directory for results.json and results.md (default: print only)")
@@ -147,7 +149,7 @@ func parent(o flags) error {
 		defer os.RemoveAll(d)
 		dir = d
 	}
-	cfg := genConfig{N: o.n, Words: 1000, Vocab: 50000, Zipf: 1.0, VarFrac: 0.1, Queries: o.queries, Seed: o.seed, Compress: o.compress}
+	cfg := genConfig{N: o.n, Words: o.words, Vocab: 50000, Zipf: 1.0, VarFrac: 0.1, Queries: o.queries, Seed: o.seed, Compress: o.compress}
 	rep := report{Command: strings.Join(os.Args, " "), Go: runtime.Version(), CPUs: runtime.NumCPU(), CPUModel: cpuModel(), LoadBefore: loadavg(), K: o.k, Exact: o.exact, Threshold: o.threshold, Corpus: cfg}
 	fmt.Fprintf(os.Stderr, "corpus: %d documents into %s (load %s)\n", o.n, dir, rep.LoadBefore)
 	cpu0 := cpuSeconds()

@@ -70,6 +70,7 @@ type config struct {
 	Seed    uint64    `json:"seed"`
 	Targets []float64 `json:"targets"`
 	Raw     []string  `json:"raw_samplers"`
+	Cores   int       `json:"parallel_cores"`
 }
 
 func main() {
@@ -87,6 +88,7 @@ func main() {
 	flag.StringVar(&samplers, "samplers", "minhash,prefix,lazybits,lazybits-batched,bottomk,proportional,oph,superminhash", "neardup samplers to time")
 	flag.StringVar(&raw, "raw", "oph,superminhash", "samplers to time from raw text (extraction + sketching)")
 	flag.BoolVar(&asJSON, "json", false, "print JSON instead of tables")
+	flag.IntVar(&cfg.Cores, "cores", 2, "also time raw text to the first -raw sampler on 1..cores goroutines (wall clock and summed thread CPU; 0 = skip)")
 	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of the timed repetitions to this file")
 	flag.Parse()
 	if *cpuProfile != "" {
@@ -158,6 +160,10 @@ type Report struct {
 	Config  config         `json:"config"`
 	Levels  []levelSummary `json:"levels"`
 	Results []Result       `json:"results"`
+	// ShinglesPerDoc is the mean number of distinct shingles (features)
+	// per document.
+	ShinglesPerDoc float64    `json:"shingles_per_doc"`
+	Parallel       []Parallel `json:"parallel,omitempty"`
 }
 
 func run(stdout, stderr io.Writer, cfg config, samplers []string, asJSON bool) error {
@@ -256,7 +262,18 @@ func run(stdout, stderr io.Writer, cfg config, samplers []string, asJSON bool) e
 		logf("repetition %d of %d done", rep+1, cfg.Reps)
 	}
 
-	rep := Report{Go: runtime.Version(), Arch: runtime.GOOS + "/" + runtime.GOARCH, CPU: cpuModel(), Config: cfg, Levels: c.levels()}
+	rep := Report{Go: runtime.Version(), Arch: runtime.GOOS + "/" + runtime.GOARCH, CPU: cpuModel(), Config: cfg, Levels: c.levels(),
+		ShinglesPerDoc: float64(nShingles) / float64(len(fs))}
+	if cfg.Cores > 0 && len(cfg.Raw) > 0 {
+		alg, err := sketch.ParseAlgorithm(strings.TrimSpace(cfg.Raw[0]))
+		if err != nil {
+			return err
+		}
+		if rep.Parallel, err = parallelRaw(alg, cfg, c.text, cfg.Cores, cfg.Reps); err != nil {
+			return err
+		}
+		logf("parallel raw text to %v timed on 1..%d goroutines", alg, cfg.Cores)
+	}
 	peers := map[string]float64{}
 	for _, ct := range cs {
 		r := summarize(ct, len(fs), c, cfg.K)
@@ -385,6 +402,18 @@ func printTables(w io.Writer, rep Report) error {
 	}
 	if err := tw.Flush(); err != nil {
 		return err
+	}
+
+	if len(rep.Parallel) > 0 {
+		fmt.Fprintf(w, "\nraw text -> sketch on several goroutines (docs/s by median wall clock; per core by summed thread CPU)\n")
+		tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+		fmt.Fprint(tw, "sampler\tgoroutines\twall docs/s\tspeed-up\tdocs/CPU-s\t\n")
+		for _, p := range rep.Parallel {
+			fmt.Fprintf(tw, "%s\t%d\t%.0f\t%.2f\t%.0f\t\n", p.Sampler, p.Workers, p.WallDocsPerSec, p.Speedup, p.CPUDocsPerSec)
+		}
+		if err := tw.Flush(); err != nil {
+			return err
+		}
 	}
 
 	fmt.Fprintf(w, "\nestimate − exact Jaccard per level: bias / MAE / SD (theory SD = sqrt(J(1−J)/k))\n")

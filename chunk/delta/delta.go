@@ -349,3 +349,9 @@ func applyOps(w io.Writer, br *bufio.Reader, srcs []io.ReaderAt, h *Header) (int
 	}
 	return written, nil
 }
+
+// ReadHeader reads the header at the start of a delta: what it claims
+// the new file is (size, root) and which old files it copies from. A
+// caller checks the claims (against a size cap, the free space) before
+// Apply writes anything.
+func ReadHeader(r io.Reader) (*Header, error) { return readHeader(bufio.NewReader(r)) }

@@ -32,12 +32,14 @@ type dedupOptions struct {
 	Keep      string
 	KeyField  string
 	Star      bool
-	MaxSize   int
-	Report    string
-	Workers   int
-	Quiet     bool
-	Weighted  string
-	Slack     float64
+	// StoreFeatures keeps feature sets in the index records.
+	StoreFeatures bool
+	MaxSize       int
+	Report        string
+	Workers       int
+	Quiet         bool
+	Weighted      string
+	Slack         float64
 	// MaxRejected is the fraction of rejected records above which the
 	// run fails (after writing its output).
 	MaxRejected float64
@@ -61,9 +63,10 @@ all cores, finds candidate pairs through supershingle keys in an index,
 verifies them, clusters them, and writes to the directory --out:
 
   clusters.jsonl  one line per cluster of two or more documents:
-                  cluster (1, 2, … in input order), kept (the id kept),
+                  cluster (1, 2, … in input order), kept (the id kept;
+                  "" with --keep none, unless it is an earlier run's),
                   size, members (ids, kept first), details (per member: id,
-                  similarity to the kept document, exact, identical,
+                  similarity to the kept (first) document, exact, identical,
                   stored), min_similarity, edges (the verified pairs that
                   joined the cluster: a, b, similarity), oversize.
                   A member's similarity is -1 when it was joined to the
@@ -76,6 +79,19 @@ verifies them, clusters them, and writes to the directory --out:
                   seq_a and seq_b (positions in the input; seq_a absent and
                   stored true when a comes from an earlier run's index),
                   kind ("identical" or "near").
+  removed.jsonl   one line per dropped duplicate: id, duplicate_of (the
+                  id kept in its cluster, perhaps from an earlier run's
+                  index; with --keep none the cluster's first member, or
+                  for that one the second), cluster, similarity (to the kept document, -1
+                  when never compared), exact, identical, seq (position in
+                  the input).
+  rejected.jsonl  one line per rejected record: id ("" when not read),
+                  source (the input file), line (JSONL/JSON line, Parquet
+                  row), offset (byte offset in the decompressed input, when
+                  known), count (records the line stands for: a Parquet row
+                  group or the rows after a corrupt page), reason
+                  (bad-json, missing-text, too-large, duplicate-id, …) and
+                  error (the cause, naming both sources for duplicate-id).
   kept/           the deduplicated corpus, in the inputs' format
   summary.json    read = kept + duplicates + rejected, rejected by reason,
                   the configuration, time per stage (stages overlap: the
@@ -85,6 +101,15 @@ verifies them, clusters them, and writes to the directory --out:
 The index lives in a Pebble store (--store DIR, by default OUT/index, made
 afresh); give --store an existing index to deduplicate against earlier runs,
 or "memory" to keep it in RAM.
+
+A file's id is its path relative to the common root of all inputs
+(crawl1/page.html and crawl2/page.html stay two documents); a record whose
+id was already used in the run is rejected as duplicate-id, naming both
+sources. A record over --max-record-bytes is rejected as too-large, in
+every format, and the run goes on. An --out inside an input directory is
+not read as input. A second run on the same --out (or --store) fails at
+once: the directory is in use by another neardup process (its pid is
+named).
 
 When more than --max-rejected of the records are rejected (bad JSON, a
 missing text field, …) the run still writes its output, then fails (exit 1)
@@ -110,7 +135,8 @@ naming the commonest reason and an example record.`,
 	deprecatedAlias(fl, "sketch-seed", "seed")
 	fl.StringVar(&opts.LSH, "lsh", "auto", `supershingle scheme: auto (chosen for the threshold), altavista, bing, or R,B[,M] (R samples per supershingle, B supershingles, at least M must match)`)
 	fl.StringVar(&opts.Exact, "exact", "auto", "verify pairs by exact Jaccard: auto (when the features fit in memory), always or never")
-	fl.StringVar(&opts.Keep, "keep", "first", "which member of a cluster to keep: first, longest, key (smallest --key-field value) or key-desc (largest)")
+	fl.BoolVar(&opts.StoreFeatures, "store-features", false, "keep feature sets in the index (about 8 bytes per shingle) so later runs verify against this run's documents by exact Jaccard; by default the index keeps sketches only")
+	fl.StringVar(&opts.Keep, "keep", "first", "which member of a cluster to keep: first, longest, key (smallest --key-field value), key-desc (largest) or none (drop every member)")
 	fl.StringVar(&opts.KeyField, "key-field", "", "JSONL field (dotted path) for --keep key")
 	fl.BoolVar(&opts.Star, "star", false, "admit a document to a cluster only if it is similar to the kept document itself (guards against chaining)")
 	fl.IntVar(&opts.MaxSize, "max-cluster", 1000, "flag clusters larger than this (reported with the edges that joined them)")
@@ -173,6 +199,10 @@ func runDedup(ctx context.Context, env *Env, opts dedupOptions) error {
 	if err != nil {
 		return err
 	}
+	copts, err := opts.Corpus.options()
+	if err != nil {
+		return err
+	}
 	if err := checkDedupOut(opts); err != nil {
 		return err
 	}
@@ -186,7 +216,7 @@ func runDedup(ctx context.Context, env *Env, opts dedupOptions) error {
 		return err
 	}
 	defer unlock()
-	st, err := openDedupStore(opts)
+	st, err := openDedupStore(env, opts)
 	if err != nil {
 		return err
 	}
@@ -198,11 +228,8 @@ func runDedup(ctx context.Context, env *Env, opts dedupOptions) error {
 			fmt.Fprintf(env.Stderr, format, args...)
 		}
 	}
-	copts := corpus.Options{
-		IDField:   opts.Corpus.IDField,
-		TextField: opts.Corpus.TextField,
-		OnWarning: func(e *corpus.RecordError) { logf("neardup dedup: warning: %v\n", e) },
-	}
+	copts.OnWarning = func(e *corpus.RecordError) { logf("neardup dedup: warning: %v\n", e) }
+	copts.ExcludePaths = append(copts.ExcludePaths, opts.Out) // an --out inside an input is not read back
 	if opts.KeyField != "" {
 		copts.MetaFields = []string{opts.KeyField}
 	}
@@ -217,9 +244,23 @@ func runDedup(ctx context.Context, env *Env, opts dedupOptions) error {
 	}
 	var rejects rejectLog
 	do.Events = dedupEvents(po, r, logf, &rejects)
+	rf, err := os.Create(filepath.Join(opts.Out, "rejected.jsonl"))
+	if err != nil {
+		return err
+	}
+	defer rf.Close()
+	rw := dedup.NewRejectedWriter(rf)
+	logReject := do.Events.Rejected
+	do.Events.Rejected = func(e *corpus.RecordError) { rw.Write(e); logReject(e) }
 	res, err := dedup.Run(ctx, docs, do)
 	if err != nil {
 		return configError(err)
+	}
+	if err := rw.Flush(); err != nil {
+		return fmt.Errorf("%s: %w", rf.Name(), err)
+	}
+	if err := rf.Close(); err != nil {
+		return fmt.Errorf("%s: %w", rf.Name(), err)
 	}
 	rs := r.Stats()
 	res.Summary.Warnings, res.Summary.Skipped = rs.Warnings, rs.Skipped
@@ -235,7 +276,7 @@ func runDedup(ctx context.Context, env *Env, opts dedupOptions) error {
 		fmt.Fprintf(env.Stdout, "read %d: kept %d, duplicates %d (%d identical, %d near), rejected %d\n", s.Read, s.Kept, s.Duplicates, s.Exact, s.Near, s.Rejected)
 		fmt.Fprintf(env.Stdout, "%d verified pairs in %d clusters (largest %d); %d candidates checked; %s J >= %g, lsh %v\n",
 			s.Pairs, s.Clusters, s.Largest, s.Candidates, s.Config.Sampler+" k="+strconv.Itoa(s.Config.K), s.Config.Threshold, s.Config.LSH)
-		fmt.Fprintf(env.Stdout, "wrote %s/{clusters.jsonl,pairs.jsonl,summary.json,kept/} in %.2fs\n", opts.Out, s.Seconds)
+		fmt.Fprintf(env.Stdout, "wrote %s/{clusters,pairs,removed,rejected}.jsonl, summary.json, kept/ in %.2fs\n", opts.Out, s.Seconds)
 	}
 	return rejects.check(s.Read, s.Rejected, s.RejectedBy, opts.MaxRejected)
 }
@@ -302,10 +343,11 @@ func dedupLibOptions(ctx context.Context, env *Env, opts *dedupOptions) (dedup.O
 	}
 	flags := indexFlags{Sampler: alg, K: opts.K, Seed: opts.Seed, LSH: params, Threshold: opts.Threshold, Slack: slackOption(opts.Slack), Features: fo}
 	return dedup.Options{
-		Index:   flags.config(set),
-		Exact:   exact,
-		Workers: opts.Workers,
-		Cluster: dedup.ClusterOptions{Keep: keep, Descending: desc, KeyField: opts.KeyField, Star: opts.Star, MaxSize: opts.MaxSize},
+		Index:         flags.config(set),
+		Exact:         exact,
+		StoreFeatures: opts.StoreFeatures,
+		Workers:       opts.Workers,
+		Cluster:       dedup.ClusterOptions{Keep: keep, Descending: desc, KeyField: opts.KeyField, Star: opts.Star, MaxSize: opts.MaxSize},
 	}, nil
 }
 
@@ -329,7 +371,7 @@ func checkDedupOut(opts dedupOptions) error {
 
 // openDedupStore opens the store of --store: memory, a Pebble directory,
 // or by default OUT/index made afresh.
-func openDedupStore(opts dedupOptions) (store.Store, error) {
+func openDedupStore(env *Env, opts dedupOptions) (store.Store, error) {
 	switch opts.Store {
 	case "memory":
 		return store.NewMemory(), nil
@@ -338,9 +380,9 @@ func openDedupStore(opts dedupOptions) (store.Store, error) {
 		if err := os.RemoveAll(dir); err != nil {
 			return nil, err
 		}
-		return store.OpenPebble(dir, nil)
+		return store.OpenPebble(dir, env.pebbleOptions(nil))
 	}
-	return store.OpenPebble(opts.Store, nil)
+	return store.OpenPebble(opts.Store, env.pebbleOptions(nil))
 }
 
 // dedupEvents draws a progress bar per stage (the sketch stage by bytes
@@ -389,14 +431,20 @@ func writeDedupOutputs(ctx context.Context, opts dedupOptions, copts corpus.Opti
 		}
 		if err := fn(f); err != nil {
 			f.Close()
-			return fmt.Errorf("%s: %w", name, err)
+			return fmt.Errorf("%s: %w", f.Name(), err)
 		}
-		return f.Close()
+		if err := f.Close(); err != nil {
+			return fmt.Errorf("%s: %w", f.Name(), err)
+		}
+		return nil
 	}
 	if err := write("pairs.jsonl", func(f *os.File) error { return dedup.WritePairs(f, res.Pairs) }); err != nil {
 		return err
 	}
 	if err := write("clusters.jsonl", func(f *os.File) error { return dedup.WriteClusters(f, res.Clusters) }); err != nil {
+		return err
+	}
+	if err := write("removed.jsonl", func(f *os.File) error { return dedup.WriteRemoved(f, res) }); err != nil {
 		return err
 	}
 	keptDir := filepath.Join(opts.Out, "kept")
@@ -407,15 +455,26 @@ func writeDedupOutputs(ctx context.Context, opts dedupOptions, copts corpus.Opti
 	if err != nil {
 		return err
 	}
+	// The inputs are read a second time and copied through the mirror
+	// writer, which is also told what is dropped and given the records
+	// that are not documents: a WARC crawl keeps the request, metadata and
+	// warcinfo records of its kept responses.
 	copts.OnWarning = nil
-	r, docs, err := corpus.Records(opts.Inputs, copts)
-	if err != nil {
-		mw.Close()
-		return err
-	}
 	bar := progress.New(po, "write", res.Summary.Kept, "docs")
-	n, err := dedup.WriteKept(ctx, docs, res, mw)
-	r.Close()
+	keeper := dedup.NewKeeper(res)
+	var written int64
+	n, err := corpus.CopyKept(ctx, opts.Inputs, copts, mw, func(n int64, d *corpus.Document) bool {
+		keep := keeper.Keep(n, d)
+		if keep {
+			if written++; written&63 == 0 {
+				bar.Set(written)
+			}
+		}
+		return keep
+	})
+	if err == nil {
+		err = keeper.Err()
+	}
 	bar.Set(n)
 	bar.Finish()
 	if cerr := mw.Close(); err == nil {

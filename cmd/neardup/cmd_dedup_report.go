@@ -105,6 +105,9 @@ func dedupReportData(res *dedup.Result) (*report.DedupData, *report.RunExamples)
 		for j, m := range cl.Members {
 			rc.Members[j] = report.RunMember{Name: m.Name, Seq: m.Seq, Similarity: m.Similarity, Exact: m.Exact, Identical: m.Identical}
 		}
+		if cl.Kept == "" { // --keep none: the first member is the reference
+			rc.Kept, rc.Dropped = cl.Members[0].Name, true
+		}
 		clusters[i] = rc
 	}
 	d.ClusterSizes = sizes

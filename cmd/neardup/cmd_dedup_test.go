@@ -209,13 +209,13 @@ func TestIndexAddQueryRemove(t *testing.T) {
 
 // An index reopens with no sampler, k or seed flags; a flag that
 // contradicts the recorded value fails with one line naming the flag and
-// both values; repeated ids in one add are counted, the last kept.
+// both values.
 func TestIndexReopenWithoutFlags(t *testing.T) {
 	dir := t.TempDir()
 	idx := filepath.Join(dir, "idx")
 	text := strings.Repeat("permission is hereby granted free of charge to any person obtaining a copy ", 10)
 	docs := filepath.Join(dir, "docs.jsonl")
-	os.WriteFile(docs, []byte(`{"id":"x","text":"old text of x that goes away"}`+"\n"+`{"id":"x","text":"`+text+`"}`+"\n"+`{"id":"y","text":"nothing alike at all here"}`+"\n"), 0o644)
+	os.WriteFile(docs, []byte(`{"id":"x","text":"`+text+`"}`+"\n"+`{"id":"y","text":"nothing alike at all here"}`+"\n"), 0o644)
 	q := filepath.Join(dir, "q.jsonl")
 	os.WriteFile(q, []byte(`{"id":"q","text":"`+text+` and more"}`+"\n"), 0o644)
 	run := func(args ...string) (int, string, string) {
@@ -223,7 +223,7 @@ func TestIndexReopenWithoutFlags(t *testing.T) {
 		return Main(context.Background(), args, env), stdout.String(), stderr.String()
 	}
 	code, out, errs := run("index", "add", "--store", idx, "--k", "64", "--sampler", "minhash", "-q", docs)
-	if code != 0 || !strings.Contains(out, "added 2 documents") || !strings.Contains(out, "2 new, 0 replaced; 1 repeated ids") {
+	if code != 0 || !strings.Contains(out, "added 2 documents") || !strings.Contains(out, "2 new, 0 replaced") {
 		t.Fatalf("add: %d %q %q", code, out, errs)
 	}
 	code, out, errs = run("index", "query", "--store", idx, q)
@@ -303,5 +303,71 @@ func TestDedupOutLockedFirst(t *testing.T) {
 	after, err := os.ReadDir(filepath.Join(dir, "index"))
 	if err != nil || len(after) != len(before) {
 		t.Fatalf("the locked run's index changed: %d entries before, %d after (%v)", len(before), len(after), err)
+	}
+}
+
+// --keep none drops every member of every cluster: kept/ holds none of
+// them, clusters.jsonl says kept "", and the counts add up.
+func TestDedupKeepNone(t *testing.T) {
+	dir := t.TempDir()
+	env, stdout, errb := testEnv()
+	if code := Main(context.Background(), []string{"dedup", sampleCorpus, "--out", dir, "--store", "memory", "--keep", "none", "--json", "-q"}, env); code != ExitOK {
+		t.Fatalf("exit %d: %s", code, errb)
+	}
+	var sum struct{ Read, Kept, Duplicates, Clusters int }
+	if err := json.Unmarshal(stdout.Bytes(), &sum); err != nil {
+		t.Fatal(err)
+	}
+	members := map[string]bool{}
+	for _, c := range readLines(t, filepath.Join(dir, "clusters.jsonl")) {
+		if c["kept"] != "" {
+			t.Errorf("cluster %v keeps %v", c["cluster"], c["kept"])
+		}
+		for _, m := range c["members"].([]any) {
+			members[m.(string)] = true
+		}
+	}
+	if sum.Clusters == 0 || len(members) != sum.Duplicates || sum.Read != sum.Kept+sum.Duplicates {
+		t.Fatalf("summary %+v, %d members", sum, len(members))
+	}
+	r, err := corpus.Open([]string{filepath.Join(dir, "kept")}, corpus.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	n := 0
+	for r.Next() {
+		n++
+		if members[r.Doc().ID] {
+			t.Errorf("cluster member %q kept", r.Doc().ID)
+		}
+	}
+	if n != sum.Kept {
+		t.Errorf("kept/ holds %d documents, summary says %d", n, sum.Kept)
+	}
+	env, _, errb = testEnv()
+	if code := Main(context.Background(), []string{"dedup", sampleCorpus, "--out", t.TempDir(), "--keep", "all"}, env); code != ExitUsage || !strings.Contains(errb.String(), "none") {
+		t.Errorf("--keep all: exit %d, %s", code, errb)
+	}
+}
+
+// The report of a --keep none run names each example cluster's first
+// member as the reference ("first", every member dropped), never an empty
+// kept document.
+func TestDedupKeepNoneReport(t *testing.T) {
+	dir := t.TempDir()
+	page := filepath.Join(dir, "r.html")
+	env, _, errb := testEnv()
+	if code := Main(context.Background(), []string{"dedup", sampleCorpus, "-o", filepath.Join(dir, "out"), "--store", "memory", "--keep", "none", "-q", "--report", page}, env); code != ExitOK {
+		t.Fatalf("exit %d: %s", code, errb)
+	}
+	b, err := os.ReadFile(page)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := string(b)
+	if strings.Contains(h, "<code></code>") || !strings.Contains(h, "every member dropped") || !strings.Contains(h, "</code> vs first") || strings.Contains(h, "</code> vs kept") {
+		t.Errorf("report of --keep none: empty kept %v, dropped tag %v, vs first %v, vs kept %v", strings.Contains(h, "<code></code>"),
+			strings.Contains(h, "every member dropped"), strings.Contains(h, "</code> vs first"), strings.Contains(h, "</code> vs kept"))
 	}
 }

@@ -164,14 +164,40 @@ func (x *featExtractors) pick(d *corpus.Document) *feature.Extractor {
 	return x.auto
 }
 
-// featCorpusFlags choose how inputs are read.
+// featCorpusFlags choose how inputs are read: the corpus flags every
+// command that reads a corpus shares.
 type featCorpusFlags struct {
 	IDField, TextField string
+	// MaxRecordBytes is corpus.Options.MaxRecordBytes (0: the default).
+	MaxRecordBytes byteSize
+	// Format is --format, the container format of every input
+	// (corpus.ParseFormat); "" or "auto" detects it per input.
+	Format string
 }
+
+// corpusFormatUsage is the help text of --format.
+const corpusFormatUsage = "input format: auto (detected per input; a walked directory's files are one document each unless JSONL, JSON, WARC or Parquet by name or magic bytes), jsonl, json (an object, an array of objects, or objects one after another), text, html, warc, parquet, or file (every input file is one document)"
 
 func (c *featCorpusFlags) bind(cmd *cobra.Command) {
 	cmd.Flags().StringVar(&c.IDField, "id-field", "id", "JSONL field (dotted path) holding the document id")
 	cmd.Flags().StringVar(&c.TextField, "text-field", "text", "JSONL field (dotted path) holding the document text")
+	c.MaxRecordBytes = corpus.DefaultMaxRecordBytes
+	cmd.Flags().Var(&c.MaxRecordBytes, "max-record-bytes", "reject larger records (a JSONL line, a WARC block, a whole file, a Parquet value; any format) with reason too-large and go on")
+	cmd.Flags().StringVar(&c.Format, "format", "auto", corpusFormatUsage)
+}
+
+// options returns the corpus options the flags choose; an unknown
+// --format is a usage error listing the valid ones.
+func (c featCorpusFlags) options() (corpus.Options, error) {
+	o := corpus.Options{IDField: c.IDField, TextField: c.TextField, MaxRecordBytes: int64(c.MaxRecordBytes)}
+	if c.Format != "" {
+		f, err := corpus.ParseFormat(c.Format)
+		if err != nil {
+			return corpus.Options{}, usagef("--format %s: want auto, jsonl, json, text, html, warc, parquet or file", c.Format)
+		}
+		o.Format = f
+	}
+	return o, nil
 }
 
 // openFeatCorpus opens paths with rejections logged to stderr. A named
@@ -186,20 +212,21 @@ func openFeatCorpusLog(env *Env, paths []string, c featCorpusFlags, cmdName stri
 	if err := checkInputs(paths); err != nil {
 		return nil, err
 	}
-	r, err := corpus.Open(paths, corpus.Options{
-		IDField:   c.IDField,
-		TextField: c.TextField,
-		Stdin:     env.Stdin,
-		OnReject: func(e *corpus.RecordError) {
-			if rejects != nil {
-				rejects.observe(e)
-			}
-			fmt.Fprintf(env.Stderr, "neardup %s: rejected: %v\n", cmdName, e)
-		},
-		OnWarning: func(e *corpus.RecordError) {
-			fmt.Fprintf(env.Stderr, "neardup %s: warning: %v\n", cmdName, e)
-		},
-	})
+	co, err := c.options()
+	if err != nil {
+		return nil, err
+	}
+	co.Stdin = env.Stdin
+	co.OnReject = func(e *corpus.RecordError) {
+		if rejects != nil {
+			rejects.observe(e)
+		}
+		fmt.Fprintf(env.Stderr, "neardup %s: rejected: %v\n", cmdName, e)
+	}
+	co.OnWarning = func(e *corpus.RecordError) {
+		fmt.Fprintf(env.Stderr, "neardup %s: warning: %v\n", cmdName, e)
+	}
+	r, err := corpus.Open(paths, co)
 	if err != nil {
 		return nil, usagef("%v", err)
 	}
@@ -314,9 +341,9 @@ with the shingle text when --text is given. Features are listed once each,
 in order of first occurrence. Inputs are files, directories, JSONL, WARC or
 Parquet (optionally gzip/zstd compressed); "-" or no argument reads stdin.`,
 		Example: `  neardup features testdata/licenses/docs.jsonl.gz | head -1
-  neardup features --text -k 3 page.html
+  neardup features --text --shingle 3 page.html
   neardup features --weight count --unit word notes.txt
-  neardup idf build corpus.jsonl --out idf.bin && neardup features --weight tfidf --idf idf.bin corpus.jsonl`,
+  neardup idf build corpus.jsonl --idf idf.bin && neardup features --weight tfidf --idf idf.bin corpus.jsonl`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Paths = args
 			return runFeatures(cmd.Context(), env, opts)
@@ -325,6 +352,7 @@ Parquet (optionally gzip/zstd compressed); "-" or no argument reads stdin.`,
 	opts.Feature.bind(cmd, true)
 	opts.Corpus.bind(cmd)
 	cmd.Flags().BoolVar(&opts.Text, "text", false, "include each feature's (normalized) text")
+	jsonLinesFlag(cmd)
 	return cmd
 }
 

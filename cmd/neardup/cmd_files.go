@@ -204,30 +204,10 @@ func sameAsAny(target string, paths []string) (string, bool) {
 	return "", false
 }
 
-// writeFileSafely writes a new file at path through a temporary file in the
-// same directory, renamed into place only when write succeeds. It refuses to
-// replace any of inputs.
+// writeFileSafely writes the file path with createOutput, replacing an
+// existing file but never one of inputs.
 func writeFileSafely(path string, inputs []string, write func(w io.Writer) error) error {
-	if p, same := sameAsAny(path, inputs); same {
-		return usagef("refusing to write %s: it is the input %s", path, p)
-	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".neardup-*.tmp")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	if err := write(tmp); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
+	return createOutput(context.Background(), path, outFile{Inputs: inputs, Replace: true}, write)
 }
 
 func sortedSums[V any](m map[chunk.Sum]V) []chunk.Sum {

@@ -150,6 +150,7 @@ func runFilesSimilar(ctx context.Context, env *Env, opts filesSimilarOptions) er
 type filesPlanOptions struct {
 	Old, New string
 	Delta    string
+	Force    bool // replace an existing --delta file
 	Chunk    chunkFlags
 	JSON     bool
 }
@@ -168,7 +169,8 @@ func newFilesPlanCmd(env *Env) *cobra.Command {
 		},
 	}
 	opts.Chunk.bind(cmd)
-	cmd.Flags().StringVar(&opts.Delta, "delta", "", "write a delta file that 'files apply' turns back into NEW")
+	cmd.Flags().StringVar(&opts.Delta, "delta", "", "write a delta file that 'files apply' turns back into NEW (mode 0644; an existing file is kept unless --force)")
+	cmd.Flags().BoolVar(&opts.Force, "force", false, "replace an existing --delta file")
 	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print the plan's figures as JSON")
 	return cmd
 }
@@ -210,7 +212,7 @@ func runFilesPlan(ctx context.Context, env *Env, opts filesPlanOptions) error {
 			return err
 		}
 		defer nf.Close()
-		err = writeFileSafely(opts.Delta, inputs, func(dw io.Writer) error {
+		err = createOutput(ctx, opts.Delta, outFile{Inputs: inputs, Replace: opts.Force}, func(dw io.Writer) error {
 			cw := &filesCountingWriter{w: dw}
 			err := delta.Write(cw, p, nf)
 			res.DeltaBytes = cw.n
@@ -274,8 +276,12 @@ func (c *filesCountingWriter) Write(p []byte) (int, error) {
 type filesApplyOptions struct {
 	Old, Delta string
 	Out        string // the rebuilt file: the third argument (or the deprecated -o)
-	Chunk      chunkFlags
-	JSON       bool
+	Force      bool   // replace an existing NEW
+	// MaxBytes caps the size the delta may claim for NEW (0: the free
+	// space on NEW's filesystem).
+	MaxBytes byteSize
+	Chunk    chunkFlags
+	JSON     bool
 }
 
 func newFilesApplyCmd(env *Env) *cobra.Command {
@@ -286,7 +292,11 @@ func newFilesApplyCmd(env *Env) *cobra.Command {
 		Long: `apply rebuilds the file NEW from OLD (the file or directory the delta was
 planned against) and DELTA (from 'files plan --delta'), and checks the
 rebuilt bytes against the signature root the plan recorded. NEW is written
-through a temporary file and never replaces an input.`,
+through an unnamed file linked into place when it is complete and verified
+(mode 0644): a failure, SIGTERM or even SIGKILL leaves nothing behind. NEW
+never replaces an input, nor an existing file unless --force. The size the
+delta claims for NEW is checked before anything is written: over --max-bytes
+(default: the free space on NEW's filesystem) it is refused.`,
 		Example: "  neardup files apply v1.tar v2.delta v2.tar",
 		Args:    cobra.RangeArgs(2, 3),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -305,6 +315,8 @@ through a temporary file and never replaces an input.`,
 	cmd.Flags().StringVarP(&opts.Out, "out", "o", "", "where to write the rebuilt file")
 	_ = cmd.Flags().MarkDeprecated("out", "give NEW as the third argument")
 	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print what was rebuilt as JSON")
+	cmd.Flags().BoolVar(&opts.Force, "force", false, "replace an existing file NEW")
+	cmd.Flags().Var(&opts.MaxBytes, "max-bytes", "refuse a delta that claims NEW is larger than this (default: the free space on NEW's filesystem)")
 	return cmd
 }
 
@@ -325,6 +337,20 @@ func runFilesApply(ctx context.Context, env *Env, opts filesApplyOptions) error 
 		return err
 	}
 	defer df.Close()
+	claimed, err := delta.ReadHeader(df)
+	if err != nil {
+		return fmt.Errorf("%s: %w", opts.Delta, err)
+	}
+	limit, what := int64(opts.MaxBytes), "--max-bytes"
+	if limit <= 0 {
+		limit, what = freeBytes(filepath.Dir(opts.Out)), "the free space on its filesystem"
+	}
+	if limit >= 0 && claimed.NewSize > limit {
+		return fmt.Errorf("%s claims %s is %d bytes, more than %s (%d bytes): nothing written", opts.Delta, opts.Out, claimed.NewSize, what, limit)
+	}
+	if _, err := df.Seek(0, io.SeekStart); err != nil {
+		return err
+	}
 	inputs := []string{opts.Delta, opts.Old}
 	var opened []*os.File
 	defer func() {
@@ -355,9 +381,9 @@ func runFilesApply(ctx context.Context, env *Env, opts filesApplyOptions) error 
 		return f, st.Size(), nil
 	}
 	var h *delta.Header
-	err = writeFileSafely(opts.Out, inputs, func(w io.Writer) error {
+	err = createOutput(ctx, opts.Out, outFile{Inputs: inputs, Replace: opts.Force}, func(w io.Writer) error {
 		var err error
-		h, err = delta.Apply(w, df, open, o)
+		h, err = delta.Apply(w, ctxReader{ctx, df}, open, o)
 		return err
 	})
 	if err != nil {

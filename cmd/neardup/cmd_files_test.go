@@ -137,7 +137,7 @@ func TestFilesPlanApply(t *testing.T) {
 	for _, old := range []string{dir, filepath.Join(dir, "a/v1.bin")} {
 		env, out, _ := filesTestEnv()
 		deltaPath := filepath.Join(work, "new.delta")
-		if err := runFilesPlan(context.Background(), env, filesPlanOptions{Old: old, New: newPath, Delta: deltaPath, Chunk: chunkFlags{Avg: chunk.DefaultAvg}}); err != nil {
+		if err := runFilesPlan(context.Background(), env, filesPlanOptions{Old: old, New: newPath, Delta: deltaPath, Force: true, Chunk: chunkFlags{Avg: chunk.DefaultAvg}}); err != nil {
 			t.Fatal(err)
 		}
 		t.Log(out.String())
@@ -146,7 +146,7 @@ func TestFilesPlanApply(t *testing.T) {
 		}
 		rebuilt := filepath.Join(work, "rebuilt.bin")
 		env, out, _ = filesTestEnv()
-		if err := runFilesApply(context.Background(), env, filesApplyOptions{Old: old, Delta: deltaPath, Out: rebuilt, Chunk: chunkFlags{Avg: chunk.DefaultAvg}}); err != nil {
+		if err := runFilesApply(context.Background(), env, filesApplyOptions{Old: old, Delta: deltaPath, Out: rebuilt, Force: true, Chunk: chunkFlags{Avg: chunk.DefaultAvg}}); err != nil {
 			t.Fatal(err)
 		}
 		got, _ := os.ReadFile(rebuilt)
@@ -169,7 +169,7 @@ func TestFilesPlanApply(t *testing.T) {
 	// Applying against the wrong OLD fails verification and leaves no file.
 	env, _, _ := filesTestEnv()
 	deltaPath := filepath.Join(work, "new.delta")
-	runFilesPlan(context.Background(), env, filesPlanOptions{Old: filepath.Join(dir, "a/v1.bin"), New: newPath, Delta: deltaPath, Chunk: chunkFlags{Avg: chunk.DefaultAvg}})
+	runFilesPlan(context.Background(), env, filesPlanOptions{Old: filepath.Join(dir, "a/v1.bin"), New: newPath, Delta: deltaPath, Force: true, Chunk: chunkFlags{Avg: chunk.DefaultAvg}})
 	out := filepath.Join(work, "wrong.bin")
 	if err := runFilesApply(context.Background(), env, filesApplyOptions{Old: filepath.Join(dir, "other.bin"), Delta: deltaPath, Out: out, Chunk: chunkFlags{Avg: chunk.DefaultAvg}}); err == nil {
 		t.Fatal("wrong OLD accepted")

@@ -5,8 +5,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
-	"path/filepath"
 
 	"github.com/spf13/cobra"
 
@@ -107,28 +107,13 @@ type idfJSON struct {
 	Checksum       string `json:"checksum,omitempty"`
 }
 
-// idfWriteFile writes data to a temporary file beside path and renames it
-// into place, so a crash never leaves a half-written table.
+// idfWriteFile writes data with createOutput (mode 0644, through an
+// unnamed or temporary file), so a crash never leaves a half-written table.
 func idfWriteFile(path string, data []byte) error {
-	f, err := os.CreateTemp(filepath.Dir(path), ".idf-*")
-	if err != nil {
+	return createOutput(context.Background(), path, outFile{Replace: true}, func(w io.Writer) error {
+		_, err := w.Write(data)
 		return err
-	}
-	tmp := f.Name()
-	_, err = f.Write(data)
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp, path)
-	}
-	if err != nil {
-		os.Remove(tmp)
-	}
-	return err
+	})
 }
 
 type idfShowOptions struct {

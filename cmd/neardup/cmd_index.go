@@ -6,12 +6,15 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"os"
+	"strconv"
 
 	"github.com/spf13/cobra"
 
 	"github.com/neardup/neardup/corpus"
+	"github.com/neardup/neardup/dedup"
 	"github.com/neardup/neardup/index"
 	"github.com/neardup/neardup/internal/progress"
 	"github.com/neardup/neardup/sample"
@@ -58,7 +61,7 @@ func (o *indexOptions) bind(cmd *cobra.Command) {
 func newIndexCmd(env *Env) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "index",
-		Short: "Maintain a persistent near-duplicate index (add, query, remove)",
+		Short: "Maintain a persistent near-duplicate index (add, query, remove, check)",
 		Long: `index keeps sketches and LSH postings in a Pebble store, so a new crawl can be
 deduplicated against earlier ones. The sampler, k, seed, LSH scheme and
 feature flags are recorded in the store on first use; later commands reopen
@@ -66,9 +69,10 @@ the index with them and need none of these flags (a flag that contradicts
 the recorded value is an error naming both).`,
 		Example: `  neardup index add --store idx/ crawl1.jsonl.gz
   neardup index query --store idx/ crawl2.jsonl.gz > matches.jsonl
-  neardup index remove --store idx/ doc-17 doc-42`,
+  neardup index remove --store idx/ doc-17 doc-42
+  neardup index check --store idx/ --repair`,
 	}
-	cmd.AddCommand(newIndexAddCmd(env), newIndexQueryCmd(env), newIndexRemoveCmd(env))
+	cmd.AddCommand(newIndexAddCmd(env), newIndexQueryCmd(env), newIndexRemoveCmd(env), newIndexStatsCmd(env), newIndexCheckCmd(env))
 	return cmd
 }
 
@@ -76,8 +80,15 @@ func newIndexAddCmd(env *Env) *cobra.Command {
 	var opts indexOptions
 	var serverURL string
 	cmd := &cobra.Command{
-		Use:     "add FILE...",
-		Short:   "Add documents to the index (a document with a known id replaces it)",
+		Use:   "add FILE...",
+		Short: "Add documents to the index (a document with an id stored by an earlier run replaces it)",
+		Long: `add sketches the documents and adds them to the index. A document whose id
+the index holds from an earlier run replaces it (counted as replaced). Within
+one run ids must be unique: a record whose id an earlier record of the run
+already used is rejected with reason duplicate-id, naming both sources
+(file:line), and nothing is replaced. A file's id is its path relative to
+the common root of the inputs. A record over --max-record-bytes is
+rejected as too-large.`,
 		Example: "  neardup index add --store idx/ testdata/licenses/docs.jsonl.gz",
 		Args:    cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -90,11 +101,11 @@ func newIndexAddCmd(env *Env) *cobra.Command {
 		},
 	}
 	opts.bind(cmd)
-	cmd.Flags().BoolVar(&opts.Features, "features", true, "store feature sets so queries verify by exact Jaccard")
+	cmd.Flags().BoolVar(&opts.Features, "features", false, "also store feature sets (about 8 bytes per shingle) so queries verify by exact Jaccard; by default the index keeps sketches only and verifies by the sketch estimate")
 	cmd.Flags().StringVar(&serverURL, "server", "", "add through a neardup server at this URL instead of --store (bearer token from NEARDUP_TOKEN)")
 	cmd.Flags().Lookup("store").Annotations = nil // --store or --server
 	cmd.Flags().Float64Var(&opts.MaxRejected, "max-rejected", 0.10, "fail (exit 1, after adding the rest) when more than this fraction of the records is rejected")
-	cmd.Flags().BoolVar(&opts.JSON, "json", false, `print {"added", "new", "replaced", "repeated_ids", "read", "rejected", "rejected_by", "store"} as JSON`)
+	cmd.Flags().BoolVar(&opts.JSON, "json", false, `print {"added", "new", "replaced", "read", "rejected", "rejected_by", "store"} as JSON`)
 	return cmd
 }
 
@@ -114,6 +125,7 @@ func newIndexQueryCmd(env *Env) *cobra.Command {
 		},
 	}
 	opts.bind(cmd)
+	jsonLinesFlag(cmd)
 	return cmd
 }
 
@@ -149,7 +161,7 @@ type indexSession struct {
 // exist yet is made; otherwise (query, remove) it must exist and hold an
 // index: a mistyped --store is an error, not an empty index. With sketcher
 // the session can sketch documents.
-func openIndexSession(ctx context.Context, opts indexOptions, create, sketcher bool) (*indexSession, error) {
+func openIndexSession(ctx context.Context, env *Env, opts indexOptions, create, sketcher bool) (*indexSession, error) {
 	if opts.Store == "" {
 		return nil, usagef("--store is required")
 	}
@@ -180,7 +192,7 @@ func openIndexSession(ctx context.Context, opts indexOptions, create, sketcher b
 		return nil, err
 	}
 	flags := indexFlags{Sampler: alg, K: opts.K, Seed: opts.Seed, LSH: p, Threshold: opts.Threshold, Features: fo}
-	st, err := store.OpenPebble(opts.Store, nil)
+	st, err := store.OpenPebble(opts.Store, env.pebbleOptions(nil))
 	if errors.Is(err, store.ErrNotStore) {
 		return nil, usagef("--store %s holds no index: %v", opts.Store, err)
 	}
@@ -224,7 +236,7 @@ func runIndexAdd(ctx context.Context, env *Env, opts indexOptions) error {
 	if err := checkMaxRejected(opts.MaxRejected); err != nil {
 		return err
 	}
-	s, err := openIndexSession(ctx, opts, true, true)
+	s, err := openIndexSession(ctx, env, opts, true, true)
 	if err != nil {
 		return err
 	}
@@ -240,6 +252,13 @@ func runIndexAdd(ctx context.Context, env *Env, opts indexOptions) error {
 		po = progress.Options{W: env.Stderr, Interactive: env.Interactive}
 	}
 	bar := progress.New(po, "add", r.TotalBytes(), "bytes")
+	// One bulk for the whole input: a large one is sorted and ingested as
+	// finished tables, a small one stays one write-ahead-log batch.
+	bk, err := s.x.NewBulk()
+	if err != nil {
+		return err
+	}
+	defer bk.Close()
 	var batch []*index.Doc
 	var sk sample.Sketched
 	var total index.AddResult
@@ -247,7 +266,7 @@ func runIndexAdd(ctx context.Context, env *Env, opts indexOptions) error {
 		if len(batch) == 0 {
 			return nil
 		}
-		res, err := s.x.Add(ctx, batch...)
+		res, err := bk.Add(ctx, batch...)
 		if err != nil {
 			return err
 		}
@@ -257,11 +276,27 @@ func runIndexAdd(ctx context.Context, env *Env, opts indexOptions) error {
 		batch = batch[:0]
 		return nil
 	}
+	// The first place of every id of this run: a later record with the
+	// same id is rejected (duplicate-id), naming both, rather than
+	// replacing the first.
+	seen := map[string]string{}
+	var dupIDs int64
 	for r.Next() {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		batch = append(batch, s.doc(r.Doc(), opts.Features, &sk))
+		d := r.Doc()
+		place := docPlace(d)
+		if first, dup := seen[d.ID]; dup {
+			e := &corpus.RecordError{ID: d.ID, Path: d.Source, Line: d.Line, Offset: d.Offset, Reason: reasonDuplicateID,
+				Err: fmt.Errorf("id %q already used by %s", d.ID, first)}
+			rejects.observe(e)
+			fmt.Fprintf(env.Stderr, "neardup index add: rejected: %v\n", e)
+			dupIDs++
+			continue
+		}
+		seen[d.ID] = place
+		batch = append(batch, s.doc(d, opts.Features, &sk))
 		if len(batch) == 1024 {
 			if err := flush(); err != nil {
 				return err
@@ -275,6 +310,10 @@ func runIndexAdd(ctx context.Context, env *Env, opts indexOptions) error {
 	if err := flush(); err != nil {
 		return err
 	}
+	if err := bk.Commit(ctx); err != nil {
+		return err
+	}
+	bk.Close()
 	bar.Finish()
 	if err := s.x.Flush(ctx); err != nil {
 		return err
@@ -283,12 +322,21 @@ func runIndexAdd(ctx context.Context, env *Env, opts indexOptions) error {
 		return err
 	}
 	st := r.Stats()
+	if dupIDs > 0 {
+		st.Rejected += dupIDs
+		by := maps.Clone(st.RejectedBy)
+		if by == nil {
+			by = map[string]int64{}
+		}
+		by[reasonDuplicateID] += dupIDs
+		st.RejectedBy = by
+	}
 	if opts.JSON {
 		err = json.NewEncoder(env.Stdout).Encode(indexAddJSON{Added: total.Added + total.Replaced, New: total.Added, Replaced: total.Replaced,
-			RepeatedIDs: total.Duplicates, Read: st.Read, Rejected: st.Rejected, RejectedBy: st.RejectedBy, Store: opts.Store})
+			Read: st.Read, Rejected: st.Rejected, RejectedBy: st.RejectedBy, Store: opts.Store})
 	} else {
-		_, err = fmt.Fprintf(env.Stdout, "added %d documents to %s (%d new, %d replaced; %d repeated ids, the last kept; read %d, rejected %d)\n",
-			total.Added+total.Replaced, opts.Store, total.Added, total.Replaced, total.Duplicates, st.Read, st.Rejected)
+		_, err = fmt.Fprintf(env.Stdout, "added %d documents to %s (%d new, %d replaced from earlier runs; read %d, rejected %d)\n",
+			total.Added+total.Replaced, opts.Store, total.Added, total.Replaced, st.Read, st.Rejected)
 	}
 	if err != nil {
 		return err
@@ -298,14 +346,13 @@ func runIndexAdd(ctx context.Context, env *Env, opts indexOptions) error {
 
 // indexAddJSON is the --json output of index add.
 type indexAddJSON struct {
-	Added       int              `json:"added"`
-	New         int              `json:"new"`
-	Replaced    int              `json:"replaced"`
-	RepeatedIDs int              `json:"repeated_ids"`
-	Read        int64            `json:"read"`
-	Rejected    int64            `json:"rejected"`
-	RejectedBy  map[string]int64 `json:"rejected_by"`
-	Store       string           `json:"store"`
+	Added      int              `json:"added"`
+	New        int              `json:"new"`
+	Replaced   int              `json:"replaced"`
+	Read       int64            `json:"read"`
+	Rejected   int64            `json:"rejected"`
+	RejectedBy map[string]int64 `json:"rejected_by"`
+	Store      string           `json:"store"`
 }
 
 type queryMatchJSON struct {
@@ -322,7 +369,7 @@ type queryJSON struct {
 }
 
 func runIndexQuery(ctx context.Context, env *Env, opts indexOptions) error {
-	s, err := openIndexSession(ctx, opts, false, true)
+	s, err := openIndexSession(ctx, env, opts, false, true)
 	if err != nil {
 		return err
 	}
@@ -362,7 +409,7 @@ func runIndexQuery(ctx context.Context, env *Env, opts indexOptions) error {
 func round6(x float64) float64 { return math.Round(x*1e6) / 1e6 }
 
 func runIndexRemove(ctx context.Context, env *Env, opts indexOptions) error {
-	s, err := openIndexSession(ctx, opts, false, false)
+	s, err := openIndexSession(ctx, env, opts, false, false)
 	if err != nil {
 		return err
 	}
@@ -380,4 +427,21 @@ func runIndexRemove(ctx context.Context, env *Env, opts indexOptions) error {
 	}
 	_, err = fmt.Fprintf(env.Stdout, "removed %d of %d ids from %s\n", n, len(opts.Args), opts.Store)
 	return err
+}
+
+// reasonDuplicateID is the reason of a record whose id an earlier record of
+// the same run used (as dedup.ReasonDuplicateID).
+const reasonDuplicateID = dedup.ReasonDuplicateID
+
+// docPlace formats where a document was read: "path:line", "path@offset"
+// or the path.
+func docPlace(d *corpus.Document) string {
+	p := d.Source
+	switch {
+	case d.Line > 0:
+		p += ":" + strconv.FormatInt(d.Line, 10)
+	case d.Offset >= 0:
+		p += "@" + strconv.FormatInt(d.Offset, 10)
+	}
+	return p
 }

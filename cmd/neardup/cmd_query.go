@@ -37,6 +37,7 @@ NEARDUP_TOKEN. Documents are sent as text; the server sketches them.`,
 	}
 	cmd.Flags().StringVar(&opts.Server, "server", "", "the neardup server's URL (required)")
 	opts.Corpus.bind(cmd)
+	jsonLinesFlag(cmd)
 	return cmd
 }
 

@@ -12,7 +12,10 @@ import (
 	"io"
 	"strings"
 
+	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/spf13/cobra"
+
+	"github.com/neardup/neardup/store"
 )
 
 // Env is what a command may touch of the outside world. Tests build one with
@@ -24,6 +27,23 @@ type Env struct {
 	// Interactive reports whether Stderr is a terminal, so long-running
 	// commands show progress bars there and plain log lines otherwise.
 	Interactive bool
+	// StoreFS is the filesystem Pebble stores live on; nil means the
+	// operating system's. Tests wrap it with Pebble's vfs/errorfs to
+	// inject storage faults into whole commands.
+	StoreFS vfs.FS
+}
+
+// pebbleOptions returns o (or new options) with the environment's store
+// filesystem.
+func (env *Env) pebbleOptions(o *store.PebbleOptions) *store.PebbleOptions {
+	if env.StoreFS == nil {
+		return o
+	}
+	if o == nil {
+		o = &store.PebbleOptions{}
+	}
+	o.FS = env.StoreFS
+	return o
 }
 
 // Exit codes, mapped in one place (Main).
@@ -101,6 +121,11 @@ func Main(ctx context.Context, args []string, env *Env) int {
 	if err == nil {
 		return ExitOK
 	}
+	if errors.Is(err, context.Canceled) && ctx.Err() != nil {
+		// SIGTERM or Ctrl-C: what stopped is said, not how.
+		fmt.Fprintln(env.Stderr, "neardup: interrupted; stopped without finishing")
+		return ExitFailure
+	}
 	fmt.Fprintf(env.Stderr, "neardup: %v\n", err)
 	var ue *UsageError
 	if errors.As(err, &ue) || isCobraUsage(err) {
@@ -114,7 +139,7 @@ func Main(ctx context.Context, args []string, env *Env) int {
 // command, wrong number of arguments).
 func isCobraUsage(err error) bool {
 	msg := err.Error()
-	for _, p := range []string{"unknown command", "accepts ", "requires at least", "requires at most", "unknown flag", "unknown shorthand"} {
+	for _, p := range []string{"unknown command", "accepts ", "requires at least", "requires at most", "unknown flag", "unknown shorthand", "required flag"} {
 		if strings.Contains(msg, p) {
 			return true
 		}

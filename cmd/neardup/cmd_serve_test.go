@@ -77,7 +77,7 @@ func startServe(t *testing.T, args ...string) (string, func() int) {
 
 // run runs neardup with args and stdin and returns exit code, stdout and
 // stderr.
-func runMain(t *testing.T, stdin string, args ...string) (int, string, string) {
+func runMainStdin(t *testing.T, stdin string, args ...string) (int, string, string) {
 	t.Helper()
 	var out, errb bytes.Buffer
 	env := &Env{Stdin: strings.NewReader(stdin), Stdout: &out, Stderr: &errb}
@@ -115,11 +115,11 @@ func licenceIDs(t *testing.T) []string {
 // document finds itself.
 func checkServedCorpus(t *testing.T, addURL, queryURL string) {
 	t.Helper()
-	code, out, errs := runMain(t, "", "index", "add", "--server", addURL, "--quiet", sampleCorpus)
+	code, out, errs := runMainStdin(t, "", "index", "add", "--server", addURL, "--quiet", sampleCorpus)
 	if code != 0 || !strings.HasPrefix(out, "added 474 documents through "+addURL) {
 		t.Fatalf("index add --server: exit %d, %q, %s", code, out, errs)
 	}
-	code, out, errs = runMain(t, "", "query", "--server", queryURL, sampleCorpus)
+	code, out, errs = runMainStdin(t, "", "query", "--server", queryURL, sampleCorpus)
 	if code != 0 {
 		t.Fatalf("query --server: exit %d, %s", code, errs)
 	}
@@ -155,7 +155,7 @@ func checkServedCorpus(t *testing.T, addURL, queryURL string) {
 func checkCollapse(t *testing.T, storeArgs ...string) {
 	t.Helper()
 	ids := licenceIDs(t)[:100]
-	code, out, errs := runMain(t, strings.Join(ids, "\n")+"\n", append([]string{"collapse", "--json"}, storeArgs...)...)
+	code, out, errs := runMainStdin(t, strings.Join(ids, "\n")+"\n", append([]string{"collapse", "--json"}, storeArgs...)...)
 	if code != 0 {
 		t.Fatalf("collapse: exit %d, %s", code, errs)
 	}
@@ -177,7 +177,7 @@ func checkCollapse(t *testing.T, storeArgs ...string) {
 		}
 	}
 	// Plain output: the kept ids, one per line.
-	code, out, _ = runMain(t, strings.Join(ids, "\n"), append([]string{"collapse"}, storeArgs...)...)
+	code, out, _ = runMainStdin(t, strings.Join(ids, "\n"), append([]string{"collapse"}, storeArgs...)...)
 	if code != 0 || strings.Join(res.Kept, "\n")+"\n" != out {
 		t.Errorf("collapse (text): exit %d, %q", code, out)
 	}
@@ -196,7 +196,7 @@ func TestServePebble(t *testing.T) {
 	checkCollapse(t, "--store", dir)
 	// Reopened with its recorded configuration: the documents are there.
 	url, _ = startServe(t, "--store", dir)
-	code, out, errs := runMain(t, "", "query", "--server", url, sampleCorpus)
+	code, out, errs := runMainStdin(t, "", "query", "--server", url, sampleCorpus)
 	if code != 0 || strings.Count(out, `"similarity":1,`) < 474 {
 		t.Fatalf("query after restart: exit %d, %s", code, errs)
 	}
@@ -230,13 +230,13 @@ func TestServeUsage(t *testing.T) {
 		{[]string{"index", "add", "--server", "http://127.0.0.1:1", "--k", "64", "x.jsonl"}, "--k does not go with --server"},
 		{[]string{"index", "add", "x.jsonl"}, "--store is required"},
 	} {
-		code, _, errs := runMain(t, "", c.args...)
+		code, _, errs := runMainStdin(t, "", c.args...)
 		if code != ExitUsage || !strings.Contains(errs, c.want) || strings.Count(errs, "\n") > 2 {
 			t.Errorf("%v: exit %d, %q; want exit 2 with %q", c.args, code, errs, c.want)
 		}
 	}
 	// An unreachable server is a one-line failure, not a usage error.
-	code, _, errs := runMain(t, "", "query", "--server", "http://127.0.0.1:1", sampleCorpus)
+	code, _, errs := runMainStdin(t, "", "query", "--server", "http://127.0.0.1:1", sampleCorpus)
 	if code != ExitFailure || strings.Count(errs, "\n") != 1 {
 		t.Errorf("unreachable server: exit %d, %q", code, errs)
 	}

@@ -168,7 +168,8 @@ func (s *sketcher) make(smp sample.Sampler, vals []uint64, fs []feature.Feature)
 
 type sketchOptions struct {
 	Files   []string
-	Format  string // jsonl or binary
+	Format  string // --output-format: jsonl or binary
+	JSON    bool   // --json: --output-format jsonl
 	Out     string // directory for sketches.jsonl or sketches.bin, or "" for stdout
 	Output  string // deprecated (--output): a file
 	Workers int
@@ -187,9 +188,9 @@ directories, JSONL, WARC, Parquet, optionally gzip- or zstd-compressed;
 standard input when no FILE is given) and writes one sketch per document, in
 input order, using all cores.
 
---format jsonl (the default) writes one line per document:
+--output-format jsonl (the default) writes one line per document:
   {"id":"...","sketch":"<base64 of the binary encoding>","algorithm":"oph","k":128}
---format binary writes, per document, uvarint(len(id)) id uvarint(len(enc)) enc,
+--output-format binary writes, per document, uvarint(len(id)) id uvarint(len(enc)) enc,
 where enc is the sketch's binary encoding (package sketch).
 
 A sketch records its algorithm, version, seed, k, b and a hash of the feature
@@ -198,7 +199,7 @@ Feature flags are those of 'neardup features' (--shingle has no -k
 shorthand here: --k is the number of samples). Weighted samplers (cws, icws, hmt,
 hmt-dep) weigh features by count unless --weight tfidf is given.`,
 		Example: `  neardup sketch testdata/licenses/docs.jsonl.gz > sketches.jsonl
-  neardup sketch --sampler minhash --k 256 --bits 8 --format binary -o sketches/ pages.warc.gz
+  neardup sketch --sampler minhash --k 256 --bits 8 --output-format binary -o sketches/ pages.warc.gz
   neardup sketch --sampler icws --weighted tfidf --idf corpus.idf docs.jsonl`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Files = args
@@ -206,8 +207,9 @@ hmt-dep) weigh features by count unless --weight tfidf is given.`,
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&opts.Format, "format", "jsonl", "output format: jsonl or binary")
-	fl.StringVarP(&opts.Out, "out", "o", "", "write DIR/sketches.jsonl (or sketches.bin with --format binary) instead of standard output")
+	fl.StringVar(&opts.Format, "output-format", "jsonl", "output format: jsonl or binary (--format is the input format, as in every command that reads a corpus)")
+	fl.BoolVar(&opts.JSON, "json", false, "JSON Lines output: --output-format jsonl (the default)")
+	fl.StringVarP(&opts.Out, "out", "o", "", "write DIR/sketches.jsonl (or sketches.bin with --output-format binary) instead of standard output")
 	fl.StringVar(&opts.Output, "output", "", "write to this file instead of standard output")
 	_ = fl.MarkDeprecated("output", "use -o/--out DIR (it writes DIR/sketches.jsonl or DIR/sketches.bin)")
 	fl.IntVar(&opts.Workers, "workers", runtime.NumCPU(), "parallel workers")
@@ -218,8 +220,18 @@ hmt-dep) weigh features by count unless --weight tfidf is given.`,
 }
 
 func runSketch(ctx context.Context, env *Env, opts sketchOptions) error {
+	if opts.Corpus.Format == "binary" {
+		// --format was this command's output format before it became
+		// the input format of every command; "binary" is no input
+		// format, so it can only mean the old spelling.
+		fmt.Fprintln(env.Stderr, "Flag --format binary has been deprecated, use --output-format binary")
+		opts.Format, opts.Corpus.Format = "binary", "auto"
+	}
+	if opts.JSON && opts.Format != "jsonl" {
+		return usagef("--json and --output-format %s exclude each other", opts.Format)
+	}
 	if opts.Format != "jsonl" && opts.Format != "binary" {
-		return usagef("unknown --format %q (want jsonl or binary)", opts.Format)
+		return usagef("unknown --output-format %q (want jsonl or binary)", opts.Format)
 	}
 	if opts.Workers < 1 {
 		return usagef("--workers %d must be at least 1", opts.Workers)

@@ -349,7 +349,7 @@ func TestRunSketchUsage(t *testing.T) {
 	opts := sketchOpts(t, []string{path})
 	opts.Format = "xml"
 	if err := runSketch(context.Background(), env, opts); err == nil {
-		t.Error("--format xml accepted")
+		t.Error("--output-format xml accepted")
 	}
 	opts = sketchOpts(t, []string{path})
 	opts.Output = filepath.Join(t.TempDir(), "missing", "out")
@@ -364,7 +364,7 @@ func TestSketchCommandLine(t *testing.T) {
 	path := featCorpus(t)
 	dir := filepath.Join(t.TempDir(), "sk")
 	env, _, errb := featTestEnv()
-	code := Main(context.Background(), []string{"sketch", "--format", "binary", "-o", dir, "--shingle", "3", "--feature-seed", "2", "--markup", "text", "--sampler", "lazybits", "--k", "8", path}, env)
+	code := Main(context.Background(), []string{"sketch", "--output-format", "binary", "-o", dir, "--shingle", "3", "--feature-seed", "2", "--markup", "text", "--sampler", "lazybits", "--k", "8", path}, env)
 	if code != ExitOK {
 		t.Fatalf("exit %d: %s", code, errb)
 	}
@@ -372,12 +372,12 @@ func TestSketchCommandLine(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// The old --output FILE still works, with a warning, and writes the
-	// same bytes.
+	// The old --output FILE and --format binary still work, with
+	// warnings, and write the same bytes.
 	old := filepath.Join(t.TempDir(), "s.bin")
 	env, _, errb = featTestEnv()
 	code = Main(context.Background(), []string{"sketch", "--format", "binary", "--output", old, "--shingle", "3", "--feature-seed", "2", "--markup", "text", "--sampler", "lazybits", "--k", "8", path}, env)
-	if b, _ := os.ReadFile(old); code != ExitOK || !bytes.Equal(b, data) || !strings.Contains(errb.String(), "--output has been deprecated") {
+	if b, _ := os.ReadFile(old); code != ExitOK || !bytes.Equal(b, data) || !strings.Contains(errb.String(), "--output has been deprecated") || !strings.Contains(errb.String(), "use --output-format binary") {
 		t.Errorf("--output: exit %d, %d bytes, stderr %q", code, len(b), errb.String())
 	}
 	ids, sks, err := readSketchRecords(bytes.NewReader(data))

@@ -11,6 +11,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
 	"github.com/neardup/neardup/sample"
@@ -94,4 +95,11 @@ func deprecatedAlias(fl *pflag.FlagSet, old, name string) {
 	f := fl.Lookup(name)
 	fl.AddFlag(&pflag.Flag{Name: old, Usage: "deprecated spelling of --" + name, Value: f.Value, DefValue: f.DefValue, NoOptDefVal: f.NoOptDefVal})
 	_ = fl.MarkDeprecated(old, "use --"+name)
+}
+
+// jsonLinesFlag gives a command whose output is JSON Lines in any case
+// (features, index query) the --json flag of every command that prints a
+// result, so that --json is accepted everywhere; it changes nothing.
+func jsonLinesFlag(cmd *cobra.Command) {
+	cmd.Flags().Bool("json", true, "print JSON: one object per line (this command's only output format; accepted so that every command takes --json)")
 }

@@ -1,0 +1,258 @@
+package index
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/neardup/neardup/store"
+)
+
+// BulkDocs is the number of documents from which a write goes through a
+// store bulk (store.NewBulk) instead of a batch: an Add of at least this
+// many documents, and a Bulk once it holds this many. Below it the
+// write-ahead-log path of a batch is cheaper than writing and ingesting
+// tables (and keeps small online adds from making small tables).
+const BulkDocs = 4096
+
+// bulkDocs is BulkDocs; tests lower it.
+var bulkDocs = BulkDocs
+
+// ErrBulkOpen is returned by Add and Remove while a Bulk of the index is
+// open, and by NewBulk when one already is: a bulk reads the records it
+// replaces when documents are added to it and writes at Commit, so no
+// other write may come between.
+var ErrBulkOpen = errors.New("index: a bulk build is open")
+
+// Bulk adds many documents to an index — a whole build, more documents
+// than one Add should hold — in as few writes as the store allows. Its
+// documents go into one store bulk (store.NewBulk: on Pebble, postings
+// sorted in memory and in runs on disk, then handed over as finished
+// tables in one ingestion), instead of one write-ahead-log record and
+// memtable insert per posting that compactions rewrite again. The writes
+// of the first BulkDocs documents are held in memory until either Commit
+// (they go through one ordinary batch: a small build stays on the
+// write-ahead-log path) or the BulkDocs-th document (they go into the
+// store bulk with the rest: a large build writes no log at all).
+//
+// Documents are read, replaced and posted exactly as Add does; what a
+// Bulk holds becomes visible, atomically and durably, when Commit
+// returns. One exception commits early: a name added again after an
+// earlier Add of the same Bulk (the earlier document is committed, then
+// read and replaced).
+// A failed Add or Commit discards everything since the last commit.
+//
+// While a Bulk is open the index's Add and Remove fail with ErrBulkOpen;
+// queries see the index as it was at the last commit. A Bulk is not safe
+// for concurrent use.
+type Bulk struct {
+	x      *Index
+	b      store.Batch
+	bulk   bool                // b is a store bulk
+	docs   int                 // documents staged in b
+	ids    map[uint64]struct{} // their ids
+	err    error               // the first failure since the last commit
+	closed bool
+}
+
+// NewBulk opens a Bulk on the index. Close it when done.
+func (x *Index) NewBulk() (*Bulk, error) {
+	x.wmu.Lock()
+	defer x.wmu.Unlock()
+	if x.bulkOpen {
+		return nil, ErrBulkOpen
+	}
+	x.bulkOpen = true
+	return &Bulk{x: x, b: &logBatch{}, ids: map[uint64]struct{}{}}, nil
+}
+
+// Add stages docs (see Index.Add, whose result it returns for them). They
+// are written at Commit, or earlier as the type's comment says.
+func (k *Bulk) Add(ctx context.Context, docs ...*Doc) (AddResult, error) {
+	x := k.x
+	x.wmu.Lock()
+	defer x.wmu.Unlock()
+	if k.closed {
+		return AddResult{}, errBulkClosed
+	}
+	if k.err != nil {
+		return AddResult{}, k.err
+	}
+	if len(docs) == 0 {
+		return AddResult{}, nil
+	}
+	again := false
+	for _, d := range docs {
+		if _, ok := k.ids[ID(d.Name)]; ok {
+			again = true
+			break
+		}
+	}
+	if again {
+		// Commit what is staged: its records are then read like any
+		// stored document's.
+		if err := k.commit(ctx); err != nil {
+			return AddResult{}, err
+		}
+	}
+	if !k.bulk && k.docs+len(docs) >= bulkDocs {
+		// From here on a store bulk; what the log holds goes into it.
+		lb := k.b.(*logBatch)
+		k.b, k.bulk = store.NewBulk(x.st), true
+		lb.replay(k.b)
+	}
+	res, fps, err := x.stage(ctx, k.b, docs, func(id uint64) { k.ids[id] = struct{}{} })
+	if err == nil {
+		err = x.fps.add(ctx, x, k.b, fps)
+	}
+	if err != nil {
+		k.fail(err)
+		return AddResult{}, err
+	}
+	k.docs += res.Added + res.Replaced
+	if c := x.collapser.Load(); c != nil {
+		// Staged, not yet committed: should the commit fail, the table
+		// holds signatures of documents the store does not, and Collapse,
+		// which reads the records of the pairs it proposes, drops them.
+		c.putAll(docs)
+	}
+	return res, nil
+}
+
+// Commit writes what the Bulk holds, atomically and durably. The Bulk
+// stays open for more documents.
+func (k *Bulk) Commit(ctx context.Context) error {
+	k.x.wmu.Lock()
+	defer k.x.wmu.Unlock()
+	if k.closed {
+		return errBulkClosed
+	}
+	return k.commit(ctx)
+}
+
+// commit is Commit with x.wmu held.
+func (k *Bulk) commit(ctx context.Context) error {
+	if k.err != nil {
+		err := k.err
+		k.err = nil
+		return err
+	}
+	if k.docs == 0 {
+		return nil
+	}
+	n := k.docs
+	var err error
+	if lb, ok := k.b.(*logBatch); ok {
+		// A small bulk: one batch through the write-ahead log.
+		b := k.x.st.NewBatch()
+		lb.replay(b)
+		err = b.Commit(ctx)
+		b.Close()
+	} else {
+		err = k.b.Commit(ctx)
+	}
+	k.docs = 0
+	clear(k.ids)
+	if err != nil {
+		k.x.fps.failed()
+		return fmt.Errorf("index: adding %d documents: %w", n, err)
+	}
+	k.x.fps.committed()
+	return nil
+}
+
+// fail discards what is staged since the last commit: a later Commit
+// returns err.
+func (k *Bulk) fail(err error) {
+	k.b.Close()
+	if k.bulk {
+		k.b = store.NewBulk(k.x.st)
+	} else {
+		k.b = &logBatch{}
+	}
+	k.docs = 0
+	clear(k.ids)
+	k.x.fps.failed()
+	k.err = err
+}
+
+// Close discards what was not committed and closes the Bulk: the index
+// takes Add and Remove again. It may be called more than once.
+func (k *Bulk) Close() {
+	k.x.wmu.Lock()
+	defer k.x.wmu.Unlock()
+	if k.closed {
+		return
+	}
+	k.closed = true
+	k.b.Close()
+	k.ids = nil
+	k.x.bulkOpen = false
+}
+
+var errBulkClosed = errors.New("index: bulk is closed")
+
+// logBatch is a store.Batch that only records its writes, to replay them
+// into a batch or a bulk once the Bulk knows its size.
+type logBatch struct {
+	ops  []logOp
+	recs []byte // the records' bytes, in order
+	n    int
+}
+
+type logOp struct {
+	kind    byte // 'a' AddPosting, 'r' RemovePosting, 'd' PutDoc, 'x' DeleteDoc, 'm' PutMeta, 'M' DeleteMeta
+	key, id uint64
+	rec     int    // PutDoc, PutMeta: the end of the value in recs (it starts at the previous op's end)
+	name    string // PutMeta, DeleteMeta
+}
+
+func (l *logBatch) op(o logOp) {
+	o.rec = len(l.recs)
+	l.ops = append(l.ops, o)
+	l.n++
+}
+
+func (l *logBatch) AddPosting(key, id uint64)    { l.op(logOp{kind: 'a', key: key, id: id}) }
+func (l *logBatch) RemovePosting(key, id uint64) { l.op(logOp{kind: 'r', key: key, id: id}) }
+func (l *logBatch) PutDoc(id uint64, rec []byte) {
+	l.recs = append(l.recs, rec...)
+	l.op(logOp{kind: 'd', id: id})
+}
+func (l *logBatch) DeleteDoc(id uint64) { l.op(logOp{kind: 'x', id: id}) }
+func (l *logBatch) PutMeta(name string, value []byte) {
+	l.recs = append(l.recs, value...)
+	l.op(logOp{kind: 'm', name: name})
+}
+func (l *logBatch) DeleteMeta(name string) { l.op(logOp{kind: 'M', name: name}) }
+func (l *logBatch) Len() int               { return l.n }
+
+// Commit is never called: a Bulk replays the log instead.
+func (l *logBatch) Commit(context.Context) error {
+	return errors.New("index: internal error: a write log was committed")
+}
+
+func (l *logBatch) Close() { l.ops, l.recs, l.n = nil, nil, 0 }
+
+// replay applies the recorded writes to b, in order, and empties the log.
+func (l *logBatch) replay(b store.Batch) {
+	start := 0
+	for _, o := range l.ops {
+		switch o.kind {
+		case 'a':
+			b.AddPosting(o.key, o.id)
+		case 'r':
+			b.RemovePosting(o.key, o.id)
+		case 'd':
+			b.PutDoc(o.id, l.recs[start:o.rec])
+		case 'x':
+			b.DeleteDoc(o.id)
+		case 'm':
+			b.PutMeta(o.name, l.recs[start:o.rec])
+		case 'M':
+			b.DeleteMeta(o.name)
+		}
+		start = o.rec
+	}
+	l.Close()
+}

@@ -1,0 +1,192 @@
+package index
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"testing"
+
+	"github.com/neardup/neardup/internal/rng"
+	"github.com/neardup/neardup/lsh"
+	"github.com/neardup/neardup/sketch"
+	"github.com/neardup/neardup/store"
+)
+
+// TestBulkModel builds indexes through Bulk (and through Adds large enough
+// to take the store bulk) with names repeated within a call, across calls
+// of one bulk, and replacing documents stored before the bulk, on Memory
+// and on Pebble (with a bulk budget small enough to spill sorted runs),
+// and walks the whole store against a model after every commit: the same
+// records and postings as Adds would leave, nothing stale.
+func TestBulkModel(t *testing.T) {
+	defer func(n int) { bulkDocs = n }(bulkDocs)
+	bulkDocs = 6
+	opens := map[string]func() store.Store{
+		"memory": func() store.Store { return store.NewMemory() },
+		"pebble": func() store.Store {
+			st, err := store.OpenPebble(t.TempDir(), &store.PebbleOptions{CacheBytes: 8 << 20, BulkBytes: 4 << 10})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return st
+		},
+	}
+	for name, open := range opens {
+		t.Run(name, func(t *testing.T) {
+			st := open()
+			defer st.Close()
+			x := mustOpen(t, st, minhashConfig(32, 5, lsh.Banding(4, 8), 0.5))
+			_, sets := corpus(12, []float64{0.9, 0.5}, 78)
+			r := rng.New(321)
+			m := model{}
+			names := make([]string, 60)
+			for i := range names {
+				names[i] = fmt.Sprintf("n%02d", i)
+			}
+			// batch makes a random call's documents and the result Add
+			// must give for them against the model (pending: the names
+			// staged but not committed count as stored, as the bulk
+			// commits them before reading).
+			batch := func(size uint64) ([]*Doc, AddResult) {
+				var docs []*Doc
+				want := AddResult{}
+				seen := map[string]bool{}
+				for range size {
+					nm := names[r.Intn(uint64(len(names)))]
+					docs = append(docs, mkDoc(t, x, nm, sets[r.Intn(uint64(len(sets)))], r.Intn(2) == 0))
+					if seen[nm] {
+						want.Duplicates++
+					}
+					seen[nm] = true
+				}
+				for nm := range seen {
+					if m[nm] != nil {
+						want.Replaced++
+					} else {
+						want.Added++
+					}
+				}
+				return docs, want
+			}
+			for round := range 12 {
+				// Some documents stored before the bulk, by plain Adds
+				// (batches and, from 6 documents, the store bulk).
+				docs, want := batch(1 + r.Intn(9))
+				if got := mustAdd(t, x, docs...); got != want {
+					t.Fatalf("round %d: Add = %+v, want %+v", round, got, want)
+				}
+				for _, d := range docs {
+					m[d.Name] = d
+				}
+				m.walk(t, x, st)
+
+				bk, err := x.NewBulk()
+				if err != nil {
+					t.Fatal(err)
+				}
+				if _, err := x.NewBulk(); !errors.Is(err, ErrBulkOpen) {
+					t.Fatalf("second NewBulk: %v, want ErrBulkOpen", err)
+				}
+				if _, err := x.Add(bg, docs[0]); !errors.Is(err, ErrBulkOpen) {
+					t.Fatalf("Add during a bulk: %v, want ErrBulkOpen", err)
+				}
+				if _, err := x.Remove(bg, docs[0].Name); !errors.Is(err, ErrBulkOpen) {
+					t.Fatalf("Remove during a bulk: %v, want ErrBulkOpen", err)
+				}
+				for range 1 + r.Intn(6) {
+					docs, want := batch(1 + r.Intn(5))
+					got, err := bk.Add(bg, docs...)
+					if err != nil || got != want {
+						t.Fatalf("round %d: Bulk.Add = %+v, %v; want %+v", round, got, err, want)
+					}
+					for _, d := range docs {
+						m[d.Name] = d
+					}
+				}
+				if err := bk.Commit(bg); err != nil {
+					t.Fatal(err)
+				}
+				bk.Close()
+				bk.Close()
+				if _, err := bk.Add(bg, docs[0]); err == nil {
+					t.Fatal("Add on a closed bulk succeeded")
+				}
+				m.walk(t, x, st)
+				m.lookups(t, x, sets)
+				if round%4 == 3 {
+					if err := x.Flush(bg); err != nil {
+						t.Fatal(err)
+					}
+					x = mustOpen(t, st, Config{})
+				}
+			}
+		})
+	}
+}
+
+// TestBulkFailure: a document whose sketch was made with another
+// configuration fails its Bulk.Add; everything staged since the last
+// commit is discarded, Commit reports the failure once, and the bulk goes
+// on.
+func TestBulkFailure(t *testing.T) {
+	st := store.NewMemory()
+	x := mustOpen(t, st, minhashConfig(32, 5, lsh.Banding(4, 8), 0.5))
+	_, sets := corpus(4, nil, 1)
+	bk, err := x.NewBulk()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer bk.Close()
+	kept := mkDoc(t, x, "kept", sets[0], false)
+	if _, err := bk.Add(bg, kept); err != nil {
+		t.Fatal(err)
+	}
+	if err := bk.Commit(bg); err != nil {
+		t.Fatal(err)
+	}
+	staged := mkDoc(t, x, "staged", sets[1], false)
+	good := mkDoc(t, x, "good", sets[2], false)
+	bad := mkDoc(t, x, "bad", sets[3], false)
+	bad.Sketch.Header = sketch.Header{Algorithm: sketch.MinHash, K: 32, Seed: 6}
+	if _, err := bk.Add(bg, staged); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := bk.Add(bg, good, bad); err == nil {
+		t.Fatal("Bulk.Add accepted a sketch of another configuration")
+	}
+	if _, err := bk.Add(bg, good); err == nil {
+		t.Fatal("Bulk.Add after a failure succeeded before Commit reported it")
+	}
+	if err := bk.Commit(bg); err == nil {
+		t.Fatal("Commit after a failed Add succeeded")
+	}
+	model{"kept": kept}.walk(t, x, st)
+	if _, err := bk.Add(bg, good); err != nil {
+		t.Fatal(err)
+	}
+	if err := bk.Commit(bg); err != nil {
+		t.Fatal(err)
+	}
+	model{"kept": kept, "good": good}.walk(t, x, st)
+}
+
+// TestSortHigh32 checks the radix sort against slices.Sort on entries
+// made as Join makes them (low halves increasing), with many equal keys.
+func TestSortHigh32(t *testing.T) {
+	r := rng.New(5)
+	for _, n := range []int{0, 1, 2, 100, 5000} {
+		a := make([]uint64, n)
+		for i := range a {
+			a[i] = r.Uint64()%64<<58 | r.Uint64()&0x03ff_ffff_0000_0000 | uint64(i)
+			if i%3 == 0 {
+				a[i] = a[i]&0xffffffff | 0x1234<<32
+			}
+		}
+		want := slices.Clone(a)
+		slices.Sort(want)
+		got, _ := sortHigh32(a, make([]uint64, n))
+		if !slices.Equal(got, want) {
+			t.Fatalf("n=%d: radix sort differs from slices.Sort", n)
+		}
+	}
+}
