@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 
+	"github.com/neardup/neardup/corpus"
 	"github.com/neardup/neardup/internal/progress"
 	"github.com/neardup/neardup/server/api"
 	"github.com/neardup/neardup/server/client"
@@ -22,6 +23,36 @@ func newServerClient(url string) (*client.Client, error) {
 		return nil, usagef("--server: %v", err)
 	}
 	return c, nil
+}
+
+// sendBatches reads r and hands its documents to send in batches of
+// serverBatch, as a server takes them; bar, if not nil, follows the bytes
+// read.
+func sendBatches(ctx context.Context, r *corpus.Reader, bar *progress.Bar, send func([]api.Document) error) error {
+	var batch []api.Document
+	for r.Next() {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		d := r.Doc()
+		batch = append(batch, api.Document{ID: d.ID, Text: string(d.Body)})
+		if len(batch) == serverBatch {
+			if err := send(batch); err != nil {
+				return err
+			}
+			batch = batch[:0]
+		}
+		if bar != nil {
+			bar.Set(r.BytesRead())
+		}
+	}
+	if err := r.Err(); err != nil {
+		return err
+	}
+	if len(batch) == 0 {
+		return nil
+	}
+	return send(batch)
 }
 
 // indexConfigFlags are the flags of index add that describe a new index;
@@ -55,12 +86,8 @@ func runIndexAddServer(ctx context.Context, env *Env, opts indexOptions, url str
 		po = progress.Options{W: env.Stderr, Interactive: env.Interactive}
 	}
 	bar := progress.New(po, "add", r.TotalBytes(), "bytes")
-	var batch []api.Document
 	added, matched := 0, 0
-	flush := func() error {
-		if len(batch) == 0 {
-			return nil
-		}
+	err = sendBatches(ctx, r, bar, func(batch []api.Document) error {
 		res, err := c.Add(ctx, batch, false)
 		if err != nil {
 			return fmt.Errorf("--server %s: %w", url, err)
@@ -73,26 +100,9 @@ func runIndexAddServer(ctx context.Context, env *Env, opts indexOptions, url str
 				matched++
 			}
 		}
-		batch = batch[:0]
 		return nil
-	}
-	for r.Next() {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		d := r.Doc()
-		batch = append(batch, api.Document{ID: d.ID, Text: string(d.Body)})
-		if len(batch) == serverBatch {
-			if err := flush(); err != nil {
-				return err
-			}
-		}
-		bar.Set(r.BytesRead())
-	}
-	if err := r.Err(); err != nil {
-		return err
-	}
-	if err := flush(); err != nil {
+	})
+	if err != nil {
 		return err
 	}
 	bar.Finish()

@@ -56,11 +56,7 @@ func runQuery(ctx context.Context, env *Env, opts queryOptions) error {
 	defer r.Close()
 	w := bufio.NewWriter(env.Stdout)
 	enc := json.NewEncoder(w)
-	var batch []api.Document
-	flush := func() error {
-		if len(batch) == 0 {
-			return nil
-		}
+	err = sendBatches(ctx, r, nil, func(batch []api.Document) error {
 		res, err := c.Query(ctx, batch)
 		if err != nil {
 			return fmt.Errorf("--server %s: %w", opts.Server, err)
@@ -74,25 +70,9 @@ func runQuery(ctx context.Context, env *Env, opts queryOptions) error {
 				return err
 			}
 		}
-		batch = batch[:0]
 		return nil
-	}
-	for r.Next() {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		d := r.Doc()
-		batch = append(batch, api.Document{ID: d.ID, Text: string(d.Body)})
-		if len(batch) == serverBatch {
-			if err := flush(); err != nil {
-				return err
-			}
-		}
-	}
-	if err := r.Err(); err != nil {
-		return err
-	}
-	if err := flush(); err != nil {
+	})
+	if err != nil {
 		return err
 	}
 	return w.Flush()
