@@ -5,10 +5,11 @@ import (
 )
 
 // Records opens paths with o like Open and returns the reader and the
-// sequence that dedup.Run (and the other consumers of a corpus) take: the documents, and
-// the records the reader rejects as *RecordError values, in the
-// order the reader meets them (o.OnReject is still called). The sequence
-// can be ranged over once; the caller closes the reader.
+// sequence that dedup.Run (and the other consumers of a corpus) take: the
+// documents, and the records the reader rejects as *RecordError values, in
+// the order the reader meets them (o.OnReject is still called). The
+// sequence can be ranged over once; the caller closes the reader (and asks
+// it for Stats and progress).
 func Records(paths []string, o Options) (*Reader, iter.Seq2[*Document, error], error) {
 	var pending []*RecordError
 	onReject := o.OnReject
@@ -42,4 +43,20 @@ func Records(paths []string, o Options) (*Reader, iter.Seq2[*Document, error], e
 		}
 	}
 	return r, seq, nil
+}
+
+// All is Records for a caller that needs nothing of the reader: the
+// sequence opens paths when it is ranged over, yields what Records's
+// sequence yields (an error opening them as its only element), and closes
+// the reader when the range ends.
+func All(paths []string, o Options) iter.Seq2[*Document, error] {
+	return func(yield func(*Document, error) bool) {
+		r, seq, err := Records(paths, o)
+		if err != nil {
+			yield(nil, err)
+			return
+		}
+		defer r.Close()
+		seq(yield)
+	}
 }

@@ -14,36 +14,7 @@ func read(paths ...string) iter.Seq2[*corpus.Document, error] {
 }
 
 func readWith(o corpus.Options, paths ...string) iter.Seq2[*corpus.Document, error] {
-	return func(yield func(*corpus.Document, error) bool) {
-		var pending []*corpus.RecordError
-		o.OnReject = func(e *corpus.RecordError) { pending = append(pending, e) }
-		r, err := corpus.Open(paths, o)
-		if err != nil {
-			yield(nil, err)
-			return
-		}
-		defer r.Close()
-		flush := func() bool {
-			for _, e := range pending {
-				if !yield(nil, e) {
-					return false
-				}
-			}
-			pending = pending[:0]
-			return true
-		}
-		for r.Next() {
-			if !flush() || !yield(r.Doc(), nil) {
-				return
-			}
-		}
-		if !flush() {
-			return
-		}
-		if err := r.Err(); err != nil {
-			yield(nil, err)
-		}
-	}
+	return corpus.All(paths, o)
 }
 
 // docsOf yields the given documents.

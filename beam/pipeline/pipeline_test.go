@@ -73,32 +73,7 @@ func readLines(t *testing.T, dir, pattern string) []string {
 // records yields the documents of inputs and, as errors, the records the
 // reader rejects: what dedup.Run takes.
 func records(inputs []string) iter.Seq2[*corpus.Document, error] {
-	return func(yield func(*corpus.Document, error) bool) {
-		var pending []*corpus.RecordError
-		r, err := corpus.Open(inputs, corpus.Options{OnReject: func(e *corpus.RecordError) { pending = append(pending, e) }})
-		if err != nil {
-			yield(nil, err)
-			return
-		}
-		defer r.Close()
-		flush := func() bool {
-			for _, e := range pending {
-				if !yield(nil, e) {
-					return false
-				}
-			}
-			pending = pending[:0]
-			return true
-		}
-		for r.Next() {
-			if !flush() || !yield(r.Doc(), nil) {
-				return
-			}
-		}
-		if flush() && r.Err() != nil {
-			yield(nil, r.Err())
-		}
-	}
+	return corpus.All(inputs, corpus.Options{})
 }
 
 // reference runs the core's dedup.Run (in memory, verification by sketch
