@@ -71,9 +71,9 @@ func ExampleMinMatches() {
 func ExampleIndex_Query() {
 	base := file(1, 100_000)
 	files := [][]chunk.Ref{
-		chunks(file(2, 100_000)), // unrelated
+		chunks(file(2, 100_000)),                                     // unrelated
 		chunks(append(append([]byte{}, base...), file(3, 5_000)...)), // base plus a tail
-		chunks(file(4, 100_000)), // unrelated
+		chunks(file(4, 100_000)),                                     // unrelated
 	}
 	sk, _ := filesim.NewSketcher(filesim.Large)
 	ix := filesim.NewIndex(filesim.Large)
