@@ -340,31 +340,6 @@ func ExampleDocument_Clone() {
 	// 1 one 2 two
 }
 
-// Records is the form dedup.Run takes: documents and rejections in one
-// sequence, in input order.
-func ExampleRecords() {
-	input := `{"id":"a","text":"one"}` + "\n" + `{"id":"b"}` + "\n" + `{"id":"c","text":"three"}` + "\n"
-	r, docs, err := corpus.Records([]string{"-"}, corpus.Options{Stdin: strings.NewReader(input)})
-	if err != nil {
-		panic(err)
-	}
-	defer r.Close()
-	for d, err := range docs {
-		var re *corpus.RecordError
-		if errors.As(err, &re) {
-			fmt.Println("rejected", re.ID, re.Reason)
-			continue
-		}
-		fmt.Println("document", d.ID, string(d.Body))
-	}
-	fmt.Println(r.Stats())
-	// Output:
-	// document a one
-	// rejected b missing-text
-	// document c three
-	// read 3, yielded 2, rejected 1 (missing-text 1)
-}
-
 // Every record read is yielded or rejected: Read == Yielded + Rejected.
 func ExampleReader_Stats() {
 	r, _ := corpus.Open([]string{"-"}, corpus.Options{
