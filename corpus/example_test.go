@@ -1,9 +1,11 @@
 package corpus_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -336,4 +338,65 @@ func ExampleDocument_Clone() {
 	fmt.Println(kept[0].ID, string(kept[0].Body), kept[1].ID, string(kept[1].Body))
 	// Output:
 	// 1 one 2 two
+}
+
+// Every record read is yielded or rejected: Read == Yielded + Rejected.
+func ExampleReader_Stats() {
+	r, _ := corpus.Open([]string{"-"}, corpus.Options{
+		Stdin: strings.NewReader("{\"text\":\"ok\"}\nnot json\n{\"text\":7}\n"),
+	})
+	defer r.Close()
+	for r.Next() {
+	}
+	s := r.Stats()
+	fmt.Println(s.Read, s.Yielded, s.Rejected, s.RejectedBy)
+	// Output: 3 1 2 map[bad-json:1 missing-text:1]
+}
+
+// Err says why a Reader stopped early; bad records alone never make it
+// fail unless MaxRejects is set.
+func ExampleReader_Err() {
+	jsonl, _ := corpus.ParseFormat("jsonl")
+	r, _ := corpus.Open([]string{"-"}, corpus.Options{
+		Stdin:      strings.NewReader("{bad\n{bad\n{bad\n{\"text\":\"never reached\"}\n"),
+		Format:     jsonl,
+		MaxRejects: 2,
+	})
+	defer r.Close()
+	for r.Next() {
+		fmt.Println(r.Doc().ID)
+	}
+	fmt.Println(errors.Is(r.Err(), corpus.ErrTooManyRejects), r.Stats().Rejected)
+	// Output: true 2
+}
+
+func ExampleReader_Close() {
+	r, _ := corpus.Open([]string{"-"}, corpus.Options{Stdin: strings.NewReader(`{"text":"a"}` + "\n")})
+	fmt.Println(r.Close(), r.Close()) // safe to call twice
+	fmt.Println(r.Next(), errors.Is(r.Err(), corpus.ErrClosed))
+	// Output:
+	// <nil> <nil>
+	// false true
+}
+
+func ExampleJSONLWriter_AppendLine() {
+	w := corpus.NewJSONLWriter(io.Discard)
+	line := w.AppendLine(nil, &corpus.Document{ID: "d1", Body: []byte("tab\there")})
+	fmt.Printf("%s", line)
+	// Output: {"id":"d1","text":"tab\there"}
+}
+
+// Write buffers; Flush (or Close) hands the lines to the underlying writer.
+func ExampleJSONLWriter_Flush() {
+	var buf bytes.Buffer
+	w := corpus.NewJSONLWriter(&buf)
+	w.Write(&corpus.Document{ID: "x", Body: []byte("y")})
+	fmt.Println(buf.Len())
+	w.Flush()
+	fmt.Print(buf.String())
+	fmt.Println(w.Close(), w.Write(&corpus.Document{}) != nil)
+	// Output:
+	// 0
+	// {"id":"x","text":"y"}
+	// <nil> true
 }

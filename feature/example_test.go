@@ -189,3 +189,64 @@ func ExampleExtractor_Options() {
 	fmt.Println(o.K, o.TitleBoost, o.HeadingBoost)
 	// Output: 5 2 1.5
 }
+
+func ExampleIDFBuilder_Add() {
+	// Each document counts once per distinct id, whatever the weights.
+	b := feature.NewIDFBuilder(feature.Options{}.IDHash())
+	b.Add([]feature.Feature{{ID: 1, Weight: 3}, {ID: 2, Weight: 1}, {ID: 1, Weight: 1}})
+	b.Add([]feature.Feature{{ID: 1, Weight: 1}})
+	tab := b.Table(0)
+	fmt.Println(b.Docs(), tab.DF(1), tab.DF(2), tab.DF(3))
+	// Output: 2 2 1 0
+}
+
+func ExampleIDFBuilder_Table() {
+	b := feature.NewIDFBuilder(feature.Options{}.IDHash())
+	b.Add([]feature.Feature{{ID: 1}, {ID: 2}})
+	b.Add([]feature.Feature{{ID: 1}, {ID: 3}})
+	all, common := b.Table(0), b.Table(2) // minDF 2 drops features seen once
+	fmt.Println(all.Len(), common.Len(), common.Docs(), common.DF(2))
+	// Output: 3 1 2 0
+}
+
+func ExampleIDFTable_MarshalBinary() {
+	o := feature.Options{}
+	b := feature.NewIDFBuilder(o.IDHash())
+	b.Add([]feature.Feature{{ID: 10}, {ID: 20}})
+	tab := b.Table(0)
+	enc, _ := tab.MarshalBinary()
+	back, err := feature.ParseIDF(enc)
+	fmt.Println(err, back.Docs(), back.Len(), back.FeatureConfig() == o.IDHash())
+	enc[len(enc)-1] ^= 1 // damage the checksum
+	_, err = feature.ParseIDF(enc)
+	fmt.Println(errors.Is(err, feature.ErrIDFFormat))
+	// Output:
+	// <nil> 1 2 true
+	// true
+}
+
+func ExampleOptions_IDHash() {
+	// Format and weighting do not change feature ids; case folding does.
+	base := feature.Options{}
+	html := feature.Options{Format: feature.FormatHTML, Weighting: feature.WeightCount}
+	keep := feature.Options{Case: feature.CaseKeep}
+	fmt.Println(base.IDHash() == html.IDHash(), base.ConfigHash() == html.ConfigHash(), base.IDHash() == keep.IDHash())
+	// Output: true false false
+}
+
+func ExampleParseFormat() {
+	f, err := feature.ParseFormat("html")
+	fmt.Println(f == feature.FormatHTML, err)
+	_, err = feature.ParseFormat("pdf")
+	fmt.Println(errors.Is(err, feature.ErrOptions))
+	// Output:
+	// true <nil>
+	// true
+}
+
+func ExampleParseNorm() {
+	n, _ := feature.ParseNorm("nfkc")
+	p, _ := feature.ParsePunct("keep")
+	fmt.Println(feature.Options{Unit: feature.UnitWord, Norm: n, Punct: p})
+	// Output: word k=1 nowrap format=auto case=lower norm=nfkc digits=keep punct=keep seed=0 weight=set
+}

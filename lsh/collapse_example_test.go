@@ -54,3 +54,88 @@ func ExampleChooseCollapse() {
 	// k=90 r=15 b=6 m=2 keybits=16
 	// P(0.8)=0.017 P(0.9)=0.359 P(0.95)=0.852
 }
+
+func ExampleNewCollapseTable() {
+	// The table keeps at most 16 bits per supershingle.
+	_, err := lsh.NewCollapseTable(lsh.AltaVista()) // 64-bit keys
+	fmt.Println(err != nil)
+	ct, err := lsh.NewCollapseTable(lsh.Bing())
+	fmt.Println(err, ct.Len(), ct.Params())
+	// Output:
+	// true
+	// <nil> 0 k=30 r=5 b=6 m=4 keybits=16
+}
+
+// CollapseFunc lets the owner verify each proposed pair, for example with
+// the Jaccard estimate of the full sketches against the threshold.
+func ExampleCollapseTable_CollapseFunc() {
+	ct, _ := lsh.NewCollapseTable(lsh.Bing())
+	a, b := make([]uint64, 30), make([]uint64, 30)
+	for i := range a {
+		a[i], b[i] = uint64(i), uint64(i)
+	}
+	b[7] = 1000
+	ct.Put(1, a)
+	ct.Put(2, b)
+	ct.Put(3, a)
+	ranked := []uint64{1, 2, 3}
+	reject2 := func(i, j int) (bool, error) { return ranked[i] != 2, nil } // 2 fails the check
+	into, err := ct.CollapseFunc(nil, ranked, reject2)
+	fmt.Println(into, err)
+	// Output: [0 1 0] <nil>
+}
+
+// An owner fetches the signatures the table lacks from its store before
+// collapsing: Missing lists them, Signature and PutSignature move them.
+func ExampleCollapseTable_Missing() {
+	ct, _ := lsh.NewCollapseTable(lsh.Bing())
+	samples := make([]uint64, 30)
+	ct.Put(1, samples)
+	missing := ct.Missing(nil, []uint64{1, 2, 3, 2})
+	fmt.Println(missing, ct.Has(1), ct.Has(2))
+	for _, id := range missing {
+		sig, _ := ct.Signature(nil, samples) // stored with the document
+		ct.PutSignature(id, sig)
+	}
+	fmt.Println(ct.Missing(nil, []uint64{1, 2, 3}), ct.Len())
+	// Output:
+	// [2 3] true false
+	// [] 3
+}
+
+func ExampleCollapseTable_Match() {
+	ct, _ := lsh.NewCollapseTable(lsh.Bing()) // 4 of 6 must agree
+	a := []uint16{1, 2, 3, 4, 5, 6}
+	fmt.Println(ct.Match(a, []uint16{1, 2, 3, 4, 0, 0}), ct.Match(a, []uint16{1, 2, 3, 0, 0, 0}))
+	// Output: true false
+}
+
+func ExampleCollapseTable_Get() {
+	ct, _ := lsh.NewCollapseTable(lsh.Bing())
+	samples := make([]uint64, 30)
+	ct.Put(7, samples)
+	sig, ok := ct.Get(nil, 7)
+	want, _ := ct.Signature(nil, samples)
+	fmt.Println(ok, len(sig), ct.Match(sig, want))
+	_, ok = ct.Get(nil, 8)
+	fmt.Println(ok)
+	// Output:
+	// true 6 true
+	// false
+}
+
+func ExampleCollapseTable_Remove() {
+	ct, _ := lsh.NewCollapseTable(lsh.Bing())
+	ct.Put(7, make([]uint64, 30))
+	fmt.Println(ct.Remove(7), ct.Remove(7), ct.Len(), ct.Bytes() >= 0)
+	// Output: true false 0 true
+}
+
+func ExampleCollapseTable_Put() {
+	ct, _ := lsh.NewCollapseTable(lsh.Bing())
+	fmt.Println(ct.Put(1, make([]uint64, 30)))
+	fmt.Println(ct.Put(2, make([]uint64, 29)) != nil, ct.Len()) // too few samples: nothing stored
+	// Output:
+	// <nil>
+	// true 1
+}

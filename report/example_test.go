@@ -108,3 +108,27 @@ func ExampleCurves_pdf() {
 	fmt.Println(err, bytes.HasPrefix(b.Bytes(), []byte("%PDF")))
 	// Output: <nil> true
 }
+
+// A reader that numbers its records stops after Last: the records past it
+// are not shown by any example. An empty run wants nothing (Last is -1).
+func ExampleRunExamples_Last() {
+	clusters := []report.RunCluster{
+		{ID: 1, Kept: "a", Members: []report.RunMember{{Name: "a", Seq: 2, Similarity: 1}, {Name: "b", Seq: 5, Similarity: 0.9}}},
+	}
+	ex := report.Examples(clusters, report.ExampleOptions{Largest: 1})
+	read := 0
+	for seq := 0; seq < 1000; seq++ { // a corpus of 1000 records
+		if seq > ex.Last() {
+			break
+		}
+		read++
+		if ex.Want(seq) {
+			ex.SetText(seq, fmt.Sprint("record ", seq))
+		}
+	}
+	fmt.Println(ex.Seqs(), ex.Last(), read, ex.Examples[0].Kept.Text)
+	fmt.Println(report.Examples(nil, report.ExampleOptions{}).Last())
+	// Output:
+	// [2 5] 5 6 record 2
+	// -1
+}

@@ -1,6 +1,7 @@
 package sample_test
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/neardup/neardup/feature"
@@ -125,4 +126,82 @@ func ExampleNewSketcher() {
 	// Output:
 	// false 8 64 8
 	// 1
+}
+
+func ExampleSketcher_Sketch() {
+	// A Sketched is reused across documents: its buffers are refilled,
+	// so a copy is needed of whatever must outlive the next call.
+	s, _ := sample.NewSketcher(sample.Config{K: 16, Seed: 1})
+	var out sample.Sketched
+	var fps []uint64
+	for i, body := range []string{
+		"<p>one two three four five six</p>",
+		"one two three four five six",
+	} {
+		s.Sketch(&out, []byte(body), i == 0) // the first is known to be HTML
+		fps = append(fps, out.Fingerprint)
+		fmt.Println(len(out.Features), len(out.Values))
+	}
+	// Equal features, different bytes: a near duplicate, not an exact one.
+	fmt.Println(fps[0] == fps[1])
+	// Output:
+	// 2 16
+	// 2 16
+	// false
+}
+
+func ExampleSketcher_SketchFeatures() {
+	// Features extracted elsewhere (here: by hand) are sketched with the
+	// Sketcher's sampler; the Fingerprint is left alone.
+	s, _ := sample.NewSketcher(sample.Config{Algorithm: sketch.MinHash, K: 32, Seed: 1})
+	var a, b sample.Sketched
+	s.SketchFeatures(&a, set(0, 100))
+	s.SketchFeatures(&b, set(0, 100))
+	fmt.Println(len(a.Values), a.Size, a.Fingerprint)
+	sa, sb := a.Sketch(s.Header()), b.Sketch(s.Header())
+	e, _ := sketch.Jaccard(&sa, &sb)
+	fmt.Println(e.J)
+	// Output:
+	// 32 100 0
+	// 1
+}
+
+func ExampleSketched_Sketch() {
+	s, _ := sample.NewSketcher(sample.Config{K: 8})
+	var out sample.Sketched
+	s.Sketch(&out, []byte("a b c d e f g h i j"), false)
+	sk := out.Sketch(s.Header()) // Values alias out.Values
+	fmt.Println(sk.Header.Algorithm, len(sk.Values), sk.Size, sk.Validate() == nil)
+	// Output: oph 8 6 true
+}
+
+func ExampleSketcher_Config() {
+	// Config, Header, Sampler and Extractor expose the parts a Sketcher
+	// is made of, with defaults filled in.
+	s, _ := sample.NewSketcher(sample.Config{Seed: 9})
+	c := s.Config()
+	fmt.Println(c.Algorithm, c.K, c.Seed)
+	h := s.Header()
+	fmt.Println(h.Algorithm, h.K, h == s.Sampler().Header())
+	fmt.Println(s.Extractor(true).Options().K)
+	// Output:
+	// oph 128 9
+	// oph 128 true
+	// 5
+}
+
+func ExampleConfig_Validate() {
+	fmt.Println(sample.Config{}.Validate())
+	err := sample.Config{K: sample.MaxK + 1}.Validate()
+	fmt.Println(errors.Is(err, sample.ErrParam))
+	// Output:
+	// <nil>
+	// true
+}
+
+func ExampleConfig_EnsureDefaults() {
+	c := sample.Config{Algorithm: sketch.Proportional}
+	c.EnsureDefaults()
+	fmt.Println(c.K, c.Modulus, c.Block, c.BufLen)
+	// Output: 128 64 128 16
 }

@@ -50,3 +50,21 @@ func ExampleEstimateJaccard() {
 	fmt.Println(simhash.EstimateJaccard(64, 512)) // 1/8 of 1-bit samples differ
 	// Output: 0.75
 }
+
+func ExampleNew() {
+	h, err := simhash.New(128, 1)
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println(h.Bits(), h.Words(), len(h.Sum(nil, docFeatures(1, 2, 3))))
+	_, err = simhash.New(100, 1) // not a multiple of 64
+	fmt.Println(err != nil)
+	// Output:
+	// 128 2 2
+	// true
+}
+
+func ExampleDistance() {
+	fmt.Println(simhash.Distance([]uint64{0b1010, 0}, []uint64{0b0110, 1 << 63}))
+	// Output: 3
+}

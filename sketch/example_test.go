@@ -101,3 +101,132 @@ func ExampleBatchedLuck() {
 	fmt.Printf("%.5f\n", sketch.BatchedLuck(128))
 	// Output: 0.00778
 }
+
+func ExampleJaccardSquared() {
+	// XOR-pair sketches of sketches that agree in 3 of 4 slots: one of the
+	// two pairs agrees, so J² ≈ 0.5 (up to the 2^-b correction; J = 0.75
+	// gives J² = 0.5625).
+	a, _ := sketch.CompressPairs(mh(1, 2, 3, 4), 8)
+	b, _ := sketch.CompressPairs(mh(1, 2, 3, 9), 8)
+	e, _ := sketch.JaccardSquared(a, b)
+	fmt.Printf("%.3f\n", e.J)
+	// Output: 0.498
+}
+
+func ExampleNewDistinctCounter() {
+	h := sketch.Header{Algorithm: sketch.MinHash, Version: 1, K: 4, Bits: 64}
+	c, err := sketch.NewDistinctCounter(h)
+	fmt.Println(err, c.Header() == h)
+	_, err = sketch.NewDistinctCounter(sketch.Header{})
+	fmt.Println(err != nil)
+	// Output:
+	// <nil> true
+	// true
+}
+
+// Each goroutine counts its part of a stream; Merge adds the parts up.
+func ExampleDistinctCounter_Merge() {
+	h := sketch.Header{Algorithm: sketch.BottomK, Version: 1, K: 4, Bits: 64}
+	a, _ := sketch.NewDistinctCounter(h)
+	b, _ := sketch.NewDistinctCounter(h)
+	a.Add([]uint64{1 << 58, 3 << 58})
+	a.Add([]uint64{2 << 58, 3 << 58}) // 3<<58 seen twice
+	b.Add([]uint64{1 << 58, 5 << 58})
+	if err := a.Merge(b); err != nil {
+		panic(err)
+	}
+	fmt.Printf("%x\n", a.Union().Values) // the 4 smallest hashes
+	// Output: [400000000000000 800000000000000 c00000000000000 1400000000000000]
+}
+
+func ExampleDistinctCounter_Cardinality() {
+	h := sketch.Header{Algorithm: sketch.Proportional, Version: 1, Bits: 64, Params: 100}
+	c, _ := sketch.NewDistinctCounter(h)
+	c.Add([]uint64{3, 8, 11})
+	c.Add([]uint64{8, 11, 20})
+	n, _ := c.Cardinality() // 4 kept hashes, 1 in 100 kept
+	fmt.Println(n)
+	// Output: 400
+}
+
+func ExampleAlgorithm_IsWeighted() {
+	for _, a := range []sketch.Algorithm{sketch.OPH, sketch.BottomK, sketch.CWS, sketch.Algorithm(200)} {
+		fmt.Println(a, a.Valid(), a.IsSet(), a.IsWeighted())
+	}
+	// Output:
+	// oph true false false
+	// bottomk true true false
+	// cws true false true
+	// algorithm(200) false false false
+}
+
+func ExampleHeader_Validate() {
+	fmt.Println(mh(1).Header.Validate())
+	fmt.Println(sketch.Header{Algorithm: sketch.MinHash, Bits: 3}.Validate())
+	// Output:
+	// <nil>
+	// sketch: invalid sketch: bits 3 not in {1,2,4,8,16,32,64}
+}
+
+func ExampleHMTParams_Validate() {
+	fmt.Println(sketch.HMTParams{Alpha: 0.5, Tau: 1, Scales: 3, L: 4}.Validate())
+	fmt.Println(sketch.HMTParams{Alpha: 0.5, Tau: 3, Scales: 3, L: 4}.Validate())
+	// Output:
+	// <nil>
+	// sketch: invalid sketch: HMT tau 3 not in [1, 3)
+}
+
+func ExampleOPHBin() {
+	// Bins are contiguous ranges of hash values.
+	for _, x := range []uint64{0, 1 << 62, 1 << 63, 1<<64 - 1} {
+		fmt.Print(sketch.OPHBin(x, 4), " ")
+	}
+	fmt.Println()
+	// Output: 0 1 2 3
+}
+
+func ExampleSketch_Validate() {
+	s := mh(1, 2, 3)
+	fmt.Println(s.Validate())
+	s.Values = s.Values[:2] // K says 3
+	fmt.Println(s.Validate())
+	// Output:
+	// <nil>
+	// sketch: invalid sketch: 2 values, want 3
+}
+
+func ExampleSketch_MarshalBinary() {
+	enc, _ := mh(10, 20, 30).MarshalBinary()
+	var s sketch.Sketch
+	fmt.Println(s.UnmarshalBinary(enc), s.Header.Algorithm, s.Values)
+	err := s.UnmarshalBinary(enc[:10]) // s is unchanged on error
+	fmt.Println(errors.Is(err, sketch.ErrTruncated), s.Values)
+	// Output:
+	// <nil> minhash [10 20 30]
+	// true [10 20 30]
+}
+
+// Decode reads concatenated encodings one after another.
+func ExampleSketch_Decode() {
+	buf, _ := mh(1, 2).AppendBinary(nil)
+	buf, _ = mh(3, 4).AppendBinary(buf)
+	var s sketch.Sketch
+	for len(buf) > 0 {
+		var err error
+		if buf, err = s.Decode(buf); err != nil {
+			panic(err)
+		}
+		fmt.Println(s.Values)
+	}
+	// Output:
+	// [1 2]
+	// [3 4]
+}
+
+func ExampleSketch_Clone() {
+	a := mh(1, 2, 3)
+	b := a.Clone()
+	b.Values[0] = 99 // a is unchanged
+	fmt.Println(a.Values, b.Values)
+	// Output: [1 2 3] [99 2 3]
+}

@@ -1,6 +1,7 @@
 package weighted_test
 
 import (
+	"errors"
 	"fmt"
 	"math"
 
@@ -148,4 +149,126 @@ func ExampleJaccardSorted() {
 	b := []feature.Feature{{ID: 1, Weight: 1}, {ID: 3, Weight: 1}}
 	fmt.Printf("%.2f\n", weighted.JaccardSorted(a, b)) // (1) / (2 + 1 + 1)
 	// Output: 0.25
+}
+
+func ExampleCWS_Sketch() {
+	c, _ := weighted.NewCWS(weighted.Options{K: 64, Seed: 1})
+	var buf []uint64
+	buf = c.Sketch(buf[:0], docA) // reuse buf across documents
+	fmt.Println(len(buf), c.K(), c.Header().Algorithm)
+	// Weights that are all zero (absent) give no values.
+	buf = c.Sketch(buf[:0], []feature.Feature{{ID: 1, Weight: 0}})
+	fmt.Println(len(buf))
+	// Output:
+	// 64 64 cws
+	// 0
+}
+
+func ExampleICWS_Sketch() {
+	// Consistent: the same set gets the same samples in every sketch.
+	c, _ := weighted.NewICWS(weighted.Options{K: 256, Seed: 1})
+	h := c.Header()
+	a := &sketch.Sketch{Header: h, Values: c.Sketch(nil, docA)}
+	b := &sketch.Sketch{Header: h, Values: c.Sketch(nil, docA)}
+	e, _ := sketch.Jaccard(a, b)
+	fmt.Println(h.Algorithm, c.K(), e.J)
+	// Output: icws 256 1
+}
+
+func ExampleICWS_Samples() {
+	c, _ := weighted.NewICWS(weighted.Options{K: 2, Seed: 3})
+	for _, s := range c.Samples(nil, []feature.Feature{{ID: 7, Weight: 4}}) {
+		fmt.Println(s.ID, s.Y > 0 && s.Y <= 4)
+	}
+	// Output:
+	// 7 true
+	// 7 true
+}
+
+// With LogWeights, a weight is given as its natural logarithm: the sketch
+// of the same set is the same, and weights beyond float64's range can be
+// sampled.
+func ExampleICWS_LogWeights() {
+	plain, _ := weighted.NewICWS(weighted.Options{K: 8, Seed: 1})
+	logw, _ := weighted.NewICWS(weighted.Options{K: 8, Seed: 1, LogWeights: true})
+	ln := make([]feature.Feature, len(docA))
+	for i, f := range docA {
+		ln[i] = feature.Feature{ID: f.ID, Weight: math.Log(f.Weight)}
+	}
+	a, b := plain.Sketch(nil, docA), logw.Sketch(nil, ln)
+	same := 0
+	for i := range a {
+		if a[i] == b[i] {
+			same++
+		}
+	}
+	fmt.Println(logw.LogWeights(), same, "of 8 equal")
+	huge := logw.Sketch(nil, []feature.Feature{{ID: 1, Weight: 5000}}) // w = e^5000
+	fmt.Println(len(huge))
+	// Output:
+	// true 8 of 8 equal
+	// 8
+}
+
+// An HMT sketch holds the first scale, log₂ of the total weight, and t
+// blocks of B one-permutation bins.
+func ExampleHMT_Sketch() {
+	h, _ := weighted.NewHMT(weighted.Options{K: 64, Seed: 1}) // t = 3, τ = 1: B = 64/2
+	v := h.Sketch(nil, docA)
+	s, log2W := h.Scale(docA)
+	fmt.Println(len(v), h.Len(), h.Bins(), h.Alpha())
+	fmt.Println(int64(v[0]) == int64(s), math.Float64frombits(v[1]) == log2W)
+	fmt.Println(len(h.Sketch(nil, nil)))
+	// Output:
+	// 98 98 32 0.5
+	// true true
+	// 0
+}
+
+func ExampleHMT_Estimate() {
+	h, _ := weighted.NewHMT(weighted.Options{K: 256, Seed: 1})
+	r, err := h.Estimate(h.Sketch(nil, docA), h.Sketch(nil, docA))
+	fmt.Println(r.J, r.Below, r.Scales, err)
+	_, err = h.Estimate(make([]uint64, 5), h.Sketch(nil, docA))
+	fmt.Println(errors.Is(err, weighted.ErrSketchLength))
+	// Output:
+	// 1 false 3 <nil>
+	// true
+}
+
+func ExampleHMT_Scale() {
+	// The first scale is ⌈log₂(L·K/((t−τ)|w|₁))⌉ (β = α = 0.5): ten times
+	// the weight lowers it by about log₂ 10 ≈ 3.3. An empty set has total
+	// weight 0.
+	h, _ := weighted.NewHMT(weighted.Options{K: 256})
+	heavy := make([]feature.Feature, len(docA))
+	for i, f := range docA {
+		heavy[i] = feature.Feature{ID: f.ID, Weight: 10 * f.Weight}
+	}
+	s1, w1 := h.Scale(docA)
+	s2, w2 := h.Scale(heavy)
+	fmt.Printf("%d %.3f\n%d %.3f\n", s1, w1, s2, w2)
+	_, w0 := h.Scale(nil)
+	fmt.Println(w0)
+	// Output:
+	// 7 2.744
+	// 3 6.066
+	// -Inf
+}
+
+func ExampleReplicated_Sketch() {
+	// The exact reference: integer weights become unit copies.
+	r, _ := weighted.NewReplicated(weighted.Options{K: 2048, Seed: 1})
+	a := []feature.Feature{{ID: 1, Weight: 3}, {ID: 2, Weight: 1}}
+	b := []feature.Feature{{ID: 1, Weight: 2}, {ID: 2, Weight: 2}}
+	va, vb := r.Sketch(nil, a), r.Sketch(nil, b)
+	eq := 0
+	for i := range va {
+		if va[i] == vb[i] {
+			eq++
+		}
+	}
+	// Σmin/Σmax = 3/5.
+	fmt.Println(r.K(), math.Abs(float64(eq)/2048-0.6) < 0.05)
+	// Output: 2048 true
 }

@@ -65,3 +65,75 @@ func ExampleFailing_Fail() {
 	// 2 storetest: injected scan failure: input/output error
 	// 4 <nil>
 }
+
+// Calls and Injected let a test check that the code under test really
+// reached the failure and did not retry forever.
+func ExampleFailing_Calls() {
+	ctx := context.Background()
+	s := storetest.NewFailing(store.NewMemory())
+	defer s.Close()
+	s.Fail(storetest.Rule{Ops: storetest.OpDoc, Times: 2, Err: syscall.EIO}) // fails twice, then heals
+	for range 3 {
+		_, _, err := s.Doc(ctx, 1, nil)
+		fmt.Println(err)
+	}
+	fmt.Println(s.Calls(storetest.OpDoc), s.Calls(storetest.OpReads), s.Injected())
+	// Output:
+	// storetest: injected doc failure: input/output error
+	// storetest: injected doc failure: input/output error
+	// <nil>
+	// 3 3 2
+}
+
+// Each key of a LookupPostings counts as one OpPostings, so a failure can
+// land in the middle of a multi-key lookup.
+func ExampleFailing_LookupPostings() {
+	ctx := context.Background()
+	s := storetest.NewFailing(store.NewMemory())
+	defer s.Close()
+	s.FailAfter(storetest.OpPostings, 2, syscall.EIO)
+	err := s.LookupPostings(ctx, []uint64{1, 2, 3, 4}, func(i int, ids []uint64) error {
+		fmt.Println("key", i)
+		return nil
+	})
+	var ie *storetest.InjectedError
+	fmt.Println(errors.As(err, &ie), ie.Op)
+	// Output:
+	// key 0
+	// key 1
+	// true postings
+}
+
+// A commit whose reply is lost: the writes were applied, but the caller
+// sees an error (Rule.Applied), as with a network store.
+func ExampleRule_applied() {
+	ctx := context.Background()
+	s := storetest.NewFailing(store.NewMemory())
+	defer s.Close()
+	s.Fail(storetest.Rule{Ops: storetest.OpCommit, Times: 1, Applied: true, Err: syscall.ETIMEDOUT})
+	b := s.NewBatch()
+	defer b.Close()
+	b.PutDoc(1, []byte("x"))
+	err := b.Commit(ctx)
+	_, ok, _ := s.Doc(ctx, 1, nil)
+	fmt.Println(errors.Is(err, syscall.ETIMEDOUT), ok)
+	// Output: true true
+}
+
+func ExampleOp_String() {
+	fmt.Println(storetest.OpCommit|storetest.OpScan, storetest.OpWrites)
+	// Output: scan|commit commit|compact
+}
+
+// Unwrap reaches the wrapped store, for example to check what a failed
+// run left behind without going through the rules.
+func ExampleFailing_Unwrap() {
+	ctx := context.Background()
+	s := storetest.NewFailing(store.NewMemory())
+	defer s.Close()
+	s.FailAfter(storetest.OpAll, 0, syscall.EIO)
+	_, err := s.Postings(ctx, 1, nil)
+	_, err2 := s.Unwrap().Postings(ctx, 1, nil)
+	fmt.Println(err != nil, err2)
+	// Output: true <nil>
+}
