@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"math/bits"
+
+	"github.com/neardup/neardup/internal/rng"
 )
 
 // Cardinality estimates the number of distinct features of the set sketched
@@ -79,7 +81,7 @@ func Cardinality(s *Sketch) (float64, error) {
 	}
 }
 
-func toUnit(x uint64) float64 { return (float64(x>>11) + 0.5) * 0x1p-53 }
+func toUnit(x uint64) float64 { return rng.ToFloat(x) }
 
 // censored maps slot j's value of an OPH or SuperMinHash sketch to the
 // position of its own minimum within the slot, if the slot has one.

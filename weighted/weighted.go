@@ -182,8 +182,8 @@ func word(key uint64, j int) uint64 {
 	return rng.Mix64(rng.Mix64(key) + uint64(j+1)*golden)
 }
 
-// unit maps a word to a uniform float64 in (0, 1), like rng.ToFloat.
-func unit(h uint64) float64 { return (float64(h>>11) + 0.5) * 0x1p-53 }
+// unit maps a word to a uniform float64 in (0, 1).
+func unit(h uint64) float64 { return rng.ToFloat(h) }
 
 // pow2 returns 2^e, saturating to 0 and +Inf outside float64's range.
 func pow2(e int) float64 {

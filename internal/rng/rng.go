@@ -83,7 +83,7 @@ func (s *Stream) Float64() float64 {
 // Open01 returns a uniform float64 in the open interval (0, 1), never 0, so
 // its logarithm is always finite.
 func (s *Stream) Open01() float64 {
-	return (float64(s.Uint64()>>11) + 0.5) * 0x1p-53
+	return ToFloat(s.Uint64())
 }
 
 // Intn returns a uniform integer in [0, n) without modulo bias (Lemire's
@@ -103,7 +103,9 @@ func (s *Stream) Intn(n uint64) uint64 {
 }
 
 // ToFloat maps a 64-bit hash to a uniform float64 in the open interval
-// (0, 1), for samplers that need a real-valued hash of a key.
+// (0, 1), for samplers that need a real-valued hash of a key. The top
+// 2^11 hashes, whose midpoint 1 - 2^-54 would round to 1, give the largest
+// float64 below 1 instead.
 func ToFloat(h uint64) float64 {
-	return (float64(h>>11) + 0.5) * 0x1p-53
+	return min((float64(h>>11)+0.5)*0x1p-53, 1-0x1p-53)
 }

@@ -93,3 +93,13 @@ func ExampleNew() {
 	s := New(42)
 	_ = s.Uint64() // the same word on every machine, for every run
 }
+
+// TestToFloatOpen checks the edges of ToFloat: the smallest and largest
+// hashes map strictly inside (0, 1) (the largest used to round to 1).
+func TestToFloatOpen(t *testing.T) {
+	for _, h := range []uint64{0, 1, 1 << 11, ^uint64(0) - 1<<11, ^uint64(0) - 1, ^uint64(0)} {
+		if u := ToFloat(h); !(u > 0 && u < 1) {
+			t.Errorf("ToFloat(%#x) = %v, not in (0, 1)", h, u)
+		}
+	}
+}
