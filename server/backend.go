@@ -151,7 +151,7 @@ func OpenIndex(st store.Store, o IndexOptions) (*IndexBackend, error) {
 func (b *IndexBackend) sketchText(d api.Document) *index.Doc {
 	s := b.skPool.Get().(*sample.Sketcher)
 	var sk sample.Sketched
-	s.Sketch(&sk, []byte(d.Text), false)
+	s.Sketch(&sk, []byte(d.Text), d.HTML)
 	b.skPool.Put(s)
 	return b.x.NewDoc(d.ID, &sk, b.features)
 }

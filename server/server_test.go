@@ -482,3 +482,38 @@ func TestNoFeatures(t *testing.T) {
 		t.Errorf("collapse without features: %+v %v", cr, err)
 	}
 }
+
+// TestHTMLFlag: a document sent with html true is sketched as HTML (its
+// visible text), so it matches the plain text of that page; without the
+// flag, text that does not begin with a tag is sketched as it stands,
+// tags and all.
+func TestHTMLFlag(t *testing.T) {
+	ctx := context.Background()
+	r := serve(t, openStore(t, "pebble", ""), server.Options{}, nil)
+	words := text(7, 200)
+	var page strings.Builder
+	page.WriteString("Welcome.")
+	for i, w := range words {
+		if i%3 == 0 {
+			fmt.Fprintf(&page, " <b class=\"k%d\">%s</b>", i, w)
+		} else {
+			page.WriteString(" " + w)
+		}
+	}
+	plain := "Welcome. " + join(words)
+	if _, err := r.C.Add(ctx, []api.Document{{ID: "plain", Text: plain}}, false); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		html bool
+		want bool
+	}{{true, true}, {false, false}} {
+		res, err := r.C.Query(ctx, []api.Document{{ID: "page", Text: page.String(), HTML: c.html}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if found := slices.Equal(ids(res[0].Matches), []string{"plain"}); found != c.want {
+			t.Errorf("html %v: matches %+v, want the plain text found: %v", c.html, res[0].Matches, c.want)
+		}
+	}
+}

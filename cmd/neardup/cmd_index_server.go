@@ -35,7 +35,7 @@ func sendBatches(ctx context.Context, r *corpus.Reader, bar *progress.Bar, send 
 			return err
 		}
 		d := r.Doc()
-		batch = append(batch, api.Document{ID: d.ID, Text: string(d.Body)})
+		batch = append(batch, api.Document{ID: d.ID, Text: string(d.Body), HTML: d.HTML})
 		if len(batch) == serverBatch {
 			if err := send(batch); err != nil {
 				return err

@@ -12,6 +12,9 @@ package api
 type Document struct {
 	ID   string `json:"id"`
 	Text string `json:"text"`
+	// HTML says the text is HTML (as a crawler knows from the response's
+	// content type); without it, HTML is recognized by its first tag.
+	HTML bool `json:"html,omitempty"`
 }
 
 // AddRequest is the body of POST /v1/documents.
