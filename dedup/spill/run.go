@@ -45,9 +45,9 @@ var OS FS = osFS{}
 type osFS struct{}
 
 func (osFS) CreateTemp(dir, pattern string) (File, error) { return os.CreateTemp(dir, pattern) }
-func (osFS) Rename(from, to string) error                  { return os.Rename(from, to) }
-func (osFS) Remove(name string) error                      { return os.Remove(name) }
-func (osFS) Open(name string) (io.ReadCloser, error)       { return os.Open(name) }
+func (osFS) Rename(from, to string) error                 { return os.Rename(from, to) }
+func (osFS) Remove(name string) error                     { return os.Remove(name) }
+func (osFS) Open(name string) (io.ReadCloser, error)      { return os.Open(name) }
 func (osFS) SyncDir(dir string) error {
 	d, err := os.Open(dir)
 	if err != nil {
