@@ -66,6 +66,10 @@ type Doc struct {
 	Shingles int
 
 	ix index.Doc // sketch, and features when verifying exactly
+	// soff and nvals locate the sketch values in the sketch file when the
+	// run is out of core (ix.Sketch.Values is then nil).
+	soff  int64
+	nvals int32
 }
 
 // Pair is a verified near-duplicate pair. A is the earlier document (or, for
@@ -133,6 +137,8 @@ type run struct {
 	unique []int
 	// local holds the index ids of this run's documents.
 	local map[uint64]bool
+	// ext is the out-of-core state, nil in memory (Options.Memory).
+	ext *external
 }
 
 // Run deduplicates the documents docs yields. An error it yields that is a
@@ -142,7 +148,7 @@ type run struct {
 // error, a contradicting configuration, a cancelled context) is an error.
 // docs is read once, from one goroutine; the documents it yields need to
 // stay valid only until it is resumed.
-func Run(ctx context.Context, docs iter.Seq2[*corpus.Document, error], o Options) (*Result, error) {
+func Run(ctx context.Context, docs iter.Seq2[*corpus.Document, error], o Options) (res *Result, err error) {
 	o.EnsureDefaults()
 	if err := o.Validate(); err != nil {
 		return nil, err
@@ -152,7 +158,15 @@ func Run(ctx context.Context, docs iter.Seq2[*corpus.Document, error], o Options
 	if err != nil {
 		return nil, err
 	}
-	if err := r.sketch(docs); err != nil {
+	err = r.sketch(docs)
+	if r.ext != nil {
+		defer func() {
+			if cerr := r.ext.close(r.o.KeepWork); cerr != nil && err == nil {
+				err = fmt.Errorf("dedup: removing the work files: %w", cerr)
+			}
+		}()
+	}
+	if err != nil {
 		return nil, err
 	}
 	if err := r.exactDuplicates(); err != nil {
@@ -162,7 +176,11 @@ func Run(ctx context.Context, docs iter.Seq2[*corpus.Document, error], o Options
 		return nil, err
 	}
 	adds := r.startAdds()
-	err = r.joinAndVerify()
+	if r.ext != nil {
+		err = r.joinExternal()
+	} else {
+		err = r.joinAndVerify()
+	}
 	if err == nil {
 		err = r.cluster()
 	}
