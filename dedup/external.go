@@ -89,10 +89,10 @@ func (e *external) finishWrite() error {
 
 // values reads a document's sketch values into dst.
 func (e *external) values(dst []uint64, d *Doc) ([]uint64, error) {
-	dst = slices.Grow(dst[:0], int(d.nvals))[:d.nvals]
 	if d.nvals == 0 {
-		return dst, nil
+		return []uint64{}, nil
 	}
+	dst = slices.Grow(dst[:0], int(d.nvals))[:d.nvals]
 	b := make([]byte, 8*int(d.nvals))
 	if _, err := e.f.ReadAt(b, d.soff); err != nil {
 		return nil, fmt.Errorf("dedup: reading sketches: %w", err)
@@ -101,6 +101,22 @@ func (e *external) values(dst []uint64, d *Doc) ([]uint64, error) {
 		dst[i] = binary.LittleEndian.Uint64(b[8*i:])
 	}
 	return dst, nil
+}
+
+// ixOf returns the index document of r.res.Docs[i] with its sketch: out
+// of core, a copy with the values read back from the sketch file.
+func (r *run) ixOf(i int) (*index.Doc, error) {
+	d := &r.res.Docs[i]
+	if r.ext == nil {
+		return &d.ix, nil
+	}
+	ix := d.ix
+	v, err := r.ext.values(nil, d)
+	if err != nil {
+		return nil, err
+	}
+	ix.Sketch.Values = v
+	return &ix, nil
 }
 
 // close closes the sketch file and removes the work files unless kept.
@@ -131,9 +147,6 @@ func (e *external) close(keep bool) error {
 // chunks of pairs whose sketches are read back from the sketch file.
 func (r *run) joinExternal() error {
 	e := r.ext
-	if err := e.finishWrite(); err != nil {
-		return err
-	}
 	docs := r.res.Docs
 	type numbered struct {
 		id  uint64

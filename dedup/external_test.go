@@ -10,6 +10,7 @@ import (
 
 	"github.com/neardup/neardup/corpus"
 	"github.com/neardup/neardup/internal/rng"
+	"github.com/neardup/neardup/store"
 )
 
 // plantedCorpus returns n documents of 60 random words from a vocabulary of
@@ -102,5 +103,39 @@ func TestExternalEqualsInMemory(t *testing.T) {
 	}
 	if _, err := os.Stat(work + "/sketches.bin"); err != nil {
 		t.Fatalf("KeepWork: %v", err)
+	}
+}
+
+// With a store (fresh, then holding the first run's index), the out-of-core
+// run gives the in-memory run's output too: the query and add stages read
+// the sketches back from the work directory.
+func TestExternalWithStore(t *testing.T) {
+	docs := plantedCorpus(1500)
+	first, second := docs[:1000], docs[700:]
+	results := map[bool][2]string{}
+	for _, ext := range []bool{false, true} {
+		st := store.NewMemory()
+		o := Options{Store: st, Exact: ExactNever}
+		if ext {
+			o.Memory, o.WorkDir = 128<<10, t.TempDir()
+		}
+		if _, err := Run(bg, docsOf(first...), o); err != nil {
+			t.Fatal(err)
+		}
+		res, err := Run(bg, docsOf(second...), o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Summary.External != ext {
+			t.Fatalf("external %v, want %v", res.Summary.External, ext)
+		}
+		p, c := outputs(t, res)
+		results[ext] = [2]string{p, c}
+	}
+	if results[false] != results[true] {
+		t.Fatal("out of core with a store differs from in memory")
+	}
+	if !strings.Contains(results[false][0], `"stored":true`) {
+		t.Fatal("the second run matched nothing stored")
 	}
 }

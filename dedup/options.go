@@ -59,8 +59,8 @@ type Options struct {
 	// of core by itself: sketches move to a file in WorkDir and the join
 	// and verification run over sorted runs on disk (package spill), each
 	// sort buffer taking a quarter of the budget; the result is the same
-	// as in memory. The default, 0, stays in memory. Out-of-core mode
-	// needs Store == nil (with a store, Memory is ignored). The budget
+	// as in memory. The default, 0, stays in memory. With a Store, the
+	// query and add stages read the sketches back in batches. The budget
 	// bounds the pipeline's buffers; the caller sets the Go memory limit
 	// (runtime/debug.SetMemoryLimit) if it wants one.
 	Memory int64

@@ -118,7 +118,7 @@ func (r *run) sketch(docs iter.Seq2[*corpus.Document, error]) error {
 			for i := range p.out {
 				held += sketchHeld(&p.out[i])
 			}
-			if r.o.Memory > 0 && r.o.Store == nil && held > r.o.Memory/4 {
+			if r.o.Memory > 0 && held > r.o.Memory/4 {
 				extErr = r.startExternal()
 			}
 		}
@@ -128,6 +128,11 @@ func (r *run) sketch(docs iter.Seq2[*corpus.Document, error]) error {
 	}
 	if extErr != nil {
 		return extErr
+	}
+	if r.ext != nil {
+		if err := r.ext.finishWrite(); err != nil {
+			return err
+		}
 	}
 	s := r.sum
 	if s.Read != int64(len(r.res.Docs))+s.Rejected {
