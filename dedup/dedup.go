@@ -158,6 +158,8 @@ func Run(ctx context.Context, docs iter.Seq2[*corpus.Document, error], o Options
 	if err != nil {
 		return nil, err
 	}
+	r.ev.startSampling()
+	defer r.ev.stopSampling()
 	err = r.sketch(docs)
 	if r.ext != nil {
 		defer func() {

@@ -253,6 +253,7 @@ func (r *run) joinExternal() error {
 	}
 	km.Close()
 	e.spilled += keys.Spilled()
+	r.ev.addSpilled(StageIndex, keys.Spilled()+pairs.Spilled()) // the pairs' runs are written while the keys merge
 	if err := keys.Remove(); err != nil {
 		return fmt.Errorf("dedup: %w", err)
 	}

@@ -92,6 +92,16 @@ func TestExternalEqualsInMemory(t *testing.T) {
 		if ms.Kept != es.Kept || ms.Candidates != es.Candidates || ms.Pairs != es.Pairs || ms.Clusters != es.Clusters {
 			t.Fatalf("summaries differ: memory %+v, external %+v", ms, es)
 		}
+		var stageSpill int64
+		for _, st := range es.Stages {
+			if st.PeakMemory <= 0 {
+				t.Fatalf("stage %s: peak memory %d", st.Name, st.PeakMemory)
+			}
+			stageSpill += st.Spilled
+		}
+		if stageSpill != es.Spilled {
+			t.Fatalf("stages spilled %d bytes in all, summary says %d", stageSpill, es.Spilled)
+		}
 		if left, _ := os.ReadDir(work); len(left) != 0 {
 			t.Fatalf("work files left: %v", left)
 		}

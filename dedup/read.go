@@ -133,6 +133,7 @@ func (r *run) sketch(docs iter.Seq2[*corpus.Document, error]) error {
 		if err := r.ext.finishWrite(); err != nil {
 			return err
 		}
+		r.ev.addSpilled(StageSketch, r.ext.off)
 	}
 	s := r.sum
 	if s.Read != int64(len(r.res.Docs))+s.Rejected {

@@ -56,6 +56,13 @@ type Stage struct {
 	Name    string  `json:"name"`
 	Seconds float64 `json:"seconds"`
 	Items   int64   `json:"items"`
+	// PeakMemory is the most memory the Go runtime held from the OS
+	// (mapped and not released) during the stage, sampled every 10 ms (0
+	// for the store stage, which runs in the background).
+	PeakMemory int64 `json:"peak_memory"`
+	// Spilled is the bytes the stage wrote to the work directory (out of
+	// core).
+	Spilled int64 `json:"spilled_bytes,omitempty"`
 }
 
 // Config records the parameters a run used.
