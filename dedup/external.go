@@ -46,6 +46,8 @@ func (r *run) startExternal() error {
 		owned = true
 	} else if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("dedup: work directory: %w", err)
+	} else if err := removeWorkFiles(dir); err != nil {
+		return err
 	}
 	f, err := os.Create(filepath.Join(dir, "sketches.bin"))
 	if err != nil {
@@ -56,6 +58,28 @@ func (r *run) startExternal() error {
 	for i := range r.res.Docs {
 		if err := r.ext.put(&r.res.Docs[i]); err != nil {
 			return err
+		}
+	}
+	return nil
+}
+
+// workPatterns match the files a run writes in its work directory:
+// the sketch file, sorted runs, and the temporary files of runs being
+// written (left by a killed run).
+var workPatterns = []string{"sketches.bin", "keys-*.run", "pairs-*.run", ".keys-*.tmp*", ".pairs-*.tmp*"}
+
+// removeWorkFiles removes what an earlier, interrupted run left in dir;
+// other files are left alone.
+func removeWorkFiles(dir string) error {
+	for _, p := range workPatterns {
+		ms, err := filepath.Glob(filepath.Join(dir, p))
+		if err != nil {
+			return fmt.Errorf("dedup: %w", err)
+		}
+		for _, m := range ms {
+			if err := os.Remove(m); err != nil {
+				return fmt.Errorf("dedup: work directory: %w", err)
+			}
 		}
 	}
 	return nil
@@ -131,10 +155,8 @@ func (e *external) close(keep bool) error {
 		}
 		return err
 	}
-	for _, name := range []string{"sketches.bin"} {
-		if rerr := os.Remove(filepath.Join(e.dir, name)); err == nil && rerr != nil && !os.IsNotExist(rerr) {
-			err = rerr
-		}
+	if rerr := removeWorkFiles(e.dir); err == nil {
+		err = rerr
 	}
 	return err
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -107,7 +108,30 @@ func TestExternalEqualsInMemory(t *testing.T) {
 		}
 		t.Logf("exact %d: %d docs, %d candidates, %d pairs, %d bytes spilled (%.0f per document)", exact, len(docs), es.Candidates, es.Pairs, es.Spilled, float64(es.Spilled)/float64(len(docs)))
 	}
+	// What a killed run leaves (a half-written run, a stale sketch file)
+	// is removed; other files stay.
 	work := t.TempDir()
+	for _, name := range []string{".keys-000003.run.tmp123", "pairs-000000.run", "sketches.bin", "mine.txt"} {
+		if err := os.WriteFile(filepath.Join(work, name), []byte("junk"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	again, err := Run(bg, docsOf(docs...), Options{Exact: ExactNever, Memory: 256 << 10, WorkDir: work})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if left, _ := os.ReadDir(work); len(left) != 1 || left[0].Name() != "mine.txt" {
+		t.Fatalf("work directory after a run over a killed run's files: %v", left)
+	}
+	mem, err := Run(bg, docsOf(docs...), Options{Exact: ExactNever})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mp, mc := outputs(t, mem)
+	if ap, ac := outputs(t, again); ap != mp || ac != mc {
+		t.Fatal("a run over a killed run's files differs")
+	}
+	work = t.TempDir()
 	if _, err := Run(bg, docsOf(docs[:500]...), Options{Memory: 64 << 10, WorkDir: work, KeepWork: true}); err != nil {
 		t.Fatal(err)
 	}
