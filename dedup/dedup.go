@@ -17,6 +17,15 @@
 // package: read.go (read and sketch), exact.go, store.go (earlier runs and
 // adds), join.go (join and verify), cluster.go, output.go, summary.go.
 //
+// Under a memory budget (Options.Memory) the run goes out of core by
+// itself, as AltaVista's clustering did (book 3.1): the sketches move to a
+// file in the work directory as they are made, the join sorts (pass, key,
+// document) records and then the candidate pairs on disk (package
+// dedup/spill: radix-sorted buffers, zstd-compressed sorted runs, k-way
+// merge), and verification reads the sketches back in chunks
+// (external.go). The pairs, clusters and kept set are those of the run in
+// memory, byte for byte.
+//
 // The pipeline reads documents from an iterator and never opens a file; it
 // reports through an EventListener and never prints. Its result does not
 // depend on the order of the input beyond the stated rules that the first
