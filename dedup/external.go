@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"unsafe"
 
 	"github.com/neardup/neardup/dedup/spill"
 	"github.com/neardup/neardup/index"
@@ -189,7 +190,13 @@ func (r *run) joinExternal() error {
 		num[n.pos] = int32(k)
 	}
 	ns = nil
-	budget := max(r.o.Memory/4, 64<<10)
+	// Each of the two sorts (keys, then pairs while the keys merge) takes a
+	// quarter of what the documents kept in memory leave of the budget.
+	meta := int64(len(docs)) * int64(unsafe.Sizeof(Doc{})+8)
+	for i := range docs {
+		meta += int64(len(docs[i].Name) + len(docs[i].Key))
+	}
+	budget := max((r.o.Memory-meta)/4, 64<<10)
 	scheme := r.x.Scheme()
 	passes := scheme.NumKeys()
 
