@@ -84,9 +84,14 @@ verifies them, clusters them, and writes to the directory --out:
                   kind ("identical" or "near").
   kept/           the deduplicated corpus, in the inputs' format
   summary.json    read = kept + duplicates + rejected, rejected by reason,
-                  the configuration, time per stage (stages overlap: the
-                  pipeline streams, so their times add up to more than the
-                  total)
+                  the configuration, time, peak memory and bytes spilled
+                  per stage (stages overlap: the pipeline streams, so their
+                  times add up to more than the total), external and
+                  spilled_bytes (an out-of-core run)
+
+--memory is the budget: when the sketches would take more than a quarter
+of it, the run goes out of core by itself (sketches and sorted runs in
+--work, removed at the end unless --keep-work) and writes the same output.
 
 The index lives in a Pebble store (--store DIR, by default OUT/index, made
 afresh); give --store an existing index to deduplicate against earlier runs,
