@@ -18,6 +18,15 @@
 // read.go (read and sketch), exact.go, store.go (earlier runs and adds),
 // join.go (join and verify), cluster.go, output.go, summary.go.
 //
+// Under a memory budget (Options.Memory) the run goes out of core by
+// itself, as AltaVista's clustering did (book 3.1): the sketches move to a
+// file in the work directory as they are made, the join sorts (pass, key,
+// document) records and then the candidate pairs on disk (package
+// dedup/spill: radix-sorted buffers, zstd-compressed sorted runs, k-way
+// merge), and verification reads the sketches back in chunks
+// (external.go). The pairs, clusters and kept set are those of the run in
+// memory, byte for byte.
+//
 // The pipeline reads documents from an iterator and never opens a file; it
 // reports through an EventListener and never prints. Its result does not
 // depend on the order of the input beyond the stated rules that the first
@@ -67,6 +76,10 @@ type Doc struct {
 	Shingles int
 
 	ix index.Doc // sketch, and features when verifying exactly
+	// soff and nvals locate the sketch values in the sketch file when the
+	// run is out of core (ix.Sketch.Values is then nil).
+	soff  int64
+	nvals int32
 }
 
 // Pair is a verified near-duplicate pair. A is the earlier document (or, for
@@ -134,6 +147,8 @@ type run struct {
 	unique []int
 	// local holds the index ids of this run's documents.
 	local map[uint64]bool
+	// ext is the out-of-core state, nil in memory (Options.Memory).
+	ext *external
 }
 
 // Run deduplicates the documents docs yields. An error it yields that is a
@@ -143,7 +158,7 @@ type run struct {
 // error, a contradicting configuration, a cancelled context) is an error.
 // docs is read once, from one goroutine; the documents it yields need to
 // stay valid only until it is resumed.
-func Run(ctx context.Context, docs iter.Seq2[*corpus.Document, error], o Options) (*Result, error) {
+func Run(ctx context.Context, docs iter.Seq2[*corpus.Document, error], o Options) (res *Result, err error) {
 	o.EnsureDefaults()
 	if err := o.Validate(); err != nil {
 		return nil, err
@@ -153,7 +168,17 @@ func Run(ctx context.Context, docs iter.Seq2[*corpus.Document, error], o Options
 	if err != nil {
 		return nil, err
 	}
-	if err := r.sketch(docs); err != nil {
+	r.ev.startSampling()
+	defer r.ev.stopSampling()
+	err = r.sketch(docs)
+	if r.ext != nil {
+		defer func() {
+			if cerr := r.ext.close(r.o.KeepWork); cerr != nil && err == nil {
+				err = fmt.Errorf("dedup: removing the work files: %w", cerr)
+			}
+		}()
+	}
+	if err != nil {
 		return nil, err
 	}
 	if err := r.exactDuplicates(); err != nil {
@@ -163,7 +188,11 @@ func Run(ctx context.Context, docs iter.Seq2[*corpus.Document, error], o Options
 		return nil, err
 	}
 	adds := r.startAdds()
-	err = r.joinAndVerify()
+	if r.ext != nil {
+		err = r.joinExternal()
+	} else {
+		err = r.joinAndVerify()
+	}
 	if err == nil {
 		err = r.cluster()
 	}

@@ -3,6 +3,7 @@ package dedup
 import (
 	"fmt"
 	"io"
+	"runtime/metrics"
 	"sync"
 	"time"
 
@@ -70,14 +71,82 @@ func MakeLoggingEventListener(w io.Writer) EventListener {
 	}
 }
 
-// events serializes the listener's calls and records stage timings.
+// events serializes the listener's calls and records stage timings, peak
+// memory and bytes spilled.
 type events struct {
-	mu     sync.Mutex
-	l      EventListener
-	stages []Stage
+	mu      sync.Mutex
+	l       EventListener
+	stages  []Stage
+	peaks   map[string]int64 // stages under way -> peak memory so far
+	spilled map[string]int64
+	stop    chan struct{}
+	stopped chan struct{}
+}
+
+// heldMemory is the memory the Go runtime holds from the OS.
+func heldMemory() int64 {
+	s := []metrics.Sample{{Name: "/memory/classes/total:bytes"}, {Name: "/memory/classes/heap/released:bytes"}}
+	metrics.Read(s)
+	if s[0].Value.Kind() != metrics.KindUint64 || s[1].Value.Kind() != metrics.KindUint64 {
+		return 0
+	}
+	return int64(s[0].Value.Uint64() - s[1].Value.Uint64())
+}
+
+// sample updates the peaks of the stages under way.
+func (e *events) sample() {
+	m := heldMemory()
+	e.mu.Lock()
+	for s, p := range e.peaks {
+		e.peaks[s] = max(p, m)
+	}
+	e.mu.Unlock()
+}
+
+// startSampling samples memory every 10 ms until stopSampling.
+func (e *events) startSampling() {
+	e.stop, e.stopped = make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(e.stopped)
+		t := time.NewTicker(10 * time.Millisecond)
+		defer t.Stop()
+		for {
+			select {
+			case <-e.stop:
+				return
+			case <-t.C:
+				e.sample()
+			}
+		}
+	}()
+}
+
+func (e *events) stopSampling() {
+	if e.stop != nil {
+		close(e.stop)
+		<-e.stopped
+		e.stop = nil
+	}
+}
+
+// addSpilled counts bytes a stage wrote to the work directory.
+func (e *events) addSpilled(stage string, n int64) {
+	e.mu.Lock()
+	if e.spilled == nil {
+		e.spilled = map[string]int64{}
+	}
+	e.spilled[stage] += n
+	e.mu.Unlock()
 }
 
 func (e *events) begin(stage string, items int64) time.Time {
+	m := heldMemory()
+	e.mu.Lock()
+	if e.peaks == nil {
+		e.peaks = map[string]int64{}
+	}
+	e.peaks[stage] = m
+	e.mu.Unlock()
 	if e.l.StageBegin != nil {
 		e.mu.Lock()
 		e.l.StageBegin(StageInfo{Stage: stage, Items: items})
@@ -88,13 +157,15 @@ func (e *events) begin(stage string, items int64) time.Time {
 
 func (e *events) end(stage string, items int64, start time.Time) {
 	d := time.Since(start)
+	e.sample()
 	e.endAfter(stage, items, d)
 }
 
 func (e *events) endAfter(stage string, items int64, d time.Duration) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	e.stages = append(e.stages, Stage{Name: stage, Seconds: d.Seconds(), Items: items})
+	e.stages = append(e.stages, Stage{Name: stage, Seconds: d.Seconds(), Items: items, PeakMemory: e.peaks[stage], Spilled: e.spilled[stage]})
+	delete(e.peaks, stage)
 	if e.l.StageEnd != nil {
 		e.l.StageEnd(StageInfo{Stage: stage, Items: items, Duration: d})
 	}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"iter"
+	"log"
 	"os"
 	"strings"
 
@@ -204,4 +205,26 @@ func ExampleKeeper() {
 	out, _ := os.ReadFile(dir + "/kept/docs.jsonl")
 	fmt.Println(n, err, strings.Contains(string(out), `"id":"a"`) && strings.Contains(string(out), `"lang":"en"`), strings.Contains(string(out), `"id":"b"`))
 	// Output: 1 <nil> true false
+}
+
+// A memory budget lets the run go out of core by itself: past a quarter of
+// it in sketches, they move to the work directory and the join runs over
+// sorted runs on disk, with the same result.
+func ExampleOptions_memory() {
+	var docs [][2]string
+	for i := range 200 {
+		docs = append(docs, [2]string{fmt.Sprintf("d%d", i), words(40) + fmt.Sprintf(" unique%d", i%150)})
+	}
+	work, err := os.MkdirTemp("", "neardup-work")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer os.RemoveAll(work)
+	res, err := dedup.Run(ctx, records(docs...), dedup.Options{Memory: 64 << 10, WorkDir: work})
+	if err != nil {
+		log.Fatal(err)
+	}
+	s := res.Summary
+	fmt.Println(s.External, s.Spilled > 0, s.Read, s.Kept, s.Duplicates)
+	// Output: true true 200 1 199
 }

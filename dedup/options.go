@@ -61,6 +61,22 @@ type Options struct {
 	Workers int
 	// Cluster configures clustering.
 	Cluster ClusterOptions
+	// Memory is the memory budget of an out-of-core run, in bytes. When
+	// the sketches held in memory pass a quarter of it, the run goes out
+	// of core by itself: sketches move to a file in WorkDir and the join
+	// and verification run over sorted runs on disk (package spill), each
+	// sort buffer taking a quarter of the budget; the result is the same
+	// as in memory. The default, 0, stays in memory. With a Store, the
+	// query and add stages read the sketches back in batches. The budget
+	// bounds the pipeline's buffers; the caller sets the Go memory limit
+	// (runtime/debug.SetMemoryLimit) if it wants one.
+	Memory int64
+	// WorkDir is the directory of the spill files (created if missing).
+	// The default is a new temporary directory.
+	WorkDir string
+	// KeepWork keeps the spill files after the run instead of removing
+	// them.
+	KeepWork bool
 	// Events receives the pipeline's progress, stage timings and rejected
 	// records. The zero value reports nothing.
 	Events EventListener
@@ -90,6 +106,9 @@ func (o *Options) Validate() error {
 	}
 	if o.Exact > ExactNever {
 		errs = append(errs, fmt.Errorf("unknown exact mode %d", o.Exact))
+	}
+	if o.Memory < 0 {
+		errs = append(errs, fmt.Errorf("memory budget %d < 0", o.Memory))
 	}
 	if o.ExactBudget < 0 {
 		errs = append(errs, fmt.Errorf("exact budget %d < 0", o.ExactBudget))

@@ -97,16 +97,44 @@ func (r *run) sketch(docs iter.Seq2[*corpus.Document, error]) error {
 	// Collect in order.
 	pending := map[int]*job{}
 	next := 0
+	var held int64 // bytes of sketch values in memory
+	var extErr error
 	for j := range done {
 		pending[j.n] = j
 		for p, ok := pending[next]; ok; p, ok = pending[next] {
 			r.res.Docs = append(r.res.Docs, p.out...)
 			delete(pending, next)
 			next++
+			if extErr != nil {
+				continue // drain the workers
+			}
+			if r.ext != nil {
+				for i := len(r.res.Docs) - len(p.out); i < len(r.res.Docs); i++ {
+					if extErr = r.ext.put(&r.res.Docs[i]); extErr != nil {
+						break
+					}
+				}
+				continue
+			}
+			for i := range p.out {
+				held += sketchHeld(&p.out[i])
+			}
+			if r.o.Memory > 0 && held > r.o.Memory/4 {
+				extErr = r.startExternal()
+			}
 		}
 	}
 	if err := <-readErr; err != nil {
 		return err
+	}
+	if extErr != nil {
+		return extErr
+	}
+	if r.ext != nil {
+		if err := r.ext.finishWrite(); err != nil {
+			return err
+		}
+		r.ev.addSpilled(StageSketch, r.ext.off)
 	}
 	s := r.sum
 	if s.Read != int64(len(r.res.Docs))+s.Rejected {

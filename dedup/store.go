@@ -19,23 +19,39 @@ func (r *run) matchStored() error {
 	}
 	start := r.ev.begin(StageQuery, int64(len(r.unique)))
 	docs := r.res.Docs
-	qs := make([]*index.Doc, len(r.unique))
-	for k, i := range r.unique {
-		qs[k] = &docs[i].ix
+	// In memory one batch; out of core batches whose sketches are read
+	// back from the sketch file.
+	batch := len(r.unique)
+	if r.ext != nil {
+		batch = 4096
 	}
-	o := index.BatchOptions{Workers: r.o.Workers, Progress: r.ev.progress(StageQuery, "docs")}
-	err := r.x.QueryBatch(r.ctx, qs, r.isLocal, o, func(k int, ms []index.Match, cands int) error {
-		r.sum.Candidates += int64(cands)
-		d := &docs[r.unique[k]]
-		for _, m := range ms {
-			c := m.Comparison
-			r.res.Pairs = append(r.res.Pairs, Pair{A: m.Name, B: d.Name, SeqA: -1, SeqB: d.Seq, Similarity: c.Similarity(),
-				Estimate: c.Estimate.J, StdErr: c.Estimate.StdErr, Exact: c.Exact >= 0, Keys: c.Keys})
+	progress := r.ev.progress(StageQuery, "docs")
+	for lo := 0; lo < len(r.unique); lo += batch {
+		part := r.unique[lo:min(lo+batch, len(r.unique))]
+		qs := make([]*index.Doc, len(part))
+		for k, i := range part {
+			var err error
+			if qs[k], err = r.ixOf(i); err != nil {
+				return err
+			}
 		}
-		return nil
-	})
-	if err != nil {
-		return fmt.Errorf("dedup: %w", err)
+		o := index.BatchOptions{Workers: r.o.Workers}
+		if progress != nil {
+			o.Progress = func(done, _ int64) { progress(int64(lo)+done, int64(len(r.unique))) }
+		}
+		err := r.x.QueryBatch(r.ctx, qs, r.isLocal, o, func(k int, ms []index.Match, cands int) error {
+			r.sum.Candidates += int64(cands)
+			d := &docs[part[k]]
+			for _, m := range ms {
+				c := m.Comparison
+				r.res.Pairs = append(r.res.Pairs, Pair{A: m.Name, B: d.Name, SeqA: -1, SeqB: d.Seq, Similarity: c.Similarity(),
+					Estimate: c.Estimate.J, StdErr: c.Estimate.StdErr, Exact: c.Exact >= 0, Keys: c.Keys})
+			}
+			return nil
+		})
+		if err != nil {
+			return fmt.Errorf("dedup: %w", err)
+		}
 	}
 	r.ev.end(StageQuery, int64(len(r.unique)), start)
 	return nil
@@ -79,7 +95,6 @@ func (a *adds) wait() error {
 
 func (r *run) addAll() error {
 	const batchSize = 2048
-	docs := r.res.Docs
 	progress := r.ev.progress(StageStore, "docs")
 	// One bulk for the whole run: the postings are sorted and ingested
 	// as finished tables instead of written one by one (index.Bulk).
@@ -99,13 +114,16 @@ func (r *run) addAll() error {
 		}
 		batch = batch[:0]
 		for k, i := range r.unique[lo:min(lo+batchSize, len(r.unique))] {
-			d := &docs[i].ix
-			if bare != nil {
-				bare[k] = *d
-				bare[k].Features = nil
-				d = &bare[k]
+			ix, err := r.ixOf(i)
+			if err != nil {
+				return err
 			}
-			batch = append(batch, d)
+			if bare != nil {
+				bare[k] = *ix
+				bare[k].Features = nil
+				ix = &bare[k]
+			}
+			batch = append(batch, ix)
 		}
 		res, err := bk.Add(r.ctx, batch...)
 		if err != nil {

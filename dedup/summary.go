@@ -23,16 +23,21 @@ type Summary struct {
 	Warnings int64 `json:"warnings"`
 	Skipped  int64 `json:"skipped"`
 	// Bytes is the total length of the documents' bodies.
-	Bytes      int64         `json:"bytes"`
-	Pairs      int           `json:"pairs"`
-	Candidates int64         `json:"candidates"`
-	Clusters   int           `json:"clusters"`
-	Largest    int           `json:"largest_cluster"`
-	ExactCheck bool          `json:"exact_verification"`
-	Bloom      *BloomSummary `json:"fingerprint_filter,omitempty"`
-	Config     Config        `json:"config"`
-	Stages     []Stage       `json:"stages"`
-	Seconds    float64       `json:"seconds"`
+	Bytes      int64 `json:"bytes"`
+	Pairs      int   `json:"pairs"`
+	Candidates int64 `json:"candidates"`
+	Clusters   int   `json:"clusters"`
+	Largest    int   `json:"largest_cluster"`
+	ExactCheck bool  `json:"exact_verification"`
+	// External reports an out-of-core run (Options.Memory); Spilled is the
+	// bytes it wrote to the work directory (sketches and compressed sorted
+	// runs).
+	External bool          `json:"external,omitempty"`
+	Spilled  int64         `json:"spilled_bytes,omitempty"`
+	Bloom    *BloomSummary `json:"fingerprint_filter,omitempty"`
+	Config   Config        `json:"config"`
+	Stages   []Stage       `json:"stages"`
+	Seconds  float64       `json:"seconds"`
 }
 
 // BloomSummary describes the Bloom filter in front of the stored exact
@@ -51,6 +56,13 @@ type Stage struct {
 	Name    string  `json:"name"`
 	Seconds float64 `json:"seconds"`
 	Items   int64   `json:"items"`
+	// PeakMemory is the most memory the Go runtime held from the OS
+	// (mapped and not released) during the stage, sampled every 10 ms (0
+	// for the store stage, which runs in the background).
+	PeakMemory int64 `json:"peak_memory"`
+	// Spilled is the bytes the stage wrote to the work directory (out of
+	// core).
+	Spilled int64 `json:"spilled_bytes,omitempty"`
 }
 
 // Config records the parameters a run used.

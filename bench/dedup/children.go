@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"runtime/debug"
 	"sync"
 	"time"
 
@@ -35,6 +36,9 @@ type childResult struct {
 	LSH        string        `json:"lsh,omitempty"`
 	Candidates int64         `json:"candidates,omitempty"`
 	Pairs      int           `json:"pairs"`
+	// SpilledDoc is the bytes the out-of-core run wrote to its work
+	// directory per document.
+	SpilledDoc float64 `json:"spilled_bytes_per_doc,omitempty"`
 
 	PeakRSS       int64   `json:"peak_rss_bytes"`  // VmHWM after the timed part
 	PeakHeap      int64   `json:"peak_heap_bytes"` // peak of heap objects (runtime/metrics)
@@ -158,8 +162,19 @@ func runDedupChild(o flags) childResult {
 	r := childResult{Config: o.child, Load1: load1()}
 	var st store.Store
 	var pebbleDir string
+	var memory int64
+	var work string
 	switch o.child {
 	case "batch":
+	case "external":
+		memory = o.memoryMiB << 20
+		debug.SetMemoryLimit(memory)
+		d, err := os.MkdirTemp(o.tmp, "work-")
+		if err != nil {
+			fatal(err)
+		}
+		work = d
+		defer os.RemoveAll(d)
 	case "memstore":
 		st = store.NewMemory()
 	case "pebble":
@@ -191,6 +206,8 @@ func runDedupChild(o flags) childResult {
 		Workers: 2,
 		Exact:   exactMode(o.exact),
 		Events:  stageLog(rd),
+		Memory:  memory,
+		WorkDir: work,
 	})
 	rd.Close()
 	wall := time.Since(t0)
@@ -205,6 +222,7 @@ func runDedupChild(o flags) childResult {
 	r.Docs, r.Seconds, r.Stages = sum.Read, wall.Seconds(), sum.Stages
 	r.DocsPS = float64(sum.Read) / wall.Seconds()
 	r.LSH, r.Candidates, r.Pairs = fmt.Sprint(res.Scheme), sum.Candidates, len(res.Pairs)
+	r.SpilledDoc = float64(sum.Spilled) / float64(sum.Read)
 	held := liveHeap()
 	r.HeldBytesDoc = float64(held-base) / float64(sum.Read)
 

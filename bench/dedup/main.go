@@ -52,6 +52,7 @@ type flags struct {
 	precisionSample int
 	tmp             string
 	exact           string
+	memoryMiB       int64
 
 	child     string // internal: run one configuration
 	corpusDir string // internal
@@ -90,6 +91,7 @@ func main() {
 	flag.IntVar(&o.precisionSample, "precision-sample", 20000, "reported near pairs whose exact Jaccard is computed (a deterministic stride sample)")
 	flag.StringVar(&o.tmp, "tmp", os.TempDir(), "where temporary directories go")
 	flag.StringVar(&o.exact, "exact", "never", "dedup verification: never (sketch estimate), auto or always (exact Jaccard, feature sets kept in memory: ~8 KB/doc)")
+	flag.Int64Var(&o.memoryMiB, "memory-mib", 0, "also run the batch path out of core (\"external\") with this memory budget in MiB (dedup.Options.Memory; also the Go memory limit)")
 	flag.StringVar(&o.child, "child", "", "internal: run one configuration and print its JSON result")
 	flag.StringVar(&o.corpusDir, "corpus", "", "internal: corpus directory for -child")
 	flag.Parse()
@@ -181,6 +183,9 @@ func parent(o flags) error {
 	if o.batch {
 		configs = append(configs, "batch")
 	}
+	if o.memoryMiB > 0 {
+		configs = append(configs, "external")
+	}
 	if o.memstore {
 		configs = append(configs, "memstore")
 	}
@@ -197,7 +202,7 @@ func parent(o flags) error {
 	for _, c := range configs {
 		fmt.Fprintf(os.Stderr, "run %s (load %s)\n", c, loadavg())
 		args := []string{"-child", c, "-corpus", dir, "-k", fmt.Sprint(o.k), "-threshold", fmt.Sprint(o.threshold),
-			"-precision-sample", fmt.Sprint(o.precisionSample), "-tmp", o.tmp, "-exact", o.exact}
+			"-precision-sample", fmt.Sprint(o.precisionSample), "-tmp", o.tmp, "-exact", o.exact, "-memory-mib", fmt.Sprint(o.memoryMiB)}
 		cmd := exec.Command(self, args...)
 		cmd.Env = append(os.Environ(), "GOMAXPROCS=2")
 		var out bytes.Buffer
@@ -359,7 +364,7 @@ func markdown(rep *report) string {
 			}
 		}
 		unit := "docs queried"
-		if r.Config == "batch" {
+		if r.Config == "batch" || r.Config == "external" {
 			unit = "candidate pairs verified"
 		}
 		fmt.Fprintf(&b, "| neardup %s | read+extract+OPH stage %.1f s wall | %.2f | %.0f | %.2f | %.0f %s/s |\n", r.Config, stageSec(r, "sketch"), ix, float64(r.Docs)/ix, vf, float64(vItems)/vf, unit)

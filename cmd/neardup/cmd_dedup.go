@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"strconv"
 	"strings"
 
@@ -44,6 +45,11 @@ type dedupOptions struct {
 	// run fails (after writing its output).
 	MaxRejected float64
 	JSON        bool
+	// Memory is --memory (a size; "" means 75% of physical memory), Work
+	// --work (default OUT/work), KeepWork --keep-work.
+	Memory   string
+	Work     string
+	KeepWork bool
 	// Given holds the flags given on the command line: the others are
 	// left to the index (its recorded configuration, or the defaults).
 	// Nil counts every flag as given.
@@ -94,9 +100,14 @@ verifies them, clusters them, and writes to the directory --out:
                   error (the cause, naming both sources for duplicate-id).
   kept/           the deduplicated corpus, in the inputs' format
   summary.json    read = kept + duplicates + rejected, rejected by reason,
-                  the configuration, time per stage (stages overlap: the
-                  pipeline streams, so their times add up to more than the
-                  total)
+                  the configuration, time, peak memory and bytes spilled
+                  per stage (stages overlap: the pipeline streams, so their
+                  times add up to more than the total), external and
+                  spilled_bytes (an out-of-core run)
+
+--memory is the budget: when the sketches would take more than a quarter
+of it, the run goes out of core by itself (sketches and sorted runs in
+--work, removed at the end unless --keep-work) and writes the same output.
 
 The index lives in a Pebble store (--store DIR, by default OUT/index, made
 afresh); give --store an existing index to deduplicate against earlier runs,
@@ -147,6 +158,9 @@ naming the commonest reason and an example record.`,
 	fl.StringVar(&opts.Weighted, "weighted", "", "weighted dedup: count or tfidf weights (sets --weight; the sampler becomes cws unless --sampler is given), similarity is weighted Jaccard")
 	fl.Float64Var(&opts.MaxRejected, "max-rejected", 0.10, "fail (exit 1, after writing the output) when more than this fraction of the records is rejected")
 	fl.BoolVar(&opts.JSON, "json", false, "print the summary (summary.json) to standard output instead of the text lines")
+	fl.StringVar(&opts.Memory, "memory", "", "memory budget, e.g. 2GiB (default 75% of physical memory): past a quarter of it in sketches the run goes out of core (sorted runs in --work) with the same output; also the Go memory limit")
+	fl.StringVar(&opts.Work, "work", "", "directory of the out-of-core spill files (default OUT/work)")
+	fl.BoolVar(&opts.KeepWork, "keep-work", false, "keep the spill files after the run")
 	opts.Feature.bind(cmd, true)
 	opts.Corpus.bind(cmd)
 	return cmd
@@ -222,6 +236,15 @@ func runDedup(ctx context.Context, env *Env, opts dedupOptions) error {
 	}
 	defer st.Close()
 	do.Store = st
+	if do.WorkDir == "" {
+		do.WorkDir = filepath.Join(opts.Out, "work")
+	}
+	if do.Memory > 0 {
+		defer debug.SetMemoryLimit(debug.SetMemoryLimit(do.Memory))
+	}
+	if !do.KeepWork {
+		defer os.Remove(do.WorkDir) // once empty; never a directory the run did not empty
+	}
 
 	logf := func(format string, args ...any) {
 		if !opts.Quiet {
@@ -342,10 +365,19 @@ func dedupLibOptions(ctx context.Context, env *Env, opts *dedupOptions) (dedup.O
 		return dedup.Options{}, usagef("--keep: %v", err)
 	}
 	flags := indexFlags{Sampler: alg, K: opts.K, Seed: opts.Seed, LSH: params, Threshold: opts.Threshold, Slack: slackOption(opts.Slack), Features: fo}
+	memory := physicalMemory() * 3 / 4
+	if opts.Memory != "" {
+		if memory, err = parseBytes(opts.Memory); err != nil {
+			return dedup.Options{}, usagef("--memory %v", err)
+		}
+	}
 	return dedup.Options{
 		Index:         flags.config(set),
 		Exact:         exact,
 		StoreFeatures: opts.StoreFeatures,
+		Memory:        memory,
+		WorkDir:       opts.Work,
+		KeepWork:      opts.KeepWork,
 		Workers:       opts.Workers,
 		Cluster:       dedup.ClusterOptions{Keep: keep, Descending: desc, KeyField: opts.KeyField, Star: opts.Star, MaxSize: opts.MaxSize},
 	}, nil

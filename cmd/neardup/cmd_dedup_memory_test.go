@@ -1,0 +1,83 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// --memory small enough to go out of core writes the same pairs, clusters
+// and kept corpus as the default run, and removes its work directory
+// unless --keep-work.
+func TestDedupMemoryBudget(t *testing.T) {
+	base := t.TempDir()
+	run := func(name, memory string, keep bool) string {
+		dir := filepath.Join(base, name)
+		env, _, _ := testEnv()
+		o := dedupDefaults([]string{sampleCorpus}, dir)
+		o.Memory, o.KeepWork = memory, keep
+		if err := runDedup(context.Background(), env, o); err != nil {
+			t.Fatal(err)
+		}
+		return dir
+	}
+	mem := run("mem", "", false)
+	ext := run("ext", "64KiB", false)
+	var sum struct {
+		External bool  `json:"external"`
+		Spilled  int64 `json:"spilled_bytes"`
+	}
+	b, err := os.ReadFile(filepath.Join(ext, "summary.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, &sum); err != nil {
+		t.Fatal(err)
+	}
+	if !sum.External || sum.Spilled == 0 {
+		t.Fatalf("--memory 64KiB: %+v, want an out-of-core run", sum)
+	}
+	for _, f := range []string{"pairs.jsonl", "clusters.jsonl"} {
+		a, _ := os.ReadFile(filepath.Join(mem, f))
+		e, _ := os.ReadFile(filepath.Join(ext, f))
+		if len(a) == 0 || !bytes.Equal(a, e) {
+			t.Fatalf("%s differs out of core (%d and %d bytes)", f, len(a), len(e))
+		}
+	}
+	ka, _ := os.ReadDir(filepath.Join(mem, "kept"))
+	ke, _ := os.ReadDir(filepath.Join(ext, "kept"))
+	if len(ka) == 0 || len(ka) != len(ke) {
+		t.Fatalf("kept/: %d and %d files", len(ka), len(ke))
+	}
+	for i := range ka {
+		a, _ := os.ReadFile(filepath.Join(mem, "kept", ka[i].Name()))
+		e, _ := os.ReadFile(filepath.Join(ext, "kept", ke[i].Name()))
+		if ka[i].Name() != ke[i].Name() || !bytes.Equal(a, e) {
+			t.Fatalf("kept/%s differs out of core", ka[i].Name())
+		}
+	}
+	if _, err := os.Stat(filepath.Join(ext, "work")); !os.IsNotExist(err) {
+		t.Fatalf("work directory left: %v", err)
+	}
+	kept := run("keep", "64KiB", true)
+	if _, err := os.Stat(filepath.Join(kept, "work", "sketches.bin")); err != nil {
+		t.Fatalf("--keep-work: %v", err)
+	}
+}
+
+func TestParseBytes(t *testing.T) {
+	for s, want := range map[string]int64{"2GiB": 2 << 30, "512MiB": 512 << 20, "64mib": 64 << 20, "1.5g": 3 << 29, "1000000": 1e6, "10kb": 10 << 10} {
+		got, err := parseBytes(s)
+		if err != nil || got != want {
+			t.Errorf("parseBytes(%q) = %d, %v; want %d", s, got, err, want)
+		}
+	}
+	for _, s := range []string{"", "0", "-1GiB", "lots", "1e30"} {
+		if _, err := parseBytes(s); err == nil {
+			t.Errorf("parseBytes(%q): no error", s)
+		}
+	}
+}

@@ -1,0 +1,378 @@
+package dedup
+
+import (
+	"bufio"
+	"cmp"
+	"encoding/binary"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"unsafe"
+
+	"github.com/neardup/neardup/dedup/spill"
+	"github.com/neardup/neardup/index"
+)
+
+// external is the out-of-core state of a run (Options.Memory): the
+// sketches written to a file in the work directory as stage 1 makes them,
+// and the join done by external sorts (package spill) instead of in
+// memory. Only what clustering and the outputs need stays in memory per
+// document (its Doc without sketch values, 12 bytes of file position).
+type external struct {
+	dir     string // this run's work directory
+	owned   bool   // created by the run (removed unless KeepWork)
+	f       *os.File
+	w       *bufio.Writer
+	off     int64 // bytes written to the sketch file
+	spilled int64 // compressed bytes of sorted runs
+}
+
+// sketchHeld is the number of bytes of sketch values a document holds in
+// memory.
+func sketchHeld(d *Doc) int64 { return int64(8 * len(d.ix.Sketch.Values)) }
+
+// startExternal switches the run to out-of-core mode: it creates the work
+// directory and the sketch file, and moves the sketches of the documents
+// read so far there.
+func (r *run) startExternal() error {
+	dir := r.o.WorkDir
+	owned := false
+	if dir == "" {
+		var err error
+		if dir, err = os.MkdirTemp("", "neardup-work-"); err != nil {
+			return fmt.Errorf("dedup: work directory: %w", err)
+		}
+		owned = true
+	} else if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("dedup: work directory: %w", err)
+	} else if err := removeWorkFiles(dir); err != nil {
+		return err
+	}
+	f, err := os.Create(filepath.Join(dir, "sketches.bin"))
+	if err != nil {
+		return fmt.Errorf("dedup: %w", err)
+	}
+	r.ext = &external{dir: dir, owned: owned, f: f, w: bufio.NewWriterSize(f, 1<<20)}
+	r.sum.External = true
+	for i := range r.res.Docs {
+		if err := r.ext.put(&r.res.Docs[i]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// workPatterns match the files a run writes in its work directory:
+// the sketch file, sorted runs, and the temporary files of runs being
+// written (left by a killed run).
+var workPatterns = []string{"sketches.bin", "keys-*.run", "pairs-*.run", ".keys-*.tmp*", ".pairs-*.tmp*"}
+
+// removeWorkFiles removes what an earlier, interrupted run left in dir;
+// other files are left alone.
+func removeWorkFiles(dir string) error {
+	for _, p := range workPatterns {
+		ms, err := filepath.Glob(filepath.Join(dir, p))
+		if err != nil {
+			return fmt.Errorf("dedup: %w", err)
+		}
+		for _, m := range ms {
+			if err := os.Remove(m); err != nil {
+				return fmt.Errorf("dedup: work directory: %w", err)
+			}
+		}
+	}
+	return nil
+}
+
+// put writes a document's sketch values to the sketch file and drops them
+// from memory.
+func (e *external) put(d *Doc) error {
+	vs := d.ix.Sketch.Values
+	d.soff, d.nvals = e.off, int32(len(vs))
+	var b [8]byte
+	for _, v := range vs {
+		binary.LittleEndian.PutUint64(b[:], v)
+		if _, err := e.w.Write(b[:]); err != nil {
+			return fmt.Errorf("dedup: writing sketches: %w", err)
+		}
+	}
+	e.off += int64(8 * len(vs))
+	d.ix.Sketch.Values = nil
+	return nil
+}
+
+// finishWrite completes the sketch file.
+func (e *external) finishWrite() error {
+	if err := e.w.Flush(); err != nil {
+		return fmt.Errorf("dedup: writing sketches: %w", err)
+	}
+	e.spilled += e.off
+	return nil
+}
+
+// values reads a document's sketch values into dst.
+func (e *external) values(dst []uint64, d *Doc) ([]uint64, error) {
+	if d.nvals == 0 {
+		return []uint64{}, nil
+	}
+	dst = slices.Grow(dst[:0], int(d.nvals))[:d.nvals]
+	b := make([]byte, 8*int(d.nvals))
+	if _, err := e.f.ReadAt(b, d.soff); err != nil {
+		return nil, fmt.Errorf("dedup: reading sketches: %w", err)
+	}
+	for i := range dst {
+		dst[i] = binary.LittleEndian.Uint64(b[8*i:])
+	}
+	return dst, nil
+}
+
+// ixOf returns the index document of r.res.Docs[i] with its sketch: out
+// of core, a copy with the values read back from the sketch file.
+func (r *run) ixOf(i int) (*index.Doc, error) {
+	d := &r.res.Docs[i]
+	if r.ext == nil {
+		return &d.ix, nil
+	}
+	ix := d.ix
+	v, err := r.ext.values(nil, d)
+	if err != nil {
+		return nil, err
+	}
+	ix.Sketch.Values = v
+	return &ix, nil
+}
+
+// close closes the sketch file and removes the work files unless kept.
+func (e *external) close(keep bool) error {
+	err := e.f.Close()
+	if keep {
+		return err
+	}
+	if e.owned {
+		if rerr := os.RemoveAll(e.dir); err == nil {
+			err = rerr
+		}
+		return err
+	}
+	if rerr := removeWorkFiles(e.dir); err == nil {
+		err = rerr
+	}
+	return err
+}
+
+// joinExternal is joinAndVerify out of core, with the same result: the
+// same numbering of documents, AltaVista's sort-join with (pass, key high
+// 32 bits, document number) records sorted by package spill in place of
+// index.Join's in-memory passes, the candidate pairs (A, B) counted by a
+// second external sort, and verification by the index's VerifyPairs in
+// chunks of pairs whose sketches are read back from the sketch file.
+func (r *run) joinExternal() error {
+	e := r.ext
+	docs := r.res.Docs
+	type numbered struct {
+		id  uint64
+		pos int
+	}
+	ns := make([]numbered, len(r.unique))
+	for k, i := range r.unique {
+		ns[k] = numbered{idOf(&docs[i]), i}
+	}
+	slices.SortFunc(ns, func(a, b numbered) int { return cmp.Compare(a.id, b.id) })
+	order := make([]int32, len(ns))
+	num := make([]int32, len(docs)) // position -> number, -1 when not joined
+	for i := range num {
+		num[i] = -1
+	}
+	for k, n := range ns {
+		order[k] = int32(n.pos)
+		num[n.pos] = int32(k)
+	}
+	ns = nil
+	// Each of the two sorts (keys, then pairs while the keys merge) takes a
+	// quarter of what the documents kept in memory leave of the budget.
+	meta := int64(len(docs)) * int64(unsafe.Sizeof(Doc{})+8)
+	for i := range docs {
+		meta += int64(len(docs[i].Name) + len(docs[i].Key))
+	}
+	budget := max((r.o.Memory-meta)/4, 64<<10)
+	scheme := r.x.Scheme()
+	passes := scheme.NumKeys()
+
+	// Stage 2: (pass, key, number) records, sorted externally.
+	start := r.ev.begin(StageIndex, int64(len(order)))
+	keys, err := spill.New(spill.Config{Dir: e.dir, Prefix: "keys", Width: 12, Budget: budget})
+	if err != nil {
+		return fmt.Errorf("dedup: %w", err)
+	}
+	defer keys.Remove()
+	rd := bufio.NewReaderSize(io.NewSectionReader(e.f, 0, e.off), 1<<20)
+	var vals []uint64
+	var b8 [8]byte
+	rec := make([]byte, 0, 12*passes)
+	progress := r.ev.progress(StageIndex, "docs")
+	for i := range docs {
+		d := &docs[i]
+		vals = vals[:0]
+		for range d.nvals {
+			if _, err := io.ReadFull(rd, b8[:]); err != nil {
+				return fmt.Errorf("dedup: reading sketches: %w", err)
+			}
+			vals = append(vals, binary.LittleEndian.Uint64(b8[:]))
+		}
+		if num[i] < 0 || len(vals) == 0 {
+			continue
+		}
+		rec = rec[:0]
+		for c := range passes {
+			rec = binary.BigEndian.AppendUint32(rec, uint32(c))
+			rec = binary.BigEndian.AppendUint32(rec, uint32(scheme.Key(c, vals)>>32))
+			rec = binary.BigEndian.AppendUint32(rec, uint32(num[i]))
+		}
+		if err := keys.Add(rec); err != nil {
+			return fmt.Errorf("dedup: %w", err)
+		}
+		if progress != nil && i&4095 == 0 {
+			progress(int64(i), int64(len(docs)))
+		}
+		if i&1023 == 0 {
+			if err := r.ctx.Err(); err != nil {
+				return err
+			}
+		}
+	}
+	km, err := keys.Sort()
+	if err != nil {
+		return fmt.Errorf("dedup: %w", err)
+	}
+	pairs, err := spill.New(spill.Config{Dir: e.dir, Prefix: "pairs", Width: 8, Budget: budget})
+	if err != nil {
+		km.Close()
+		return fmt.Errorf("dedup: %w", err)
+	}
+	defer pairs.Remove()
+	// Runs of equal (pass, key): each document pairs with the MaxRun
+	// before it, as index.Join does.
+	var group uint64 = 1 << 63 // no record's (pass, key)
+	var window []uint32
+	for rec, ok := km.Next(); ok; rec, ok = km.Next() {
+		g := binary.BigEndian.Uint64(rec[:8])
+		u := binary.BigEndian.Uint32(rec[8:])
+		if g != group {
+			group, window = g, window[:0]
+		}
+		lo := max(0, len(window)-index.MaxRun)
+		for _, a := range window[lo:] {
+			binary.BigEndian.PutUint32(b8[:4], a)
+			binary.BigEndian.PutUint32(b8[4:], u)
+			if err := pairs.Add(b8[:]); err != nil {
+				km.Close()
+				return fmt.Errorf("dedup: %w", err)
+			}
+		}
+		if len(window) == 2*index.MaxRun {
+			window = append(window[:0], window[index.MaxRun:]...)
+		}
+		window = append(window, u)
+	}
+	if err := km.Err(); err != nil {
+		km.Close()
+		return fmt.Errorf("dedup: %w", err)
+	}
+	km.Close()
+	e.spilled += keys.Spilled()
+	r.ev.addSpilled(StageIndex, keys.Spilled()+pairs.Spilled()) // the pairs' runs are written while the keys merge
+	if err := keys.Remove(); err != nil {
+		return fmt.Errorf("dedup: %w", err)
+	}
+	r.ev.end(StageIndex, int64(len(order)), start)
+
+	// Stage 3: candidate pairs in (A, B) order, verified in chunks.
+	pm, err := pairs.Sort()
+	if err != nil {
+		return fmt.Errorf("dedup: %w", err)
+	}
+	defer pm.Close()
+	start = r.ev.begin(StageVerify, 0)
+	chunkPairs := int(max(1024, r.o.Memory/(16*8*int64(max(1, r.x.Config().Sketch.K)))))
+	chunk := make([]index.JoinPair, 0, min(chunkPairs, 1<<20))
+	var verified int64
+	o := index.BatchOptions{Workers: r.o.Workers}
+	vprog := r.ev.progress(StageVerify, "pairs")
+	flush := func() error {
+		if len(chunk) == 0 {
+			return nil
+		}
+		loaded := map[uint32]*index.Doc{}
+		for _, p := range chunk {
+			for _, u := range [2]uint32{p.A, p.B} {
+				if _, ok := loaded[u]; ok {
+					continue
+				}
+				d := &docs[order[u]]
+				ix := d.ix
+				v, err := e.values(nil, d)
+				if err != nil {
+					return err
+				}
+				ix.Sketch.Values = v
+				loaded[u] = &ix
+			}
+		}
+		keep := make([]bool, len(chunk))
+		out := make([]Pair, len(chunk))
+		err := r.x.VerifyPairs(r.ctx, chunk, func(i uint32) *index.Doc { return loaded[i] }, o, func(k int, c index.Comparison, ok bool) {
+			if ok {
+				p := chunk[k]
+				out[k], keep[k] = pairOf(&docs[order[p.A]], &docs[order[p.B]], c), true
+			}
+		})
+		if err != nil {
+			return fmt.Errorf("dedup: %w", err)
+		}
+		for k, ok := range keep {
+			if ok {
+				r.res.Pairs = append(r.res.Pairs, out[k])
+			}
+		}
+		verified += int64(len(chunk))
+		if vprog != nil {
+			vprog(verified, 0)
+		}
+		chunk = chunk[:0]
+		return nil
+	}
+	var cur uint64
+	count := int32(0)
+	for rec, ok := pm.Next(); ok; rec, ok = pm.Next() {
+		v := binary.BigEndian.Uint64(rec)
+		if count > 0 && v == cur {
+			count++
+			continue
+		}
+		if count > 0 {
+			chunk = append(chunk, index.JoinPair{A: uint32(cur >> 32), B: uint32(cur), Keys: count})
+			if len(chunk) == cap(chunk) {
+				if err := flush(); err != nil {
+					return err
+				}
+			}
+		}
+		cur, count = v, 1
+	}
+	if err := pm.Err(); err != nil {
+		return fmt.Errorf("dedup: %w", err)
+	}
+	if count > 0 {
+		chunk = append(chunk, index.JoinPair{A: uint32(cur >> 32), B: uint32(cur), Keys: count})
+	}
+	if err := flush(); err != nil {
+		return err
+	}
+	e.spilled += pairs.Spilled()
+	r.sum.Candidates += verified
+	r.sum.Spilled = e.spilled
+	r.ev.end(StageVerify, verified, start)
+	return nil
+}

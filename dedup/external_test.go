@@ -1,0 +1,175 @@
+package dedup
+
+import (
+	"bytes"
+	"fmt"
+	"maps"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/neardup/neardup/corpus"
+	"github.com/neardup/neardup/internal/rng"
+	"github.com/neardup/neardup/store"
+)
+
+// plantedCorpus returns n documents of 60 random words from a vocabulary of
+// 5000, where every tenth is a near copy of an earlier one (a few words
+// changed) and every 25th an exact copy.
+func plantedCorpus(n int) []*corpus.Document {
+	s := rng.New(42)
+	docs := make([]*corpus.Document, 0, n)
+	for i := range n {
+		var body string
+		switch {
+		case i > 0 && i%25 == 0:
+			body = string(docs[s.Intn(uint64(i))].Body)
+		case i > 0 && i%10 == 0:
+			w := strings.Fields(string(docs[s.Intn(uint64(i))].Body))
+			for range 3 {
+				w[s.Intn(uint64(len(w)))] = fmt.Sprintf("x%d", s.Intn(5000))
+			}
+			body = strings.Join(w, " ")
+		default:
+			w := make([]string, 60)
+			for j := range w {
+				w[j] = fmt.Sprintf("w%d", s.Intn(5000))
+			}
+			body = strings.Join(w, " ")
+		}
+		docs = append(docs, &corpus.Document{ID: fmt.Sprintf("doc%05d", i), Body: []byte(body)})
+	}
+	return docs
+}
+
+// outputs renders what a command writes of a result.
+func outputs(t *testing.T, res *Result) (pairs, clusters string) {
+	t.Helper()
+	var p, c bytes.Buffer
+	if err := WritePairs(&p, res.Pairs); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteClusters(&c, res.Clusters); err != nil {
+		t.Fatal(err)
+	}
+	return p.String(), c.String()
+}
+
+// A run under a memory budget small enough to spill the sketches and
+// several sorted runs of keys and pairs gives byte-identical pairs and
+// clusters, and the same kept set and counts, as the run in memory; the
+// work directory is emptied unless KeepWork.
+func TestExternalEqualsInMemory(t *testing.T) {
+	docs := plantedCorpus(4000)
+	for _, exact := range []ExactMode{ExactNever, ExactAlways} {
+		mem, err := Run(bg, docsOf(docs...), Options{Exact: exact})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if mem.Summary.External {
+			t.Fatal("a run without a budget went out of core")
+		}
+		work := t.TempDir()
+		ext, err := Run(bg, docsOf(docs...), Options{Exact: exact, Memory: 256 << 10, WorkDir: work})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !ext.Summary.External || ext.Summary.Spilled == 0 {
+			t.Fatalf("exact %d: budget 256 KiB: external %v, spilled %d", exact, ext.Summary.External, ext.Summary.Spilled)
+		}
+		mp, mc := outputs(t, mem)
+		ep, ec := outputs(t, ext)
+		if mp != ep || mc != ec {
+			t.Fatalf("exact %d: out of core differs: pairs equal %v, clusters equal %v", exact, mp == ep, mc == ec)
+		}
+		if mem.Summary.Near == 0 || mem.Summary.Exact == 0 {
+			t.Fatalf("planted corpus found %d near and %d exact duplicates", mem.Summary.Near, mem.Summary.Exact)
+		}
+		if !maps.Equal(mem.Duplicate, ext.Duplicate) {
+			t.Fatal("kept sets differ")
+		}
+		ms, es := mem.Summary, ext.Summary
+		if ms.Kept != es.Kept || ms.Candidates != es.Candidates || ms.Pairs != es.Pairs || ms.Clusters != es.Clusters {
+			t.Fatalf("summaries differ: memory %+v, external %+v", ms, es)
+		}
+		var stageSpill int64
+		for _, st := range es.Stages {
+			if st.PeakMemory <= 0 {
+				t.Fatalf("stage %s: peak memory %d", st.Name, st.PeakMemory)
+			}
+			stageSpill += st.Spilled
+		}
+		if stageSpill != es.Spilled {
+			t.Fatalf("stages spilled %d bytes in all, summary says %d", stageSpill, es.Spilled)
+		}
+		if left, _ := os.ReadDir(work); len(left) != 0 {
+			t.Fatalf("work files left: %v", left)
+		}
+		t.Logf("exact %d: %d docs, %d candidates, %d pairs, %d bytes spilled (%.0f per document)", exact, len(docs), es.Candidates, es.Pairs, es.Spilled, float64(es.Spilled)/float64(len(docs)))
+	}
+	// What a killed run leaves (a half-written run, a stale sketch file)
+	// is removed; other files stay.
+	work := t.TempDir()
+	for _, name := range []string{".keys-000003.run.tmp123", "pairs-000000.run", "sketches.bin", "mine.txt"} {
+		if err := os.WriteFile(filepath.Join(work, name), []byte("junk"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	again, err := Run(bg, docsOf(docs...), Options{Exact: ExactNever, Memory: 256 << 10, WorkDir: work})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if left, _ := os.ReadDir(work); len(left) != 1 || left[0].Name() != "mine.txt" {
+		t.Fatalf("work directory after a run over a killed run's files: %v", left)
+	}
+	mem, err := Run(bg, docsOf(docs...), Options{Exact: ExactNever})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mp, mc := outputs(t, mem)
+	if ap, ac := outputs(t, again); ap != mp || ac != mc {
+		t.Fatal("a run over a killed run's files differs")
+	}
+	work = t.TempDir()
+	if _, err := Run(bg, docsOf(docs[:500]...), Options{Memory: 64 << 10, WorkDir: work, KeepWork: true}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(work + "/sketches.bin"); err != nil {
+		t.Fatalf("KeepWork: %v", err)
+	}
+}
+
+// With a store (fresh, then holding the first run's index), the out-of-core
+// run gives the in-memory run's output too: the query and add stages read
+// the sketches back from the work directory.
+func TestExternalWithStore(t *testing.T) {
+	docs := plantedCorpus(1500)
+	first, second := docs[:1000], docs[700:]
+	results := map[bool][2]string{}
+	for _, ext := range []bool{false, true} {
+		st := store.NewMemory()
+		o := Options{Store: st, Exact: ExactNever}
+		if ext {
+			o.Memory, o.WorkDir = 128<<10, t.TempDir()
+		}
+		if _, err := Run(bg, docsOf(first...), o); err != nil {
+			t.Fatal(err)
+		}
+		res, err := Run(bg, docsOf(second...), o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Summary.External != ext {
+			t.Fatalf("external %v, want %v", res.Summary.External, ext)
+		}
+		p, c := outputs(t, res)
+		results[ext] = [2]string{p, c}
+	}
+	if results[false] != results[true] {
+		t.Fatal("out of core with a store differs from in memory")
+	}
+	if !strings.Contains(results[false][0], `"stored":true`) {
+		t.Fatal("the second run matched nothing stored")
+	}
+}
