@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"runtime/debug"
 	"strconv"
 	"strings"
 
@@ -230,7 +229,7 @@ func runDedup(ctx context.Context, env *Env, opts dedupOptions) error {
 		return err
 	}
 	defer unlock()
-	st, err := openDedupStore(env, opts)
+	st, err := openDedupStore(env, opts, do.Memory)
 	if err != nil {
 		return err
 	}
@@ -239,9 +238,7 @@ func runDedup(ctx context.Context, env *Env, opts dedupOptions) error {
 	if do.WorkDir == "" {
 		do.WorkDir = filepath.Join(opts.Out, "work")
 	}
-	if do.Memory > 0 {
-		defer debug.SetMemoryLimit(debug.SetMemoryLimit(do.Memory))
-	}
+	defer withMemoryLimit(do.Memory)()
 	if !do.KeepWork {
 		defer os.Remove(do.WorkDir) // once empty; never a directory the run did not empty
 	}
@@ -365,11 +362,9 @@ func dedupLibOptions(ctx context.Context, env *Env, opts *dedupOptions) (dedup.O
 		return dedup.Options{}, usagef("--keep: %v", err)
 	}
 	flags := indexFlags{Sampler: alg, K: opts.K, Seed: opts.Seed, LSH: params, Threshold: opts.Threshold, Slack: slackOption(opts.Slack), Features: fo}
-	memory := physicalMemory() * 3 / 4
-	if opts.Memory != "" {
-		if memory, err = parseBytes(opts.Memory); err != nil {
-			return dedup.Options{}, usagef("--memory %v", err)
-		}
+	memory, err := memoryBudget(opts.Memory)
+	if err != nil {
+		return dedup.Options{}, err
 	}
 	return dedup.Options{
 		Index:         flags.config(set),
@@ -403,7 +398,7 @@ func checkDedupOut(opts dedupOptions) error {
 
 // openDedupStore opens the store of --store: memory, a Pebble directory,
 // or by default OUT/index made afresh.
-func openDedupStore(env *Env, opts dedupOptions) (store.Store, error) {
+func openDedupStore(env *Env, opts dedupOptions, budget int64) (store.Store, error) {
 	switch opts.Store {
 	case "memory":
 		return store.NewMemory(), nil
@@ -412,9 +407,9 @@ func openDedupStore(env *Env, opts dedupOptions) (store.Store, error) {
 		if err := os.RemoveAll(dir); err != nil {
 			return nil, err
 		}
-		return store.OpenPebble(dir, env.pebbleOptions(nil))
+		return store.OpenPebble(dir, pebbleBudget(env.pebbleOptions(nil), budget))
 	}
-	return store.OpenPebble(opts.Store, env.pebbleOptions(nil))
+	return store.OpenPebble(opts.Store, pebbleBudget(env.pebbleOptions(nil), budget))
 }
 
 // dedupEvents draws a progress bar per stage (the sketch stage by bytes

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -79,5 +80,38 @@ func TestParseBytes(t *testing.T) {
 		if _, err := parseBytes(s); err == nil {
 			t.Errorf("parseBytes(%q): no error", s)
 		}
+	}
+}
+
+// TestMemoryFlag: index add and serve take --memory as dedup does (a bad
+// size is a usage error); the store is sized from the budget.
+func TestMemoryFlag(t *testing.T) {
+	dir := t.TempDir()
+	env, stdout, errb := testEnv()
+	if code := Main(context.Background(), []string{"index", "add", "-q", "--memory", "64MiB", "--store", filepath.Join(dir, "idx"), sampleCorpus}, env); code != ExitOK {
+		t.Fatalf("index add --memory 64MiB: exit %d: %s", code, errb)
+	}
+	if !strings.Contains(stdout.String(), "added 474 documents") {
+		t.Errorf("index add --memory 64MiB: %s", stdout)
+	}
+	for _, args := range [][]string{
+		{"index", "add", "-q", "--memory", "lots", "--store", filepath.Join(dir, "idx2"), sampleCorpus},
+		{"serve", "--memory", "-1", "--store", filepath.Join(dir, "idx")},
+		{"dedup", "-q", "--memory", "12XB", "--out", filepath.Join(dir, "out"), sampleCorpus},
+	} {
+		env, _, errb := testEnv()
+		if code := Main(context.Background(), args, env); code != ExitUsage || !strings.Contains(errb.String(), "--memory") {
+			t.Errorf("%v: exit %d: %s", args, code, errb)
+		}
+	}
+	o := pebbleBudget(nil, 64<<20)
+	if o.CacheBytes != 8<<20 || o.BulkBytes != 4<<20 || o.MemTableBytes != 4<<20 {
+		t.Errorf("pebbleBudget(64MiB) = %+v", o)
+	}
+	if o := pebbleBudget(nil, 64<<30); o.CacheBytes != 256<<20 || o.BulkBytes != 64<<20 || o.MemTableBytes != 64<<20 {
+		t.Errorf("pebbleBudget(64GiB) = %+v", o)
+	}
+	if pebbleBudget(nil, 0) != nil {
+		t.Error("pebbleBudget without a budget changed the options")
 	}
 }

@@ -24,6 +24,8 @@ import (
 // indexOptions are shared by index add, query and remove.
 type indexOptions struct {
 	Store string
+	// Memory is --memory of index add (see memoryBudget).
+	Memory string
 	// MaxRejected is the fraction of rejected records above which index
 	// add fails (after adding the rest).
 	MaxRejected float64
@@ -105,6 +107,7 @@ rejected as too-large.`,
 	cmd.Flags().StringVar(&serverURL, "server", "", "add through a neardup server at this URL instead of --store (bearer token from NEARDUP_TOKEN)")
 	cmd.Flags().Lookup("store").Annotations = nil // --store or --server
 	cmd.Flags().Float64Var(&opts.MaxRejected, "max-rejected", 0.10, "fail (exit 1, after adding the rest) when more than this fraction of the records is rejected")
+	cmd.Flags().StringVar(&opts.Memory, "memory", "", memoryFlagUsage)
 	cmd.Flags().BoolVar(&opts.JSON, "json", false, `print {"added", "new", "replaced", "read", "rejected", "rejected_by", "store"} as JSON`)
 	return cmd
 }
@@ -192,7 +195,11 @@ func openIndexSession(ctx context.Context, env *Env, opts indexOptions, create, 
 		return nil, err
 	}
 	flags := indexFlags{Sampler: alg, K: opts.K, Seed: opts.Seed, LSH: p, Threshold: opts.Threshold, Features: fo}
-	st, err := store.OpenPebble(opts.Store, env.pebbleOptions(nil))
+	budget, err := memoryBudget(opts.Memory)
+	if err != nil {
+		return nil, err
+	}
+	st, err := store.OpenPebble(opts.Store, pebbleBudget(env.pebbleOptions(nil), budget))
 	if errors.Is(err, store.ErrNotStore) {
 		return nil, usagef("--store %s holds no index: %v", opts.Store, err)
 	}
@@ -236,6 +243,11 @@ func runIndexAdd(ctx context.Context, env *Env, opts indexOptions) error {
 	if err := checkMaxRejected(opts.MaxRejected); err != nil {
 		return err
 	}
+	budget, err := memoryBudget(opts.Memory)
+	if err != nil {
+		return err
+	}
+	defer withMemoryLimit(budget)()
 	s, err := openIndexSession(ctx, env, opts, true, true)
 	if err != nil {
 		return err

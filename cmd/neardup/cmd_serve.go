@@ -27,6 +27,7 @@ type serveOptions struct {
 	TLSKey     string
 	Threshold  float64
 	Unverified bool
+	Memory     string
 }
 
 func newServeCmd(env *Env) *cobra.Command {
@@ -69,12 +70,13 @@ interrupted, then finishes the requests in flight and flushes the store.`,
 	fl.StringVar(&opts.TLSKey, "tls-key", "", "TLS key file (PEM)")
 	fl.Float64VarP(&opts.Threshold, "threshold", "t", 0, "similarity threshold in (0, 1] (default: the index's recorded one)")
 	fl.BoolVar(&opts.Unverified, "collapse-unverified", false, "collapse from the in-memory table alone (Bing's design), without verifying pairs against the store")
+	fl.StringVar(&opts.Memory, "memory", "", memoryFlagUsage)
 	return cmd
 }
 
 // openServeStore opens the store serve and collapse name with --store or
 // --redis (exactly one), and its name for stats.
-func openServeStore(ctx context.Context, dir, url string) (store.Store, string, error) {
+func openServeStore(ctx context.Context, dir, url string, budget int64) (store.Store, string, error) {
 	switch {
 	case (dir == "") == (url == ""):
 		return nil, "", usagef("give exactly one of --store DIR and --redis URL")
@@ -85,7 +87,7 @@ func openServeStore(ctx context.Context, dir, url string) (store.Store, string, 
 		}
 		return st, "redis", nil
 	}
-	st, err := store.OpenPebble(dir, nil)
+	st, err := store.OpenPebble(dir, pebbleBudget(nil, budget))
 	if errors.Is(err, store.ErrNotStore) {
 		return nil, "", usagef("--store %s: %v", dir, err)
 	}
@@ -114,7 +116,12 @@ func runServe(ctx context.Context, env *Env, opts serveOptions) error {
 		}
 		so.TLS = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
 	}
-	st, name, err := openServeStore(ctx, opts.Store, opts.Redis)
+	budget, err := memoryBudget(opts.Memory)
+	if err != nil {
+		return err
+	}
+	defer withMemoryLimit(budget)()
+	st, name, err := openServeStore(ctx, opts.Store, opts.Redis, budget)
 	if err != nil {
 		return err
 	}

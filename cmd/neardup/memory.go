@@ -5,8 +5,11 @@ package main
 import (
 	"bufio"
 	"os"
+	"runtime/debug"
 	"strconv"
 	"strings"
+
+	"github.com/neardup/neardup/store"
 )
 
 // physicalMemory returns the machine's memory in bytes (MemTotal of
@@ -29,4 +32,51 @@ func physicalMemory() int64 {
 		}
 	}
 	return 0
+}
+
+// memoryFlagUsage is the help of --memory on the commands that take it.
+const memoryFlagUsage = "memory budget, e.g. 2GiB (default 75% of physical memory): the Go memory limit, and the store's cache, memtables and bulk buffer are sized from it"
+
+// memoryBudget is a command's --memory: the size given ("0" or
+// "unlimited": no budget), or by default 75% of physical memory (no budget
+// when unknown).
+func memoryBudget(s string) (int64, error) {
+	switch strings.ToLower(strings.TrimSpace(s)) {
+	case "":
+		return physicalMemory() * 3 / 4, nil
+	case "0", "unlimited":
+		return 0, nil
+	}
+	n, err := parseBytes(s)
+	if err != nil {
+		return 0, usagef("--memory %v", err)
+	}
+	return n, nil
+}
+
+// withMemoryLimit sets the Go memory limit to budget (when there is one)
+// and returns the function that restores the earlier limit.
+func withMemoryLimit(budget int64) (restore func()) {
+	if budget <= 0 {
+		return func() {}
+	}
+	old := debug.SetMemoryLimit(budget)
+	return func() { debug.SetMemoryLimit(old) }
+}
+
+// pebbleBudget sizes a Pebble store from a memory budget, into o (a new
+// value when nil): the block cache an eighth of the budget and the bulk
+// buffer a sixteenth (each at most its default), two memtables a
+// thirty-second each (4 to 64 MiB). Without a budget o is unchanged.
+func pebbleBudget(o *store.PebbleOptions, budget int64) *store.PebbleOptions {
+	if budget <= 0 {
+		return o
+	}
+	if o == nil {
+		o = &store.PebbleOptions{}
+	}
+	o.CacheBytes = min(budget/8, 256<<20)
+	o.BulkBytes = max(min(budget/16, 64<<20), 1<<20)
+	o.MemTableBytes = uint64(min(max(budget/32, 4<<20), 64<<20))
+	return o
 }
