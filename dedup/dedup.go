@@ -15,7 +15,7 @@
 // documents are matched against the documents of earlier runs and added to
 // the index, all through package index. Each stage is a file of this
 // package: read.go (read and sketch), exact.go, store.go (earlier runs and
-// adds), join.go (join and verify), cluster.go, output.go, summary.go.
+// adds), bands.go (the band-key export), join.go (join and verify), cluster.go, output.go, summary.go.
 //
 // The pipeline reads documents from an iterator and never opens a file; it
 // reports through an EventListener and never prints. Its result does not
@@ -162,7 +162,10 @@ func Run(ctx context.Context, docs iter.Seq2[*corpus.Document, error], o Options
 		return nil, err
 	}
 	adds := r.startAdds()
-	err = r.joinAndVerify()
+	err = r.exportBands()
+	if err == nil {
+		err = r.joinAndVerify()
+	}
 	if err == nil {
 		err = r.cluster()
 	}

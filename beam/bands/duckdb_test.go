@@ -18,7 +18,7 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/testing/ptest"
 	_ "github.com/duckdb/duckdb-go/v2"
 
-	"github.com/neardup/neardup/beam/bands"
+	"github.com/neardup/neardup/lsh/bandfile"
 	"github.com/neardup/neardup/beam/pipeline"
 )
 
@@ -88,8 +88,8 @@ func TestJoinInDuckDB(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer db.Close()
-			src := bands.Source(bands.DuckDB, filepath.Join(out, "bands", "*.parquet"))
-			q := bands.Query(src, maxRun)
+			src := bandfile.Source(bandfile.DuckDB, filepath.Join(out, "bands", "*.parquet"))
+			q := bandfile.Query(src, maxRun)
 			rows, err := db.Query(q)
 			if err != nil {
 				t.Fatalf("%v\n%s", err, q)

@@ -42,6 +42,8 @@ type dedupOptions struct {
 	// run fails (after writing its output).
 	MaxRejected float64
 	JSON        bool
+	// ExportBands is the Parquet file for the band keys ("" for none).
+	ExportBands string
 	// Given holds the flags given on the command line: the others are
 	// left to the index (its recorded configuration, or the defaults).
 	// Nil counts every flag as given.
@@ -120,6 +122,7 @@ naming the commonest reason and an example record.`,
 	fl.Float64Var(&opts.Slack, "slack", 1.645, "when a pair is verified by sketch estimate (no exact Jaccard), accept estimates down to threshold - slack standard errors (1.645: a pair at the threshold is kept with probability 0.95; 0: estimate >= threshold)")
 	fl.StringVar(&opts.Weighted, "weighted", "", "weighted dedup: count or tfidf weights (sets --weight; the sampler becomes cws unless --sampler is given), similarity is weighted Jaccard")
 	fl.Float64Var(&opts.MaxRejected, "max-rejected", 0.10, "fail (exit 1, after writing the output) when more than this fraction of the records is rejected")
+	fl.StringVar(&opts.ExportBands, "export-bands", "", "also write the band keys (doc, seq, band, key) of the indexed documents to this zstd Parquet file, for the SQL self-join in README.md")
 	fl.BoolVar(&opts.JSON, "json", false, "print the summary (summary.json) to standard output instead of the text lines")
 	opts.Feature.bind(cmd, true)
 	opts.Corpus.bind(cmd)
@@ -217,9 +220,22 @@ func runDedup(ctx context.Context, env *Env, opts dedupOptions) error {
 	}
 	var rejects rejectLog
 	do.Events = dedupEvents(po, r, logf, &rejects)
+	var bands *os.File
+	if opts.ExportBands != "" {
+		if bands, err = os.Create(opts.ExportBands); err != nil {
+			return err
+		}
+		defer bands.Close()
+		do.ExportBands = bands
+	}
 	res, err := dedup.Run(ctx, docs, do)
 	if err != nil {
 		return configError(err)
+	}
+	if bands != nil {
+		if err := bands.Close(); err != nil {
+			return err
+		}
 	}
 	rs := r.Stats()
 	res.Summary.Warnings, res.Summary.Skipped = rs.Warnings, rs.Skipped
