@@ -16,7 +16,7 @@
 // documents are matched against the documents of earlier runs and added to
 // the index, all through package index. Each stage is a file of this package:
 // read.go (read and sketch), exact.go, store.go (earlier runs and adds),
-// join.go (join and verify), cluster.go, output.go, summary.go.
+// bands.go (the band-key export), join.go (join and verify), cluster.go, output.go, summary.go.
 //
 // Under a memory budget (Options.Memory) the run goes out of core by
 // itself, as AltaVista's clustering did (book 3.1): the sketches move to a
@@ -188,9 +188,10 @@ func Run(ctx context.Context, docs iter.Seq2[*corpus.Document, error], o Options
 		return nil, err
 	}
 	adds := r.startAdds()
-	if r.ext != nil {
+	err = r.exportBands()
+	if err == nil && r.ext != nil {
 		err = r.joinExternal()
-	} else {
+	} else if err == nil {
 		err = r.joinAndVerify()
 	}
 	if err == nil {

@@ -173,3 +173,24 @@ func TestExternalWithStore(t *testing.T) {
 		t.Fatal("the second run matched nothing stored")
 	}
 }
+
+// TestExternalExportBands: out of core, the sketches are read back from the
+// work directory for the band-key export, which is byte for byte the
+// export of the run in memory.
+func TestExternalExportBands(t *testing.T) {
+	docs := plantedCorpus(2000)
+	var mem, ext bytes.Buffer
+	if _, err := Run(bg, docsOf(docs...), Options{Exact: ExactNever, ExportBands: &mem}); err != nil {
+		t.Fatal(err)
+	}
+	res, err := Run(bg, docsOf(docs...), Options{Exact: ExactNever, Memory: 128 << 10, WorkDir: t.TempDir(), ExportBands: &ext})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.Summary.External {
+		t.Fatal("the run with a 128 KiB budget stayed in memory")
+	}
+	if mem.Len() == 0 || !bytes.Equal(mem.Bytes(), ext.Bytes()) {
+		t.Fatalf("exports differ: %d bytes in memory, %d out of core", mem.Len(), ext.Len())
+	}
+}

@@ -3,6 +3,7 @@ package dedup
 import (
 	"errors"
 	"fmt"
+	"io"
 	"runtime"
 
 	"github.com/neardup/neardup/cluster"
@@ -77,6 +78,13 @@ type Options struct {
 	// KeepWork keeps the spill files after the run instead of removing
 	// them.
 	KeepWork bool
+	// ExportBands, when not nil, receives the band keys (the LSH lookup
+	// keys) of every document this run indexes — the first copy of each
+	// body, in input order — as one zstd Parquet file of (doc, seq, band,
+	// key) rows, for the SQL self-join of package lsh/bandfile, which
+	// yields the run's candidate pairs. Run writes the whole file (footer
+	// included) before it returns; it does not close the writer.
+	ExportBands io.Writer
 	// Events receives the pipeline's progress, stage timings and rejected
 	// records. The zero value reports nothing.
 	Events EventListener

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -18,8 +19,8 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/testing/ptest"
 	_ "github.com/duckdb/duckdb-go/v2"
 
-	"github.com/neardup/neardup/beam/bands"
 	"github.com/neardup/neardup/beam/pipeline"
+	"github.com/neardup/neardup/lsh/bandfile"
 )
 
 // TestMain runs the pipelines of these tests on Prism.
@@ -88,8 +89,8 @@ func TestJoinInDuckDB(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer db.Close()
-			src := bands.Source(bands.DuckDB, filepath.Join(out, "bands", "*.parquet"))
-			q := bands.Query(src, maxRun)
+			src := bandfile.Source(bandfile.DuckDB, filepath.Join(out, "bands", "*.parquet"))
+			q := bandfile.Query(src, maxRun)
 			rows, err := db.Query(q)
 			if err != nil {
 				t.Fatalf("%v\n%s", err, q)
@@ -118,6 +119,94 @@ func TestJoinInDuckDB(t *testing.T) {
 			t.Logf("%d band-key rows; DuckDB and the pipeline agree on %d candidate pairs (%d hot keys)", n, len(got), sum.HotKeys)
 		})
 	}
+}
+
+// TestDedupExportInDuckDB builds the core module's neardup command, runs
+// `neardup dedup --export-bands` on the shipped corpus, runs Query in
+// DuckDB over the file it wrote, and checks the result against dedup's
+// candidates: as many pairs as the run's summary counts candidates, and
+// every near pair dedup verified (pairs.jsonl) among them with the same
+// positions and number of shared keys. (dedup's join ranks a key's
+// documents by a hash of their names, the export by input order; the two
+// differ only for keys shared by more than MaxRun documents, and the
+// corpus has none.)
+func TestDedupExportInDuckDB(t *testing.T) {
+	goBin, err := exec.LookPath("go")
+	if err != nil {
+		t.Fatalf("the go command builds neardup: %v", err)
+	}
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "neardup")
+	build := exec.Command(goBin, "build", "-o", bin, "./cmd/neardup")
+	build.Dir = "../.."
+	if b, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build ./cmd/neardup: %v\n%s", err, b)
+	}
+	out := filepath.Join(dir, "out")
+	file := filepath.Join(dir, "bands.parquet")
+	run := exec.Command(bin, "dedup", "../../testdata/licenses/docs.jsonl.gz", "--out", out, "--export-bands", file, "--json", "--quiet")
+	stdout, err := run.Output()
+	if err != nil {
+		t.Fatalf("neardup dedup: %v", err)
+	}
+	var sum struct {
+		Candidates int `json:"candidates"`
+		Pairs      int `json:"pairs"`
+	}
+	if err := json.Unmarshal(stdout, &sum); err != nil {
+		t.Fatalf("summary: %v\n%s", err, stdout)
+	}
+
+	db, err := sql.Open("duckdb", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	q := bandfile.Query(bandfile.Source(bandfile.DuckDB, file), 2048)
+	rows, err := db.Query(q)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, q)
+	}
+	defer rows.Close()
+	got := map[string]bool{}
+	for rows.Next() {
+		var a, b string
+		var sa, sb, keys int64
+		if err := rows.Scan(&a, &b, &sa, &sb, &keys); err != nil {
+			t.Fatal(err)
+		}
+		got[fmt.Sprintf("%s %s %d %d %d", a, b, sa, sb, keys)] = true
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != sum.Candidates {
+		t.Fatalf("DuckDB gives %d candidate pairs, neardup dedup checked %d", len(got), sum.Candidates)
+	}
+	near := 0
+	for _, l := range lines(t, filepath.Join(out, "pairs.jsonl")) {
+		var p struct {
+			A, B string
+			SeqA int `json:"seq_a"`
+			SeqB int `json:"seq_b"`
+			Keys int
+			Kind string
+		}
+		if err := json.Unmarshal([]byte(l), &p); err != nil {
+			t.Fatal(err)
+		}
+		if p.Kind != "near" {
+			continue
+		}
+		near++
+		if k := fmt.Sprintf("%s %s %d %d %d", p.A, p.B, p.SeqA, p.SeqB, p.Keys); !got[k] {
+			t.Errorf("dedup's verified pair %s is not among DuckDB's candidates", k)
+		}
+	}
+	if near == 0 || sum.Candidates == 0 {
+		t.Fatalf("%d candidates, %d near pairs: the test would prove nothing", sum.Candidates, near)
+	}
+	t.Logf("DuckDB's join over neardup dedup --export-bands gives its %d candidates; its %d near pairs among them", len(got), near)
 }
 
 func firstDiff(a, b []string) string {

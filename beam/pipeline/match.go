@@ -10,16 +10,16 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
 
-	"github.com/neardup/neardup/beam/bands"
+	"github.com/neardup/neardup/lsh/bandfile"
 )
 
 func init() {
-	register.DoFn4x0[uint64, docRec, func(uint64, uint64), func(int, bands.Row)](&bandsFn{})
+	register.DoFn4x0[uint64, docRec, func(uint64, uint64), func(int, bandfile.Row)](&bandsFn{})
 	register.DoFn5x0[context.Context, uint64, func(*uint64) bool, func(uint64, uint64), func(hotKey)](&runFn{})
 	register.DoFn5x1[context.Context, uint64, func(*uint64) bool, func(*docRec) bool, func(uint64, half), error](&joinAFn{})
 	register.DoFn6x1[context.Context, uint64, func(*half) bool, func(*docRec) bool, func(pairRec), func(line), error](&verifyFn{})
 	register.Function1x1(pairLineFn)
-	register.Emitter2[int, bands.Row]()
+	register.Emitter2[int, bandfile.Row]()
 	register.DoFn2x0[pairRec, func(uint64, uint64)](&edgeFn{})
 	register.Emitter2[uint64, half]()
 	register.Emitter1[pairRec]()
@@ -35,7 +35,7 @@ type bandsFn struct {
 	Cfg    Config
 	Shards int
 	sk     *sketcher
-	rows   []bands.Row
+	rows   []bandfile.Row
 	keys   []uint64
 }
 
@@ -45,7 +45,7 @@ func (f *bandsFn) Setup() error {
 	return err
 }
 
-func (f *bandsFn) ProcessElement(o uint64, d docRec, emit func(uint64, uint64), emitRow func(int, bands.Row)) {
+func (f *bandsFn) ProcessElement(o uint64, d docRec, emit func(uint64, uint64), emitRow func(int, bandfile.Row)) {
 	if len(d.Sketch) == 0 {
 		return
 	}
@@ -57,7 +57,7 @@ func (f *bandsFn) ProcessElement(o uint64, d docRec, emit func(uint64, uint64), 
 	}
 	if f.Shards > 0 {
 		shard := shardOf(o, f.Shards)
-		f.rows = bands.AppendRows(f.rows[:0], d.ID, int64(o), f.keys)
+		f.rows = bandfile.AppendRows(f.rows[:0], d.ID, int64(o), f.keys)
 		for _, r := range f.rows {
 			emitRow(shard, r)
 		}
@@ -222,7 +222,7 @@ func pairLineFn(p pairRec) line {
 // (PCollection<hotKey>), the distinct candidate pairs on their way to
 // verification (PCollection<KV<uint64, half>>, for counting), the
 // candidate lines (PCollection<line>, empty unless o.Candidates) and the
-// band-key rows by shard (PCollection<KV<int, bands.Row>>, empty unless
+// band-key rows by shard (PCollection<KV<int, bandfile.Row>>, empty unless
 // o.ExportBands).
 func Candidates(s beam.Scope, o Options, unique beam.PCollection) (pairs, hot, halves, candLines, rows beam.PCollection) {
 	s = s.Scope("Candidates")

@@ -34,7 +34,7 @@ type Options struct {
 	Candidates bool
 	// ExportBands also writes the band keys of every unique document as
 	// zstd Parquet rows (doc, seq, band, key) to bands/*.parquet, for the
-	// SQL self-join of package bands.
+	// SQL self-join of package lsh/bandfile.
 	ExportBands bool
 }
 

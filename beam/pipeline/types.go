@@ -5,7 +5,7 @@ import (
 
 	"github.com/apache/beam/sdks/v2/go/pkg/beam"
 
-	"github.com/neardup/neardup/beam/bands"
+	"github.com/neardup/neardup/lsh/bandfile"
 )
 
 // The elements that flow between stages. Every field is exported so that
@@ -95,7 +95,7 @@ type line struct {
 }
 
 func init() {
-	for _, t := range []any{fileRef{}, docRec{}, nodeInfo{}, rejectRec{}, fileStat{}, half{}, pairRec{}, hotKey{}, line{}, bands.Row{}} {
+	for _, t := range []any{fileRef{}, docRec{}, nodeInfo{}, rejectRec{}, fileStat{}, half{}, pairRec{}, hotKey{}, line{}, bandfile.Row{}} {
 		beam.RegisterType(reflect.TypeOf(t))
 	}
 }

@@ -16,7 +16,7 @@ import (
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/io/filesystem"
 	"github.com/apache/beam/sdks/v2/go/pkg/beam/register"
 
-	"github.com/neardup/neardup/beam/bands"
+	"github.com/neardup/neardup/lsh/bandfile"
 )
 
 func init() {
@@ -24,8 +24,8 @@ func init() {
 	register.DoFn2x0[[]byte, func(int, int)](&shardIndexFn{})
 	register.DoFn2x0[line, func(int, line)](&shardKeyFn{})
 	register.DoFn4x1[context.Context, int, func(*int) bool, func(*line) bool, error](&writeShardFn{})
-	register.DoFn4x1[context.Context, int, func(*int) bool, func(*bands.Row) bool, error](&writeBandsFn{})
-	register.Iter1[bands.Row]()
+	register.DoFn4x1[context.Context, int, func(*int) bool, func(*bandfile.Row) bool, error](&writeBandsFn{})
+	register.Iter1[bandfile.Row]()
 	register.DoFn5x1[context.Context, []byte, func(*string, *int64) bool, func(*string, *int64) bool, func(string), error](&summaryFn{})
 	register.Function2x0(fileKeyFn)
 	register.Function2x0(dropOfRejectFn)
@@ -162,13 +162,13 @@ type writeBandsFn struct {
 	N   int
 }
 
-func (f *writeBandsFn) ProcessElement(ctx context.Context, shard int, _ func(*int) bool, rows func(*bands.Row) bool) error {
-	var rs []bands.Row
-	var r bands.Row
+func (f *writeBandsFn) ProcessElement(ctx context.Context, shard int, _ func(*int) bool, rows func(*bandfile.Row) bool) error {
+	var rs []bandfile.Row
+	var r bandfile.Row
 	for rows(&r) {
 		rs = append(rs, r)
 	}
-	slices.SortFunc(rs, func(a, b bands.Row) int {
+	slices.SortFunc(rs, func(a, b bandfile.Row) int {
 		if a.Seq != b.Seq {
 			return cmp.Compare(a.Seq, b.Seq)
 		}
@@ -176,7 +176,7 @@ func (f *writeBandsFn) ProcessElement(ctx context.Context, shard int, _ func(*in
 	})
 	name := joinPath(f.Dir, fmt.Sprintf("bands/bands-%05d-of-%05d.parquet", shard, f.N))
 	return writeFile(ctx, name, func(w io.Writer) error {
-		bw := bands.NewWriter(w)
+		bw := bandfile.NewWriter(w)
 		if err := bw.Write(rs); err != nil {
 			return err
 		}
@@ -184,7 +184,7 @@ func (f *writeBandsFn) ProcessElement(ctx context.Context, shard int, _ func(*in
 	})
 }
 
-// writeBands writes PCollection<KV<int, bands.Row>> as n Parquet shards.
+// writeBands writes PCollection<KV<int, bandfile.Row>> as n Parquet shards.
 func writeBands(s beam.Scope, dir string, n int, rows beam.PCollection) {
 	s = s.Scope("Write_bands")
 	idx := beam.ParDo(s, &shardIndexFn{N: n}, beam.Impulse(s))

@@ -49,6 +49,8 @@ type dedupOptions struct {
 	Memory   string
 	Work     string
 	KeepWork bool
+	// ExportBands is the Parquet file for the band keys ("" for none).
+	ExportBands string
 	// Given holds the flags given on the command line: the others are
 	// left to the index (its recorded configuration, or the defaults).
 	// Nil counts every flag as given.
@@ -156,6 +158,7 @@ naming the commonest reason and an example record.`,
 	fl.Float64Var(&opts.Slack, "slack", 1.645, "when a pair is verified by sketch estimate (no exact Jaccard), accept estimates down to threshold - slack standard errors (1.645: a pair at the threshold is kept with probability 0.95; 0: estimate >= threshold)")
 	fl.StringVar(&opts.Weighted, "weighted", "", "weighted dedup: count or tfidf weights (sets --weight; the sampler becomes cws unless --sampler is given), similarity is weighted Jaccard")
 	fl.Float64Var(&opts.MaxRejected, "max-rejected", 0.10, "fail (exit 1, after writing the output) when more than this fraction of the records is rejected")
+	fl.StringVar(&opts.ExportBands, "export-bands", "", "also write the band keys (doc, seq, band, key) of the indexed documents to this zstd Parquet file, for the SQL self-join in README.md")
 	fl.BoolVar(&opts.JSON, "json", false, "print the summary (summary.json) to standard output instead of the text lines")
 	fl.StringVar(&opts.Memory, "memory", "", "memory budget, e.g. 2GiB (default 75% of physical memory): past a quarter of it in sketches the run goes out of core (sorted runs in --work) with the same output; also the Go memory limit")
 	fl.StringVar(&opts.Work, "work", "", "directory of the out-of-core spill files (default OUT/work)")
@@ -272,6 +275,14 @@ func runDedup(ctx context.Context, env *Env, opts dedupOptions) error {
 	rw := dedup.NewRejectedWriter(rf)
 	logReject := do.Events.Rejected
 	do.Events.Rejected = func(e *corpus.RecordError) { rw.Write(e); logReject(e) }
+	var bands *os.File
+	if opts.ExportBands != "" {
+		if bands, err = os.Create(opts.ExportBands); err != nil {
+			return err
+		}
+		defer bands.Close()
+		do.ExportBands = bands
+	}
 	res, err := dedup.Run(ctx, docs, do)
 	if err != nil {
 		return configError(err)
@@ -281,6 +292,11 @@ func runDedup(ctx context.Context, env *Env, opts dedupOptions) error {
 	}
 	if err := rf.Close(); err != nil {
 		return fmt.Errorf("%s: %w", rf.Name(), err)
+	}
+	if bands != nil {
+		if err := bands.Close(); err != nil {
+			return err
+		}
 	}
 	rs := r.Stats()
 	res.Summary.Warnings, res.Summary.Skipped = rs.Warnings, rs.Skipped

@@ -1,4 +1,4 @@
-package bands
+package bandfile
 
 import (
 	"bytes"

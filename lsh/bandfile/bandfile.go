@@ -1,4 +1,4 @@
-// Package bands provides the export of LSH band keys as zstd-compressed
+// Package bandfile provides the export of LSH band keys as zstd-compressed
 // Parquet rows (doc, seq, band, key), and the SQL self-join that turns
 // such a table into candidate pairs in the engines users already run:
 // DuckDB, Spark SQL, Trino and BigQuery.
@@ -8,18 +8,19 @@
 // Near Neighbors" (the book)'s section 2.5; AltaVista's (supershingle,
 // document) records of section 3.1): two documents are candidate
 // near-duplicates when they share a key. The export is the join's input
-// written once; the join itself is plain SQL with a window function: within
-// each key, documents are ranked by seq (their input order) and each is
-// paired with at most MaxRun documents before it — the hot-key guard of
-// package dedup (dedup.MaxRun) and of the Beam pipeline, so a key shared by
-// boilerplate costs MaxRun pairs per document instead of a quadratic number.
-// The query's result equals the candidate pairs the pipeline verifies (the
-// package's DuckDB test checks it).
+// written once — by `neardup dedup --export-bands` (package dedup,
+// Options.ExportBands) and by the Beam pipeline's --export-bands (module
+// beam/) — and the join itself is plain SQL with a window function:
+// within each key, documents are ranked by seq and each is paired with at
+// most MaxRun documents before it, the hot-key guard of index.MaxRun, so a
+// key shared by boilerplate costs MaxRun pairs per document instead of a
+// quadratic number. The query's result equals the candidate pairs of the
+// writer (beam/bands/duckdb_test.go checks it in DuckDB for both writers).
 //
 // The package writes and explains; it does not compute keys (package lsh
-// of the core module does: lsh.Scheme.Key or Keys) and it does not verify
-// pairs.
-package bands
+// does: lsh.Scheme.Key or Keys), it writes no store (only package index
+// does) and it does not verify pairs.
+package bandfile
 
 import (
 	"fmt"
@@ -105,8 +106,8 @@ func (d Dialect) String() string {
 // files at location in dialect d: a glob for DuckDB
 // (read_parquet('out/bands/*.parquet')) and Spark SQL
 // (parquet.`out/bands/`), a table name for Trino and BigQuery, where the
-// files are first declared as an external table (see the module's
-// README.md), so location is that table's name.
+// files are first declared as an external table (see the Beam
+// section of README.md), so location is that table's name.
 func Source(d Dialect, location string) string {
 	switch d {
 	case DuckDB:

@@ -1,19 +1,19 @@
-package bands_test
+package bandfile_test
 
 import (
 	"bytes"
 	"fmt"
 
-	"github.com/neardup/neardup/beam/bands"
+	"github.com/neardup/neardup/lsh/bandfile"
 )
 
 // Write the band keys of two documents as zstd Parquet.
 func ExampleWriter() {
-	var rows []bands.Row
-	rows = bands.AppendRows(rows, "doc-1", 0, []uint64{0x1111, 0x2222})
-	rows = bands.AppendRows(rows, "doc-2", 1, []uint64{0x1111, 0x3333})
+	var rows []bandfile.Row
+	rows = bandfile.AppendRows(rows, "doc-1", 0, []uint64{0x1111, 0x2222})
+	rows = bandfile.AppendRows(rows, "doc-2", 1, []uint64{0x1111, 0x3333})
 	var buf bytes.Buffer
-	w := bands.NewWriter(&buf)
+	w := bandfile.NewWriter(&buf)
 	if err := w.Write(rows); err != nil {
 		fmt.Println(err)
 	}
@@ -26,7 +26,7 @@ func ExampleWriter() {
 
 // The candidate-pair query over exported band keys, for DuckDB.
 func ExampleQuery() {
-	fmt.Println(bands.Query(bands.Source(bands.DuckDB, "out/bands/*.parquet"), 2048))
+	fmt.Println(bandfile.Query(bandfile.Source(bandfile.DuckDB, "out/bands/*.parquet"), 2048))
 	// Output:
 	// WITH runs AS (
 	//   SELECT doc, seq, key,
