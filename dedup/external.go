@@ -2,7 +2,6 @@ package dedup
 
 import (
 	"bufio"
-	"cmp"
 	"encoding/binary"
 	"fmt"
 	"io"
@@ -171,25 +170,17 @@ func (e *external) close(keep bool) error {
 func (r *run) joinExternal() error {
 	e := r.ext
 	docs := r.res.Docs
-	type numbered struct {
-		id  uint64
-		pos int
-	}
-	ns := make([]numbered, len(r.unique))
-	for k, i := range r.unique {
-		ns[k] = numbered{idOf(&docs[i]), i}
-	}
-	slices.SortFunc(ns, func(a, b numbered) int { return cmp.Compare(a.id, b.id) })
-	order := make([]int32, len(ns))
+	pos := r.joinOrder()
+	order := make([]int32, len(pos))
 	num := make([]int32, len(docs)) // position -> number, -1 when not joined
 	for i := range num {
 		num[i] = -1
 	}
-	for k, n := range ns {
-		order[k] = int32(n.pos)
-		num[n.pos] = int32(k)
+	for k, p := range pos {
+		order[k] = int32(p)
+		num[p] = int32(k)
 	}
-	ns = nil
+	pos = nil
 	// Each of the two sorts (keys, then pairs while the keys merge) takes a
 	// quarter of what the documents kept in memory leave of the budget.
 	meta := int64(len(docs)) * int64(unsafe.Sizeof(Doc{})+8)

@@ -16,19 +16,7 @@ import (
 // key).
 func (r *run) joinAndVerify() error {
 	docs := r.res.Docs
-	type numbered struct {
-		id  uint64
-		pos int
-	}
-	ns := make([]numbered, len(r.unique))
-	for k, i := range r.unique {
-		ns[k] = numbered{idOf(&docs[i]), i}
-	}
-	slices.SortFunc(ns, func(a, b numbered) int { return cmp.Compare(a.id, b.id) })
-	order := make([]int, len(ns))
-	for k, n := range ns {
-		order[k] = n.pos
-	}
+	order := r.joinOrder()
 	doc := func(i uint32) *index.Doc { return &docs[order[i]].ix }
 
 	start := r.ev.begin(StageIndex, int64(len(order)))
@@ -60,4 +48,26 @@ func (r *run) joinAndVerify() error {
 	}
 	r.ev.end(StageVerify, int64(len(cands)), start)
 	return nil
+}
+
+// joinOrder returns the positions of the documents to join (r.unique) in
+// the order of the hashes of their names: the join's document numbers, so
+// that candidates do not depend on the input order. The in-memory and the
+// out-of-core join number documents alike.
+func (r *run) joinOrder() []int {
+	docs := r.res.Docs
+	type numbered struct {
+		id  uint64
+		pos int
+	}
+	ns := make([]numbered, len(r.unique))
+	for k, i := range r.unique {
+		ns[k] = numbered{idOf(&docs[i]), i}
+	}
+	slices.SortFunc(ns, func(a, b numbered) int { return cmp.Compare(a.id, b.id) })
+	order := make([]int, len(ns))
+	for k, n := range ns {
+		order[k] = n.pos
+	}
+	return order
 }
