@@ -46,7 +46,6 @@ import (
 	"github.com/neardup/neardup/corpus"
 	"github.com/neardup/neardup/index"
 	"github.com/neardup/neardup/lsh"
-	"github.com/neardup/neardup/store"
 )
 
 // Rejection reasons added by the pipeline to the corpus reader's.
@@ -209,20 +208,11 @@ func Run(ctx context.Context, docs iter.Seq2[*corpus.Document, error], o Options
 // newRun opens the index: over o.Store, or over an in-memory store that
 // only serves the batch path.
 func newRun(ctx context.Context, o Options) (*run, error) {
-	st := o.Store
-	prior := false
-	if st == nil {
-		st = store.NewMemory()
-	} else {
-		var err error
-		if _, prior, err = index.Stored(ctx, st); err != nil {
-			return nil, fmt.Errorf("dedup: %w", err)
-		}
-	}
-	x, err := index.Open(ctx, st, o.Index)
+	x, err := index.Open(ctx, o.Store, o.Index) // a nil Store: in memory
 	if err != nil {
 		return nil, fmt.Errorf("dedup: %w", err)
 	}
+	prior := x.Reopened()
 	cfg := x.Config()
 	res := &Result{Duplicate: map[int]bool{}, Index: cfg, Scheme: cfg.LSH}
 	r := &run{ctx: ctx, o: o, x: x, ev: &events{l: o.Events}, res: res, sum: &res.Summary, prior: prior}

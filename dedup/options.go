@@ -8,7 +8,6 @@ import (
 
 	"github.com/neardup/neardup/cluster"
 	"github.com/neardup/neardup/index"
-	"github.com/neardup/neardup/store"
 )
 
 // ExactMode says when candidate pairs are verified by exact Jaccard.
@@ -44,7 +43,7 @@ type Options struct {
 	// documents are added to it (the last of them committed before Run
 	// returns), and documents already there (earlier runs) are matched
 	// too: a document identical or near to one of them is its duplicate.
-	Store store.Store
+	Store index.Store
 	// StoreFeatures keeps each document's feature set in its index record
 	// (when exact verification held it), so that later runs and queries
 	// verify against it by exact Jaccard. The default keeps sketches only:

@@ -5,7 +5,6 @@ import (
 	"time"
 
 	"github.com/neardup/neardup/index"
-	"github.com/neardup/neardup/store"
 )
 
 // matchStored is stage 3 with a store that held an index before this run:
@@ -143,7 +142,7 @@ func (r *run) addAll() error {
 	if err := r.x.Flush(r.ctx); err != nil {
 		return fmt.Errorf("dedup: %w", err)
 	}
-	if err := store.Compact(r.ctx, r.o.Store); err != nil {
+	if err := r.x.Compact(r.ctx); err != nil {
 		return fmt.Errorf("dedup: compacting the store: %w", err)
 	}
 	return nil

@@ -74,6 +74,7 @@ var (
 // Shared) must not replace the same ids at the same time.
 type Index struct {
 	st     store.Store
+	prior  bool // st held an index when opened
 	cfg    Config
 	hdr    sketch.Header
 	scheme *lsh.Scheme
@@ -84,7 +85,13 @@ type Index struct {
 	collapser collapserHook // the collapse table kept up to date, if any
 }
 
-// Open returns the index kept in st. A store holding no index is
+// Store is what an index is kept in (package store: Pebble, Redis, memory),
+// named here so that the index's users hand one over without using the
+// store's own API: only this package reads and writes its keys.
+type Store = store.Store
+
+// Open returns the index kept in st; a nil st is a new in-memory store,
+// gone with the Index. A store holding no index is
 // initialized with cfg (defaults filled in), and cfg is recorded. A store
 // holding one is opened with the recorded configuration: each zero field
 // of cfg takes the recorded value, each non-zero field must equal it (or
@@ -98,6 +105,9 @@ type Index struct {
 // A TF-IDF index reopened without its table (cfg.Sketch.Features.IDFTable
 // nil) opens for everything but NewSketcher.
 func Open(ctx context.Context, st store.Store, cfg Config) (*Index, error) {
+	if st == nil {
+		st = store.NewMemory()
+	}
 	raw, ok, err := st.Meta(ctx, configMeta, nil)
 	if err != nil {
 		return nil, fmt.Errorf("index: reading the configuration: %w", err)
@@ -147,8 +157,16 @@ func Open(ctx context.Context, st store.Store, cfg Config) (*Index, error) {
 			return nil, fmt.Errorf("index: recording the configuration: %w", err)
 		}
 	}
-	return &Index{st: st, cfg: cfg, hdr: hdr, scheme: scheme}, nil
+	return &Index{st: st, prior: ok, cfg: cfg, hdr: hdr, scheme: scheme}, nil
 }
+
+// Reopened reports whether the store held an index when Open was called
+// (documents of earlier runs may be there).
+func (x *Index) Reopened() bool { return x.prior }
+
+// Compact compacts the store after a large build (store.Compact): a no-op
+// for stores that do not compact.
+func (x *Index) Compact(ctx context.Context) error { return store.Compact(ctx, x.st) }
 
 // Stored returns the configuration recorded in st, with defaults filled
 // in, and false if st holds no index. For an index recorded by an earlier
