@@ -71,23 +71,7 @@ func (s *Memory) LookupPostings(ctx context.Context, keys []uint64, fn func(i in
 
 // LookupDocs implements Store.
 func (s *Memory) LookupDocs(ctx context.Context, ids []uint64, fn func(i int, rec []byte, ok bool) error) error {
-	var rec []byte
-	for i, id := range ids {
-		if i&63 == 0 {
-			if err := ctx.Err(); err != nil {
-				return err
-			}
-		}
-		var ok bool
-		var err error
-		if rec, ok, err = s.Doc(ctx, id, rec[:0]); err != nil {
-			return err
-		}
-		if err := fn(i, rec, ok); err != nil {
-			return err
-		}
-	}
-	return nil
+	return lookupDocs(ctx, ids, s.Doc, fn)
 }
 
 // ScanPostings implements Store. It snapshots the postings first, so fn

@@ -671,23 +671,7 @@ func (s *Pebble) Doc(_ context.Context, id uint64, dst []byte) ([]byte, bool, er
 
 // LookupDocs implements Store.
 func (s *Pebble) LookupDocs(ctx context.Context, ids []uint64, fn func(i int, rec []byte, ok bool) error) error {
-	var rec []byte
-	for i, id := range ids {
-		if i&63 == 0 {
-			if err := ctx.Err(); err != nil {
-				return err
-			}
-		}
-		var ok bool
-		var err error
-		if rec, ok, err = s.Doc(ctx, id, rec[:0]); err != nil {
-			return err
-		}
-		if err := fn(i, rec, ok); err != nil {
-			return err
-		}
-	}
-	return nil
+	return lookupDocs(ctx, ids, s.Doc, fn)
 }
 
 // Meta implements Store.
