@@ -25,6 +25,9 @@ type EventListener struct {
 	// StageEnd is called when a stage ends, with its duration and the
 	// number of items it handled.
 	StageEnd func(StageInfo)
+	// Checkpoint is called when a resumable run (Options.Stages) has
+	// saved a stage's output, complete or (stage 1) up to an input end.
+	Checkpoint func(CheckpointInfo)
 	// Rejected is called for every rejected record: the *corpus.RecordError
 	// values the documents' iterator yielded and the pipeline's own
 	// rejections (ReasonDuplicateID).
@@ -181,6 +184,34 @@ func (e *events) progress(stage, unit string) func(done, total int64) {
 		e.l.Progress(ProgressInfo{Stage: stage, Done: done, Total: total, Unit: unit})
 		e.mu.Unlock()
 	}
+}
+
+func (e *events) checkpoint(c CheckpointInfo) {
+	if e.l.Checkpoint != nil {
+		e.mu.Lock()
+		e.l.Checkpoint(c)
+		e.mu.Unlock()
+	}
+}
+
+// restored records a stage a resumed run read from its stage files.
+func (e *events) restored(s Stage) {
+	s.Restored = true
+	e.mu.Lock()
+	e.stages = append(e.stages, s)
+	e.mu.Unlock()
+}
+
+// stat returns the last recorded entry of stage.
+func (e *events) stat(stage string) Stage {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	for i := len(e.stages) - 1; i >= 0; i-- {
+		if e.stages[i].Name == stage {
+			return e.stages[i]
+		}
+	}
+	return Stage{Name: stage}
 }
 
 func (e *events) rejected(r *corpus.RecordError) {

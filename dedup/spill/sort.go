@@ -146,6 +146,16 @@ func (s *Sorter) spill() error {
 // Records is the number of records added.
 func (s *Sorter) Records() int64 { return s.records }
 
+// Flush sorts what is buffered and writes it as a run, so that Runs holds
+// every record added: a resumable run keeps them as a stage's output and
+// merges them later with Merge.
+func (s *Sorter) Flush() error {
+	if len(s.buf) == 0 {
+		return nil
+	}
+	return s.spill()
+}
+
 // Runs lists the run files written so far.
 func (s *Sorter) Runs() []string { return s.runs }
 
