@@ -321,8 +321,8 @@ func (r *run) candidates(order, num []int32, budget int64) (*spill.Merger, int64
 	if err := keys.Remove(); err != nil {
 		return nil, 0, fmt.Errorf("dedup: %w", err)
 	}
-	e.spilled += pairs.Spilled()
 	if r.st == nil {
+		e.spilled += pairs.Spilled()
 		r.ev.end(StageIndex, int64(len(order)), start)
 		pm, err := pairs.Sort()
 		if err != nil {
@@ -334,6 +334,7 @@ func (r *run) candidates(order, num []int32, budget int64) (*spill.Merger, int64
 	if err := pairs.Flush(); err != nil {
 		return nil, 0, fmt.Errorf("dedup: %w", err)
 	}
+	e.spilled += pairs.Spilled()
 	r.ev.addSpilled(StageIndex, pairs.Spilled()-before)
 	r.ev.end(StageIndex, int64(len(order)), start)
 	if err := r.saveIndex(pairs.Runs(), pairs.Records(), r.ev.stat(StageIndex)); err != nil {
