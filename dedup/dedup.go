@@ -26,6 +26,10 @@
 // merge), and verification reads the sketches back in chunks
 // (external.go). The pairs, clusters and kept set are those of the run in
 // memory, byte for byte.
+// With Options.Stages such a run is resumable: each stage saves its
+// output with a manifest in the work directory, and a killed run
+// continues from the last saved stage, within stage 1 from the last
+// finished input (stages.go).
 //
 // The pipeline reads documents from an iterator and never opens a file; it
 // reports through an EventListener and never prints. Its result does not

@@ -61,6 +61,9 @@ type ProgressInfo struct {
 	// sketch stage), counted in Unit ("docs", "keys", "pairs").
 	Done, Total int64
 	Unit        string
+	// ETA is the time the stage still needs at its rate so far, when Total
+	// is known (0 otherwise).
+	ETA time.Duration
 }
 
 // MakeLoggingEventListener returns an EventListener that writes one line
@@ -81,6 +84,7 @@ type events struct {
 	l       EventListener
 	stages  []Stage
 	peaks   map[string]int64 // stages under way -> peak memory so far
+	starts  map[string]time.Time
 	spilled map[string]int64
 	stop    chan struct{}
 	stopped chan struct{}
@@ -149,6 +153,11 @@ func (e *events) begin(stage string, items int64) time.Time {
 		e.peaks = map[string]int64{}
 	}
 	e.peaks[stage] = m
+	if e.starts == nil {
+		e.starts = map[string]time.Time{}
+	}
+	now := time.Now()
+	e.starts[stage] = now
 	e.mu.Unlock()
 	if e.l.StageBegin != nil {
 		e.mu.Lock()
@@ -181,7 +190,12 @@ func (e *events) progress(stage, unit string) func(done, total int64) {
 	}
 	return func(done, total int64) {
 		e.mu.Lock()
-		e.l.Progress(ProgressInfo{Stage: stage, Done: done, Total: total, Unit: unit})
+		p := ProgressInfo{Stage: stage, Done: done, Total: total, Unit: unit}
+		if start, ok := e.starts[stage]; ok && total > 0 && done > 0 && done < total {
+			el := time.Since(start)
+			p.ETA = time.Duration(float64(el) * float64(total-done) / float64(done))
+		}
+		e.l.Progress(p)
 		e.mu.Unlock()
 	}
 }

@@ -69,7 +69,8 @@ const (
 // within stage 1. Run leaves the stage files in place: the caller removes
 // them with RemoveWork once it has written its outputs.
 type Stages struct {
-	// Dir is the work directory (Options.WorkDir when empty).
+	// Dir is the work directory; when empty, Options.WorkDir (one of the
+	// two must be set). It replaces Options.WorkDir.
 	Dir string
 	// Resume continues from the stage files in Dir. Without it a run
 	// removes them and starts afresh.
@@ -331,6 +332,7 @@ func (r *run) newStages() error {
 	if s.Dir == "" {
 		return errors.New("dedup: a resumable run needs a work directory")
 	}
+	r.o.WorkDir = s.Dir // the spill files go with the stage files
 	if s.Shards <= 1 {
 		s.Shard, s.Shards = 0, 0
 	} else if s.Shard < 0 || s.Shard >= s.Shards {

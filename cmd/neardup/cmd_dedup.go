@@ -479,14 +479,18 @@ func dedupEvents(po progress.Options, r *corpus.Reader, skipped int64, logf func
 			b, ok := bars[p.Stage]
 			if !ok {
 				if p.Stage == dedup.StageSketch {
-					b = progress.New(po, p.Stage, r.TotalBytes(), "bytes")
+					total := r.TotalBytes() // of the inputs left to read
+					if total > 0 {
+						total -= skipped
+					}
+					b = progress.New(po, p.Stage, total, "bytes")
 				} else {
 					b = progress.New(po, p.Stage, p.Total, p.Unit)
 				}
 				bars[p.Stage] = b
 			}
 			if p.Stage == dedup.StageSketch {
-				b.Set(skipped + r.BytesRead())
+				b.Set(r.BytesRead())
 			} else {
 				b.Set(p.Done)
 			}
