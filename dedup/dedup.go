@@ -193,6 +193,9 @@ func Run(ctx context.Context, docs iter.Seq2[*corpus.Document, error], o Options
 	if err != nil {
 		return nil, err
 	}
+	if r.st != nil && r.st.s.Shards > 1 {
+		return r.finishShard(start)
+	}
 	if err := r.exactDuplicates(); err != nil {
 		return nil, err
 	}

@@ -80,6 +80,11 @@ func (r *run) sketch(docs iter.Seq2[*corpus.Document, error]) error {
 		if r.st.complete { // stage 1 is done: nothing to read
 			docs = func(func(*corpus.Document, error) bool) {}
 		}
+		if r.ext == nil && r.st.s.Shards > 1 { // a shard's output is its stage files
+			if err := r.startExternal(); err != nil {
+				return err
+			}
+		}
 	}
 	jobs := make(chan *job, 2*r.o.Workers)
 	done := make(chan *job, 2*r.o.Workers)

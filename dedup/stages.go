@@ -133,6 +133,8 @@ type manifest struct {
 	Candidates int64 `json:"candidates,omitempty"`
 	// Stat is the stage's time, peak memory and bytes spilled.
 	Stat Stage `json:"stat"`
+
+	dir string // where it was read (shards)
 }
 
 // readManifest reads a manifest; nil when there is none.
@@ -469,6 +471,9 @@ func (r *run) restoreSketch(bud *budget) error {
 		}
 		return nil
 	})
+	if bud.on && r.o.Exact == ExactAuto && bud.kept > r.o.ExactBudget {
+		bud.on = false // merged shards: together over the budget
+	}
 	if err == nil && off != m.SketchBytes {
 		err = fmt.Errorf("the documents hold %d bytes of sketches, the file %d", off, m.SketchBytes)
 	}

@@ -52,6 +52,12 @@ type dedupOptions struct {
 	// Resume is --resume: continue from the stage files in the work
 	// directory.
 	Resume bool
+	// Shard is --shard i/n: run stage 1 of shard i only (cmd_dedup_merge.go).
+	Shard string
+	// MergeShards are the shards' work directories dedup merge joins
+	// into the run's stage 1 (MergeResume: unless already joined).
+	MergeShards []string `json:"-"`
+	MergeResume bool     `json:"-"`
 	// ExportBands is the Parquet file for the band keys ("" for none).
 	ExportBands string
 	// Given holds the flags given on the command line: the others are
@@ -172,9 +178,11 @@ naming the commonest reason and an example record.`,
 	fl.StringVar(&opts.Memory, "memory", "", "memory budget, e.g. 2GiB (default 75% of physical memory): past a quarter of it in sketches the run goes out of core (sorted runs in --work) with the same output; also the Go memory limit")
 	fl.StringVar(&opts.Work, "work", "", "directory of the out-of-core spill files (default OUT/work)")
 	fl.BoolVar(&opts.KeepWork, "keep-work", false, "keep the spill files after the run")
+	fl.StringVar(&opts.Shard, "shard", "", "run only stage 1 (read + sketch) of shard i of n (i/n, 1 <= i <= n): the input files numbered i-1 modulo n in reading order, into --work; then join the shards with neardup dedup merge")
 	fl.BoolVar(&opts.Resume, "resume", false, "continue a killed out-of-core run from its stage files in --work (same inputs and flags): from the last finished stage, within read+sketch from the last finished input file; the output is that of an uninterrupted run")
 	opts.Feature.bind(cmd, true)
 	opts.Corpus.bind(cmd)
+	cmd.AddCommand(newDedupMergeCmd(env))
 	return cmd
 }
 
@@ -229,6 +237,12 @@ func runDedup(ctx context.Context, env *Env, opts dedupOptions) error {
 	if err != nil {
 		return err
 	}
+	if opts.Shard != "" {
+		if err := checkInputs(opts.Inputs); err != nil {
+			return err
+		}
+		return runDedupShard(ctx, env, opts, do, copts)
+	}
 	if opts.Resume && hasStdin(opts.Inputs) {
 		return usagef("--resume: standard input cannot be resumed within stage 1 (read + sketch): it cannot be read again; save it to a file")
 	}
@@ -281,6 +295,13 @@ func runDedup(ctx context.Context, env *Env, opts dedupOptions) error {
 		return err
 	}
 	stages := &dedup.Stages{Dir: do.WorkDir, Resume: opts.Resume, Inputs: stageInputs(r), Config: cfg}
+	if len(opts.MergeShards) > 0 { // dedup merge: stage 1 is the shards'
+		if done, err := stages.InputsDone(); err != nil || !opts.MergeResume || done < len(stages.Inputs) {
+			if err := dedup.MergeShards(opts.MergeShards, stages); err != nil {
+				return err
+			}
+		}
+	}
 	skip, err := stages.InputsDone()
 	if err != nil {
 		return err

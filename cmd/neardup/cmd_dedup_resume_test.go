@@ -98,8 +98,8 @@ func splitCorpus(t *testing.T, dir string, n int) {
 }
 
 // sameOutputs fails unless every output file of got equals want's byte
-// for byte; summary.json is compared without its times, stages and
-// resumption note.
+// for byte; summary.json is compared without its times, stages,
+// resumption note and out-of-core note.
 func sameOutputs(t *testing.T, want, got, what string) {
 	t.Helper()
 	err := filepath.WalkDir(want, func(p string, d os.DirEntry, err error) error {
@@ -146,6 +146,8 @@ func stableSummary(t *testing.T, b []byte) []byte {
 	delete(m, "seconds")
 	delete(m, "stages")
 	delete(m, "resumed")
+	delete(m, "external") // a merge works out of core, a run may not
+	delete(m, "spilled_bytes")
 	out, _ := json.Marshal(m)
 	return out
 }
@@ -290,6 +292,87 @@ func TestDedupResumeRefusesChanges(t *testing.T) {
 		err := runDedup(context.Background(), env, r)
 		if err == nil || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "\n") {
 			t.Errorf("%s: got %v, want a one-line error with %q", c.name, err, c.want)
+		}
+	}
+}
+
+// Three shards of a run, separate processes at the same time (one of
+// them killed at its second input end and resumed), joined by dedup
+// merge in a fourth, write the output of one process reading everything,
+// byte for byte. A merge refuses a missing or repeated shard, an
+// unfinished one, and shards with different flags, in one line.
+func TestDedupShardsMerge(t *testing.T) {
+	if testing.Short() {
+		t.Skip("re-executes the test binary")
+	}
+	dir := t.TempDir()
+	in := filepath.Join(dir, "in")
+	splitCorpus(t, in, 7)
+	ref := filepath.Join(dir, "ref")
+	if _, msg, err := runNeardupProcess(t, nil, "dedup", in, "--out", ref, "-q"); err != nil {
+		t.Fatalf("single run: %v: %s", err, msg)
+	}
+	work := func(i int) string { return filepath.Join(dir, fmt.Sprintf("w%d", i)) }
+	shard := func(i int, env []string, more ...string) (bool, string, error) {
+		return runNeardupProcess(t, env, append([]string{"dedup", in, "--shard", fmt.Sprintf("%d/3", i), "--work", work(i), "-q"}, more...)...)
+	}
+	errs := make(chan error, 3)
+	for i := 1; i <= 3; i++ {
+		go func() {
+			var env []string
+			if i == 2 {
+				// Shard 2 reads inputs 1 and 4: killed after its first
+				// input end (events: begin, progress ×3, checkpoint).
+				env = []string{"NEARDUP_TEST_KILL_AFTER=6"}
+			}
+			killed, msg, err := shard(i, env)
+			if err == nil && killed != (i == 2) {
+				err = fmt.Errorf("killed %v", killed)
+			}
+			if err == nil && killed {
+				_, msg, err = shard(i, nil, "--resume")
+			}
+			if err != nil {
+				err = fmt.Errorf("shard %d/3: %v: %s", i, err, msg)
+			}
+			errs <- err
+		}()
+	}
+	for range 3 {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	out := filepath.Join(dir, "merged")
+	if _, msg, err := runNeardupProcess(t, nil, "dedup", "merge", "--out", out, "-q", work(3), work(1), work(2)); err != nil {
+		t.Fatalf("merge: %v: %s", err, msg)
+	}
+	sameOutputs(t, ref, out, "3 shards merged")
+
+	// Refusals.
+	other := filepath.Join(dir, "w2-other")
+	if _, msg, err := runNeardupProcess(t, nil, "dedup", in, "--shard", "2/3", "--work", other, "-q", "--threshold", "0.9"); err != nil {
+		t.Fatalf("%v: %s", err, msg)
+	}
+	unfinished := filepath.Join(dir, "w2-killed")
+	if killed, msg, err := runNeardupProcess(t, []string{"NEARDUP_TEST_KILL_AFTER=6"}, "dedup", in, "--shard", "2/3", "--work", unfinished, "-q"); err != nil || !killed {
+		t.Fatalf("killed %v, %v: %s", killed, err, msg)
+	}
+	for _, c := range []struct {
+		dirs []string
+		want string
+	}{
+		{[]string{work(1), work(3)}, "shard 2/3 missing (2 of 3 given)"},
+		{[]string{work(1), work(1), work(3)}, "shard 1/3 given twice"},
+		{[]string{work(1), other, work(3)}, `Threshold is "0.8" in ` + work(1) + `, "0.9" in ` + other},
+		{[]string{work(1), unfinished, work(3)}, "shard 2/3 in " + unfinished + " has not finished stage 1"},
+		{[]string{work(1), in, work(3)}, "holds no shard's stage files"},
+	} {
+		env, _, stderr := testEnv()
+		code := Main(context.Background(), append([]string{"dedup", "merge", "--out", filepath.Join(dir, "refused"), "-q"}, c.dirs...), env)
+		msg := strings.TrimSpace(stderr.String())
+		if code == 0 || !strings.Contains(msg, c.want) || strings.Contains(msg, "\n") {
+			t.Errorf("merge %v: exit %d, %q; want a one-line error with %q", c.dirs, code, msg, c.want)
 		}
 	}
 }
