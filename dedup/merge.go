@@ -146,7 +146,7 @@ func MergeShards(dirs []string, s *Stages) error {
 		return err
 	}
 	b, _ := json.MarshalIndent(s.Inputs, "", " ")
-	if err := writeAtomic(s.Dir, fileInputs, b); err != nil {
+	if err := writeAtomic(s.Dir, fileInputs, b, true); err != nil {
 		return err
 	}
 

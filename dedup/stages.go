@@ -15,6 +15,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/neardup/neardup/corpus"
@@ -153,15 +154,16 @@ func readManifest(dir, name string) (*manifest, error) {
 	return &m, nil
 }
 
-// writeAtomic writes a small file under a temporary name, syncs it and
-// renames it over name.
-func writeAtomic(dir, name string, b []byte) error {
+// writeAtomic writes a small file under a temporary name and renames it
+// over name; with sync, it is synced first and the rename made durable.
+// A process killed at any point leaves the old file or the new one.
+func writeAtomic(dir, name string, b []byte, sync bool) error {
 	f, err := os.CreateTemp(dir, "."+name+".tmp*")
 	if err != nil {
 		return fmt.Errorf("dedup: %w", err)
 	}
 	_, err = f.Write(b)
-	if err == nil {
+	if err == nil && sync {
 		err = f.Sync()
 	}
 	if cerr := f.Close(); err == nil {
@@ -170,6 +172,9 @@ func writeAtomic(dir, name string, b []byte) error {
 	if err == nil {
 		err = os.Rename(f.Name(), filepath.Join(dir, name))
 	}
+	if err == nil && sync {
+		err = spill.OS.SyncDir(dir)
+	}
 	if err != nil {
 		os.Remove(f.Name())
 		return fmt.Errorf("dedup: writing %s: %w", name, err)
@@ -177,12 +182,15 @@ func writeAtomic(dir, name string, b []byte) error {
 	return nil
 }
 
+// writeManifest writes a stage's manifest atomically; a complete stage's
+// is made durable (its files were synced before), a checkpoint within
+// stage 1 is not: it survives the process, not the machine.
 func writeManifest(dir, name string, m *manifest) error {
 	b, err := json.MarshalIndent(m, "", "  ")
 	if err != nil {
 		return fmt.Errorf("dedup: %w", err)
 	}
-	return writeAtomic(dir, name, append(b, '\n'))
+	return writeAtomic(dir, name, append(b, '\n'), m.Complete)
 }
 
 // inputsHash is the SHA-256 of the inputs' JSON.
@@ -500,7 +508,7 @@ func (r *run) save(marks []streamMark, final bool) error {
 	}
 	if !st.started {
 		b, _ := json.MarshalIndent(st.s.Inputs, "", " ")
-		if err := writeAtomic(st.s.Dir, fileInputs, b); err != nil {
+		if err := writeAtomic(st.s.Dir, fileInputs, b, true); err != nil {
 			return err
 		}
 		f, err := os.Create(filepath.Join(st.s.Dir, fileStream))
@@ -703,6 +711,13 @@ func readStream(rd io.Reader, n int64, hdr sketch.Header, fn func(*streamItem) e
 		if l > 1<<30 {
 			panic(errCorruptStream)
 		}
+		if l > 1<<16 { // grown as the bytes come: a damaged length allocates nothing
+			var sb strings.Builder
+			if n, err := io.CopyN(&sb, br, int64(l)); err != nil || n != int64(l) {
+				panic(errCorruptStream)
+			}
+			return sb.String()
+		}
 		b := make([]byte, l)
 		if _, err := io.ReadFull(br, b); err != nil {
 			panic(errCorruptStream)
@@ -732,7 +747,11 @@ func readStream(rd io.Reader, n int64, hdr sketch.Header, fn func(*streamItem) e
 			d.Key = str()
 			d.Fingerprint = u64()
 			d.Shingles = int(uv())
-			d.nvals = int32(uv())
+			nv := uv()
+			if nv > 1<<24 {
+				return errCorruptStream
+			}
+			d.nvals = int32(nv)
 			size := math.Float64frombits(u64())
 			it.place = recordPlace{path: str(), line: sv(), offset: sv()}
 			d.ix = index.Doc{Name: d.Name, Fingerprint: d.Fingerprint, HasFingerprint: true, Sketch: sketch.Sketch{Header: hdr, Size: size}}
@@ -745,7 +764,7 @@ func readStream(rd io.Reader, n int64, hdr sketch.Header, fn func(*streamItem) e
 				if nf > 1<<32 {
 					return errCorruptStream
 				}
-				d.ix.Features = make([]uint64, 0, nf)
+				d.ix.Features = make([]uint64, 0, min(nf, 1<<12))
 				var prev uint64
 				for range nf {
 					prev += uv()
@@ -757,7 +776,7 @@ func readStream(rd io.Reader, n int64, hdr sketch.Header, fn func(*streamItem) e
 				if nf > 1<<32 {
 					return errCorruptStream
 				}
-				d.ix.Weighted = make([]feature.Feature, 0, nf)
+				d.ix.Weighted = make([]feature.Feature, 0, min(nf, 1<<12))
 				for range nf {
 					id := u64()
 					d.ix.Weighted = append(d.ix.Weighted, feature.Feature{ID: id, Weight: math.Float64frombits(u64())})
