@@ -440,10 +440,18 @@ func (r *run) verifyExternal(pm *spill.Merger, total int64, order []int32) error
 		return err
 	}
 	r.sum.Candidates += verified
-	r.sum.Spilled = e.spilled
-	r.ev.end(StageVerify, verified, start)
-	if r.st != nil {
-		return r.saveVerify(kept, verified, r.ev.stat(StageVerify))
+	if r.st == nil {
+		r.sum.Spilled = e.spilled
+		r.ev.end(StageVerify, verified, start)
+		return nil
 	}
-	return nil
+	n, err := r.writeVerified(kept)
+	if err != nil {
+		return err
+	}
+	e.spilled += n
+	r.sum.Spilled = e.spilled
+	r.ev.addSpilled(StageVerify, n)
+	r.ev.end(StageVerify, verified, start)
+	return r.saveVerify(int64(len(kept)), verified, r.ev.stat(StageVerify))
 }

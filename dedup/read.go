@@ -165,6 +165,10 @@ func (r *run) sketch(docs iter.Seq2[*corpus.Document, error]) error {
 		if err := r.save(nil, true); err != nil {
 			return err
 		}
+		if r.ext != nil {
+			r.ext.spilled += r.st.soff
+			r.ev.addSpilled(StageSketch, r.st.soff)
+		}
 		r.sum.Warnings, r.sum.Skipped = r.st.warn, r.st.skp
 	}
 	s := r.sum

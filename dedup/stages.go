@@ -846,12 +846,12 @@ type verifiedPair struct {
 	p    Pair
 }
 
-// saveVerify writes stage 3's output, the verified pairs, and its manifest.
-func (r *run) saveVerify(pairs []verifiedPair, candidates int64, stat Stage) error {
-	st := r.st
-	w, err := spill.Create(spill.OS, filepath.Join(st.s.Dir, fileVerified), verifiedWidth)
+// writeVerified writes stage 3's output, the verified pairs; it returns
+// the bytes written.
+func (r *run) writeVerified(pairs []verifiedPair) (int64, error) {
+	w, err := spill.Create(spill.OS, filepath.Join(r.st.s.Dir, fileVerified), verifiedWidth)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	var rec [verifiedWidth]byte
 	for _, v := range pairs {
@@ -867,14 +867,21 @@ func (r *run) saveVerify(pairs []verifiedPair, candidates int64, stat Stage) err
 		binary.LittleEndian.PutUint32(rec[33:], uint32(v.p.Keys))
 		if err := w.Write(rec[:]); err != nil {
 			w.Abort()
-			return fmt.Errorf("dedup: %w", err)
+			return 0, fmt.Errorf("dedup: %w", err)
 		}
 	}
-	if _, err := w.Commit(); err != nil {
-		return fmt.Errorf("dedup: %w", err)
+	n, err := w.Commit()
+	if err != nil {
+		return 0, fmt.Errorf("dedup: %w", err)
 	}
+	return n, nil
+}
+
+// saveVerify writes stage 3's manifest (after writeVerified).
+func (r *run) saveVerify(pairs, candidates int64, stat Stage) error {
+	st := r.st
 	m := st.manifest(StageVerify)
-	m.Complete, m.Pairs, m.Candidates, m.Stat = true, int64(len(pairs)), candidates, stat
+	m.Complete, m.Pairs, m.Candidates, m.Stat = true, pairs, candidates, stat
 	if err := writeManifest(st.s.Dir, manVerify, m); err != nil {
 		return err
 	}
