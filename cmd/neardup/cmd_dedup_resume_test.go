@@ -14,6 +14,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -50,6 +51,31 @@ func runNeardupProcess(t *testing.T, env []string, args ...string) (killed bool,
 	var eb bytes.Buffer
 	cmd.Stderr = &eb
 	err = cmd.Run()
+	if ee, ok := err.(*exec.ExitError); ok && !ee.Exited() {
+		return true, eb.String(), nil
+	}
+	return false, eb.String(), err
+}
+
+// runAfter runs neardup with args in a new process of the test binary
+// and kills it (SIGKILL) after delay unless it has ended.
+func runAfter(t *testing.T, delay time.Duration, args ...string) (killed bool, stderr string, err error) {
+	t.Helper()
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, _ := json.Marshal(args)
+	cmd := exec.Command(self, "-test.run=^$")
+	cmd.Env = append(os.Environ(), mainArgsEnv+"="+string(a))
+	var eb bytes.Buffer
+	cmd.Stderr = &eb
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	tm := time.AfterFunc(delay, func() { cmd.Process.Signal(syscall.SIGKILL) })
+	err = cmd.Wait()
+	tm.Stop()
 	if ee, ok := err.(*exec.ExitError); ok && !ee.Exited() {
 		return true, eb.String(), nil
 	}
@@ -243,6 +269,25 @@ func TestDedupResumeAfterKills(t *testing.T) {
 			t.Errorf("no run resumed from stage %s: %v", s, resumedFrom)
 		}
 	}
+	// Kills at times spread over a run land anywhere, a file half
+	// written included.
+	t1 := time.Now()
+	if _, msg, err := runNeardupProcess(t, nil, args(filepath.Join(dir, "timed"))...); err != nil {
+		t.Fatalf("timed run: %v: %s", err, msg)
+	}
+	full := time.Since(t1)
+	for i := range 4 {
+		out := filepath.Join(dir, fmt.Sprintf("timed%d", i))
+		delay := full * time.Duration(2*i+1) / 8
+		killed, msg, err := runAfter(t, delay, args(out)...)
+		if err != nil {
+			t.Fatalf("run killed after %v: %v: %s", delay, err, msg)
+		}
+		if _, msg, err := runNeardupProcess(t, nil, args(out, "--resume")...); err != nil {
+			t.Fatalf("resume after a kill at %v (killed %v): %v: %s", delay, killed, err, msg)
+		}
+		sameOutputs(t, ref, out, fmt.Sprintf("killed after %v and resumed", delay))
+	}
 	t.Logf("%d kill points %v; resumed from %v; %v", len(points), points, resumedFrom, time.Since(t0).Round(time.Millisecond))
 }
 
@@ -348,6 +393,15 @@ func TestDedupShardsMerge(t *testing.T) {
 		t.Fatalf("merge: %v: %s", err, msg)
 	}
 	sameOutputs(t, ref, out, "3 shards merged")
+	// A merge killed in its candidate stage, resumed.
+	out2 := filepath.Join(dir, "merged2")
+	if killed, msg, err := runNeardupProcess(t, []string{"NEARDUP_TEST_KILL_AFTER=4"}, "dedup", "merge", "--out", out2, "-q", work(1), work(2), work(3)); err != nil || !killed {
+		t.Fatalf("merge killed: %v, %v: %s", killed, err, msg)
+	}
+	if _, msg, err := runNeardupProcess(t, nil, "dedup", "merge", "--resume", "--out", out2, "-q", work(1), work(2), work(3)); err != nil {
+		t.Fatalf("merge resumed: %v: %s", err, msg)
+	}
+	sameOutputs(t, ref, out2, "3 shards merged, killed and resumed")
 
 	// Refusals.
 	other := filepath.Join(dir, "w2-other")
