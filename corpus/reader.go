@@ -129,6 +129,13 @@ type Options struct {
 
 	// Stdin is read for the path "-". The default is os.Stdin.
 	Stdin io.Reader
+
+	// OnInputEnd, if not nil, is called with the index (in Reader.Inputs)
+	// of every input when the Reader is done with it: read to its end,
+	// stopped by a broken record, or rejected as unreadable; after every
+	// record of that input was yielded or rejected, and before any record
+	// of a later input. A resumable run marks its checkpoints with it.
+	OnInputEnd func(i int)
 }
 
 func (o *Options) ensureDefaults() {
@@ -229,6 +236,44 @@ type Reader struct {
 	blocks  []*asyncBlock // of the last decompressing goroutine
 	err     error
 	closed  bool
+	skip    func(i int) bool // inputs not to read (Skip)
+}
+
+// InputInfo describes one input of a Reader.
+type InputInfo struct {
+	// Path is the input's path as given or walked ("-" for standard
+	// input); Document.Source and RecordError.Path carry it.
+	Path string
+	// Size is its size when Open walked it, -1 for standard input or a
+	// path that could not be read.
+	Size int64
+}
+
+// Inputs lists the inputs in the order the Reader reads them: the files
+// named and those found by walking directories. It is fixed by Open.
+func (r *Reader) Inputs() []InputInfo {
+	out := make([]InputInfo, len(r.inputs))
+	for i, in := range r.inputs {
+		out[i] = InputInfo{Path: in.path, Size: in.size}
+		if in.err != nil {
+			out[i].Size = -1
+		}
+	}
+	return out
+}
+
+// Skip makes the Reader pass over the inputs i (indexes in Inputs) for
+// which skip returns true: they are not opened, read or counted, and
+// OnInputEnd is not called for them. A resumed run skips the inputs it
+// finished before, a shard of a run those of other shards. Call it before
+// the first Next.
+func (r *Reader) Skip(skip func(i int) bool) { r.skip = skip }
+
+// inputEnded reports the end of the current input (r.next-1).
+func (r *Reader) inputEnded() {
+	if r.opts.OnInputEnd != nil {
+		r.opts.OnInputEnd(r.next - 1)
+	}
 }
 
 // input is one file (or stdin, or a path that could not be walked) to read.
@@ -364,8 +409,12 @@ func (r *Reader) Next() bool {
 			}
 			in := &r.inputs[r.next]
 			r.next++
+			if r.skip != nil && r.skip(r.next-1) {
+				continue
+			}
 			if in.err != nil {
 				r.reject(&RecordError{ID: in.id, Path: in.path, Offset: -1, Reason: ReasonOpen, Err: in.err})
+				r.inputEnded()
 				if r.err != nil {
 					return false
 				}
@@ -374,6 +423,7 @@ func (r *Reader) Next() bool {
 			src, rerr := r.open(in)
 			if rerr != nil {
 				r.reject(rerr)
+				r.inputEnded()
 				if r.err != nil {
 					return false
 				}
@@ -463,6 +513,7 @@ func (r *Reader) closeCurrent() {
 			r.reject(&RecordError{Path: r.curIn.path, Offset: -1, Reason: ReasonReadError, Err: err})
 		}
 		r.cur, r.curIn = nil, nil
+		r.inputEnded()
 	}
 }
 

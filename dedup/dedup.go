@@ -26,6 +26,10 @@
 // merge), and verification reads the sketches back in chunks
 // (external.go). The pairs, clusters and kept set are those of the run in
 // memory, byte for byte.
+// With Options.Stages such a run is resumable: each stage saves its
+// output with a manifest in the work directory, and a killed run
+// continues from the last saved stage, within stage 1 from the last
+// finished input (stages.go).
 //
 // The pipeline reads documents from an iterator and never opens a file; it
 // reports through an EventListener and never prints. Its result does not
@@ -79,6 +83,9 @@ type Doc struct {
 	// run is out of core (ix.Sketch.Values is then nil).
 	soff  int64
 	nvals int32
+	// place is where the document was read, kept until a resumable run
+	// saves it (Options.Stages).
+	place *recordPlace
 }
 
 // Pair is a verified near-duplicate pair. A is the earlier document (or, for
@@ -148,6 +155,8 @@ type run struct {
 	local map[uint64]bool
 	// ext is the out-of-core state, nil in memory (Options.Memory).
 	ext *external
+	// st is the state of a resumable run, nil without Options.Stages.
+	st *stages
 }
 
 // Run deduplicates the documents docs yields. An error it yields that is a
@@ -170,15 +179,22 @@ func Run(ctx context.Context, docs iter.Seq2[*corpus.Document, error], o Options
 	r.ev.startSampling()
 	defer r.ev.stopSampling()
 	err = r.sketch(docs)
+	if r.st != nil {
+		defer r.st.close()
+	}
 	if r.ext != nil {
 		defer func() {
-			if cerr := r.ext.close(r.o.KeepWork); cerr != nil && err == nil {
+			// A resumable run's stage files stay for the caller (RemoveWork).
+			if cerr := r.ext.close(r.o.KeepWork || r.st != nil); cerr != nil && err == nil {
 				err = fmt.Errorf("dedup: removing the work files: %w", cerr)
 			}
 		}()
 	}
 	if err != nil {
 		return nil, err
+	}
+	if r.st != nil && r.st.s.Shards > 1 {
+		return r.finishShard(start)
 	}
 	if err := r.exactDuplicates(); err != nil {
 		return nil, err
@@ -218,5 +234,10 @@ func newRun(ctx context.Context, o Options) (*run, error) {
 	r := &run{ctx: ctx, o: o, x: x, ev: &events{l: o.Events}, res: res, sum: &res.Summary, prior: prior}
 	r.sum.Config = Config{Sampler: cfg.Sketch.Algorithm.String(), K: cfg.Sketch.K, Seed: cfg.Sketch.Seed, Threshold: cfg.Threshold,
 		LSH: cfg.LSH, Features: cfg.Sketch.Features.String()}
+	if o.Stages != nil {
+		if err := r.newStages(); err != nil {
+			return nil, err
+		}
+	}
 	return r, nil
 }

@@ -25,6 +25,9 @@ type EventListener struct {
 	// StageEnd is called when a stage ends, with its duration and the
 	// number of items it handled.
 	StageEnd func(StageInfo)
+	// Checkpoint is called when a resumable run (Options.Stages) has
+	// saved a stage's output, complete or (stage 1) up to an input end.
+	Checkpoint func(CheckpointInfo)
 	// Rejected is called for every rejected record: the *corpus.RecordError
 	// values the documents' iterator yielded and the pipeline's own
 	// rejections (ReasonDuplicateID).
@@ -58,6 +61,9 @@ type ProgressInfo struct {
 	// sketch stage), counted in Unit ("docs", "keys", "pairs").
 	Done, Total int64
 	Unit        string
+	// ETA is the time the stage still needs at its rate so far, when Total
+	// is known (0 otherwise).
+	ETA time.Duration
 }
 
 // MakeLoggingEventListener returns an EventListener that writes one line
@@ -78,6 +84,7 @@ type events struct {
 	l       EventListener
 	stages  []Stage
 	peaks   map[string]int64 // stages under way -> peak memory so far
+	starts  map[string]time.Time
 	spilled map[string]int64
 	stop    chan struct{}
 	stopped chan struct{}
@@ -146,6 +153,11 @@ func (e *events) begin(stage string, items int64) time.Time {
 		e.peaks = map[string]int64{}
 	}
 	e.peaks[stage] = m
+	if e.starts == nil {
+		e.starts = map[string]time.Time{}
+	}
+	now := time.Now()
+	e.starts[stage] = now
 	e.mu.Unlock()
 	if e.l.StageBegin != nil {
 		e.mu.Lock()
@@ -178,9 +190,42 @@ func (e *events) progress(stage, unit string) func(done, total int64) {
 	}
 	return func(done, total int64) {
 		e.mu.Lock()
-		e.l.Progress(ProgressInfo{Stage: stage, Done: done, Total: total, Unit: unit})
+		p := ProgressInfo{Stage: stage, Done: done, Total: total, Unit: unit}
+		if start, ok := e.starts[stage]; ok && total > 0 && done > 0 && done < total {
+			el := time.Since(start)
+			p.ETA = time.Duration(float64(el) * float64(total-done) / float64(done))
+		}
+		e.l.Progress(p)
 		e.mu.Unlock()
 	}
+}
+
+func (e *events) checkpoint(c CheckpointInfo) {
+	if e.l.Checkpoint != nil {
+		e.mu.Lock()
+		e.l.Checkpoint(c)
+		e.mu.Unlock()
+	}
+}
+
+// restored records a stage a resumed run read from its stage files.
+func (e *events) restored(s Stage) {
+	s.Restored = true
+	e.mu.Lock()
+	e.stages = append(e.stages, s)
+	e.mu.Unlock()
+}
+
+// stat returns the last recorded entry of stage.
+func (e *events) stat(stage string) Stage {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	for i := len(e.stages) - 1; i >= 0; i-- {
+		if e.stages[i].Name == stage {
+			return e.stages[i]
+		}
+	}
+	return Stage{Name: stage}
 }
 
 func (e *events) rejected(r *corpus.RecordError) {

@@ -46,8 +46,10 @@ func (r *run) startExternal() error {
 		owned = true
 	} else if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("dedup: work directory: %w", err)
-	} else if err := removeWorkFiles(dir); err != nil {
-		return err
+	} else if r.st == nil { // a resumable run cleaned up as it began
+		if err := RemoveWork(dir); err != nil {
+			return err
+		}
 	}
 	f, err := os.Create(filepath.Join(dir, "sketches.bin"))
 	if err != nil {
@@ -58,28 +60,6 @@ func (r *run) startExternal() error {
 	for i := range r.res.Docs {
 		if err := r.ext.put(&r.res.Docs[i]); err != nil {
 			return err
-		}
-	}
-	return nil
-}
-
-// workPatterns match the files a run writes in its work directory:
-// the sketch file, sorted runs, and the temporary files of runs being
-// written (left by a killed run).
-var workPatterns = []string{"sketches.bin", "keys-*.run", "pairs-*.run", ".keys-*.tmp*", ".pairs-*.tmp*"}
-
-// removeWorkFiles removes what an earlier, interrupted run left in dir;
-// other files are left alone.
-func removeWorkFiles(dir string) error {
-	for _, p := range workPatterns {
-		ms, err := filepath.Glob(filepath.Join(dir, p))
-		if err != nil {
-			return fmt.Errorf("dedup: %w", err)
-		}
-		for _, m := range ms {
-			if err := os.Remove(m); err != nil {
-				return fmt.Errorf("dedup: work directory: %w", err)
-			}
 		}
 	}
 	return nil
@@ -155,7 +135,7 @@ func (e *external) close(keep bool) error {
 		}
 		return err
 	}
-	if rerr := removeWorkFiles(e.dir); err == nil {
+	if rerr := RemoveWork(e.dir); err == nil {
 		err = rerr
 	}
 	return err
@@ -170,6 +150,34 @@ func (e *external) close(keep bool) error {
 func (r *run) joinExternal() error {
 	e := r.ext
 	docs := r.res.Docs
+	// A resumed run reads the stages its stage files hold.
+	var done2 *manifest
+	if r.st != nil {
+		done3, err := r.st.load(manVerify)
+		if err != nil {
+			return err
+		}
+		if done2, err = r.st.load(manIndex); err != nil {
+			return err
+		}
+		if done3 != nil {
+			if done2 != nil {
+				r.ev.restored(done2.Stat)
+			}
+			r.ev.restored(done3.Stat)
+			r.sum.Resumed = StageClust
+			e.spilled += done3.Stat.Spilled
+			if done2 != nil {
+				e.spilled += done2.Stat.Spilled
+			}
+			r.sum.Spilled = e.spilled
+			return r.loadVerify(done3)
+		}
+		if done2 != nil {
+			r.ev.restored(done2.Stat)
+			r.sum.Resumed = StageVerify
+		}
+	}
 	pos := r.joinOrder()
 	order := make([]int32, len(pos))
 	num := make([]int32, len(docs)) // position -> number, -1 when not joined
@@ -188,14 +196,47 @@ func (r *run) joinExternal() error {
 		meta += int64(len(docs[i].Name) + len(docs[i].Key))
 	}
 	budget := max((r.o.Memory-meta)/4, 64<<10)
+
+	var pm *spill.Merger
+	var total int64 // pair records
+	var err error
+	if done2 != nil {
+		if pm, err = spill.Merge(spill.OS, 8, r.st.sortedRuns(done2)...); err != nil {
+			return fmt.Errorf("dedup: cannot resume: %w", err)
+		}
+		total = done2.Records
+		e.spilled += done2.Stat.Spilled
+	} else if pm, total, err = r.candidates(order, num, budget); err != nil {
+		return err
+	}
+	defer pm.Close()
+	return r.verifyExternal(pm, total, order)
+}
+
+// candidates is stage 2 out of core: (pass, key, number) records sorted
+// externally, and their runs of equal keys turned into candidate pairs,
+// sorted externally too. It returns the merge of the pairs' runs and the
+// number of pair records.
+func (r *run) candidates(order, num []int32, budget int64) (*spill.Merger, int64, error) {
+	e := r.ext
+	docs := r.res.Docs
 	scheme := r.x.Scheme()
 	passes := scheme.NumKeys()
-
+	if r.st != nil {
+		for _, p := range []string{"keys-*.run", "pairs-*.run"} { // a killed stage 2's
+			ms, _ := filepath.Glob(filepath.Join(e.dir, p))
+			for _, m := range ms {
+				if err := os.Remove(m); err != nil {
+					return nil, 0, fmt.Errorf("dedup: %w", err)
+				}
+			}
+		}
+	}
 	// Stage 2: (pass, key, number) records, sorted externally.
 	start := r.ev.begin(StageIndex, int64(len(order)))
 	keys, err := spill.New(spill.Config{Dir: e.dir, Prefix: "keys", Width: 12, Budget: budget})
 	if err != nil {
-		return fmt.Errorf("dedup: %w", err)
+		return nil, 0, fmt.Errorf("dedup: %w", err)
 	}
 	defer keys.Remove()
 	rd := bufio.NewReaderSize(io.NewSectionReader(e.f, 0, e.off), 1<<20)
@@ -208,7 +249,7 @@ func (r *run) joinExternal() error {
 		vals = vals[:0]
 		for range d.nvals {
 			if _, err := io.ReadFull(rd, b8[:]); err != nil {
-				return fmt.Errorf("dedup: reading sketches: %w", err)
+				return nil, 0, fmt.Errorf("dedup: reading sketches: %w", err)
 			}
 			vals = append(vals, binary.LittleEndian.Uint64(b8[:]))
 		}
@@ -222,27 +263,29 @@ func (r *run) joinExternal() error {
 			rec = binary.BigEndian.AppendUint32(rec, uint32(num[i]))
 		}
 		if err := keys.Add(rec); err != nil {
-			return fmt.Errorf("dedup: %w", err)
+			return nil, 0, fmt.Errorf("dedup: %w", err)
 		}
 		if progress != nil && i&4095 == 0 {
 			progress(int64(i), int64(len(docs)))
 		}
 		if i&1023 == 0 {
 			if err := r.ctx.Err(); err != nil {
-				return err
+				return nil, 0, err
 			}
 		}
 	}
 	km, err := keys.Sort()
 	if err != nil {
-		return fmt.Errorf("dedup: %w", err)
+		return nil, 0, fmt.Errorf("dedup: %w", err)
 	}
 	pairs, err := spill.New(spill.Config{Dir: e.dir, Prefix: "pairs", Width: 8, Budget: budget})
 	if err != nil {
 		km.Close()
-		return fmt.Errorf("dedup: %w", err)
+		return nil, 0, fmt.Errorf("dedup: %w", err)
 	}
-	defer pairs.Remove()
+	if r.st == nil {
+		defer pairs.Remove()
+	}
 	// Runs of equal (pass, key): each document pairs with the MaxRun
 	// before it, as index.Join does.
 	var group uint64 = 1 << 63 // no record's (pass, key)
@@ -259,7 +302,7 @@ func (r *run) joinExternal() error {
 			binary.BigEndian.PutUint32(b8[4:], u)
 			if err := pairs.Add(b8[:]); err != nil {
 				km.Close()
-				return fmt.Errorf("dedup: %w", err)
+				return nil, 0, fmt.Errorf("dedup: %w", err)
 			}
 		}
 		if len(window) == 2*index.MaxRun {
@@ -269,28 +312,55 @@ func (r *run) joinExternal() error {
 	}
 	if err := km.Err(); err != nil {
 		km.Close()
-		return fmt.Errorf("dedup: %w", err)
+		return nil, 0, fmt.Errorf("dedup: %w", err)
 	}
 	km.Close()
 	e.spilled += keys.Spilled()
 	r.ev.addSpilled(StageIndex, keys.Spilled()+pairs.Spilled()) // the pairs' runs are written while the keys merge
+	before := pairs.Spilled()
 	if err := keys.Remove(); err != nil {
-		return fmt.Errorf("dedup: %w", err)
+		return nil, 0, fmt.Errorf("dedup: %w", err)
 	}
+	if r.st == nil {
+		e.spilled += pairs.Spilled()
+		r.ev.end(StageIndex, int64(len(order)), start)
+		pm, err := pairs.Sort()
+		if err != nil {
+			return nil, 0, fmt.Errorf("dedup: %w", err)
+		}
+		return pm, pairs.Records(), nil
+	}
+	// A resumable run keeps the pairs' runs as the stage's output.
+	if err := pairs.Flush(); err != nil {
+		return nil, 0, fmt.Errorf("dedup: %w", err)
+	}
+	e.spilled += pairs.Spilled()
+	r.ev.addSpilled(StageIndex, pairs.Spilled()-before)
 	r.ev.end(StageIndex, int64(len(order)), start)
-
-	// Stage 3: candidate pairs in (A, B) order, verified in chunks.
-	pm, err := pairs.Sort()
-	if err != nil {
-		return fmt.Errorf("dedup: %w", err)
+	if err := r.saveIndex(pairs.Runs(), pairs.Records(), r.ev.stat(StageIndex)); err != nil {
+		return nil, 0, err
 	}
-	defer pm.Close()
-	start = r.ev.begin(StageVerify, 0)
+	pm, err := spill.Merge(spill.OS, 8, pairs.Runs()...)
+	if err != nil {
+		return nil, 0, fmt.Errorf("dedup: %w", err)
+	}
+	return pm, pairs.Records(), nil
+}
+
+// verifyExternal is stage 3 out of core: the candidate pairs in (A, B)
+// order, counted, verified in chunks whose sketches are read back from
+// the sketch file.
+func (r *run) verifyExternal(pm *spill.Merger, total int64, order []int32) error {
+	e := r.ext
+	docs := r.res.Docs
+	start := r.ev.begin(StageVerify, 0)
 	chunkPairs := int(max(1024, r.o.Memory/(16*8*int64(max(1, r.x.Config().Sketch.K)))))
 	chunk := make([]index.JoinPair, 0, min(chunkPairs, 1<<20))
 	var verified int64
 	o := index.BatchOptions{Workers: r.o.Workers}
-	vprog := r.ev.progress(StageVerify, "pairs")
+	vprog := r.ev.progress(StageVerify, "pair keys")
+	var consumed int64 // pair records merged
+	var kept []verifiedPair
 	flush := func() error {
 		if len(chunk) == 0 {
 			return nil
@@ -325,11 +395,18 @@ func (r *run) joinExternal() error {
 		for k, ok := range keep {
 			if ok {
 				r.res.Pairs = append(r.res.Pairs, out[k])
+				if r.st != nil {
+					a, b := order[chunk[k].A], order[chunk[k].B]
+					if docs[a].Seq > docs[b].Seq {
+						a, b = b, a
+					}
+					kept = append(kept, verifiedPair{a: a, b: b, p: out[k]})
+				}
 			}
 		}
 		verified += int64(len(chunk))
 		if vprog != nil {
-			vprog(verified, 0)
+			vprog(consumed, total)
 		}
 		chunk = chunk[:0]
 		return nil
@@ -337,6 +414,7 @@ func (r *run) joinExternal() error {
 	var cur uint64
 	count := int32(0)
 	for rec, ok := pm.Next(); ok; rec, ok = pm.Next() {
+		consumed++
 		v := binary.BigEndian.Uint64(rec)
 		if count > 0 && v == cur {
 			count++
@@ -361,9 +439,19 @@ func (r *run) joinExternal() error {
 	if err := flush(); err != nil {
 		return err
 	}
-	e.spilled += pairs.Spilled()
 	r.sum.Candidates += verified
+	if r.st == nil {
+		r.sum.Spilled = e.spilled
+		r.ev.end(StageVerify, verified, start)
+		return nil
+	}
+	n, err := r.writeVerified(kept)
+	if err != nil {
+		return err
+	}
+	e.spilled += n
 	r.sum.Spilled = e.spilled
+	r.ev.addSpilled(StageVerify, n)
 	r.ev.end(StageVerify, verified, start)
-	return nil
+	return r.saveVerify(int64(len(kept)), verified, r.ev.stat(StageVerify))
 }

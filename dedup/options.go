@@ -77,6 +77,11 @@ type Options struct {
 	// KeepWork keeps the spill files after the run instead of removing
 	// them.
 	KeepWork bool
+	// Stages, when not nil, makes an out-of-core run resumable: stage
+	// files with manifests in the work directory, and resumption from
+	// them (see Stages). Run then leaves them for the caller to remove
+	// (RemoveWork) once its outputs are written.
+	Stages *Stages
 	// ExportBands, when not nil, receives the band keys (the LSH lookup
 	// keys) of every document this run indexes — the first copy of each
 	// body, in input order — as one zstd Parquet file of (doc, seq, band,

@@ -14,11 +14,12 @@ import (
 
 // rawDoc is a document handed to the workers.
 type rawDoc struct {
-	seq  int
-	name string
-	body []byte
-	key  string
-	html bool // the source knows the body is HTML (HTML files, WARC responses)
+	seq   int
+	name  string
+	body  []byte
+	key   string
+	html  bool         // the source knows the body is HTML (HTML files, WARC responses)
+	place *recordPlace // where it was read (resumable runs only)
 }
 
 // job is a numbered batch of documents for one worker.
@@ -26,6 +27,11 @@ type job struct {
 	n    int
 	docs []rawDoc
 	out  []Doc
+	// mark: a checkpoint of a resumable run at an input end, after the
+	// documents of the jobs before it, with the rejected records and
+	// input ends met since the last one.
+	mark  bool
+	marks []streamMark
 }
 
 const jobSize = 64
@@ -67,6 +73,19 @@ func (r *run) sketch(docs iter.Seq2[*corpus.Document, error]) error {
 		}
 	}
 	bud := &budget{o: &r.o, on: r.o.Exact != ExactNever}
+	if r.st != nil {
+		if err := r.restoreSketch(bud); err != nil {
+			return err
+		}
+		if r.st.complete { // stage 1 is done: nothing to read
+			docs = func(func(*corpus.Document, error) bool) {}
+		}
+		if r.ext == nil && r.st.s.Shards > 1 { // a shard's output is its stage files
+			if err := r.startExternal(); err != nil {
+				return err
+			}
+		}
+	}
 	jobs := make(chan *job, 2*r.o.Workers)
 	done := make(chan *job, 2*r.o.Workers)
 	var wg sync.WaitGroup
@@ -80,7 +99,7 @@ func (r *run) sketch(docs iter.Seq2[*corpus.Document, error]) error {
 				for i, rd := range j.docs {
 					s.Sketch(&sk, rd.body, rd.html)
 					j.out[i] = Doc{Seq: rd.seq, Name: rd.name, Bytes: len(rd.body), Key: rd.key, Fingerprint: sk.Fingerprint,
-						ExactOf: -1, Shingles: len(sk.Features), ix: *r.x.NewDoc(rd.name, &sk, bud.keep(len(sk.Features)))}
+						ExactOf: -1, Shingles: len(sk.Features), ix: *r.x.NewDoc(rd.name, &sk, bud.keep(len(sk.Features))), place: rd.place}
 				}
 				j.docs = nil
 				done <- j
@@ -107,6 +126,12 @@ func (r *run) sketch(docs iter.Seq2[*corpus.Document, error]) error {
 			next++
 			if extErr != nil {
 				continue // drain the workers
+			}
+			if p.mark {
+				extErr = r.save(p.marks, false)
+				continue
+			} else if len(p.marks) > 0 { // after the last input end: saved with the stage
+				r.st.pending = append(r.st.pending, p.marks...)
 			}
 			if r.ext != nil {
 				for i := len(r.res.Docs) - len(p.out); i < len(r.res.Docs); i++ {
@@ -136,6 +161,16 @@ func (r *run) sketch(docs iter.Seq2[*corpus.Document, error]) error {
 		}
 		r.ev.addSpilled(StageSketch, r.ext.off)
 	}
+	if r.st != nil {
+		if err := r.save(nil, true); err != nil {
+			return err
+		}
+		if r.ext != nil {
+			r.ext.spilled += r.st.soff
+			r.ev.addSpilled(StageSketch, r.st.soff)
+		}
+		r.sum.Warnings, r.sum.Skipped = r.st.warn, r.st.skp
+	}
 	s := r.sum
 	if s.Read != int64(len(r.res.Docs))+s.Rejected {
 		return fmt.Errorf("dedup: accounting error: read %d != sketched %d + rejected %d", s.Read, len(r.res.Docs), s.Rejected)
@@ -162,10 +197,31 @@ func (r *run) read(docs iter.Seq2[*corpus.Document, error], jobs chan<- *job) er
 	s := r.sum
 	progress := r.ev.progress(StageSketch, "docs")
 	seq, n := 0, 0
+	if st := r.st; st != nil && st.names != nil { // restored
+		names, seq = st.names, st.seq
+		st.names = nil
+	}
 	cur := &job{}
 	for d, err := range docs {
 		if err := r.ctx.Err(); err != nil {
 			return err
+		}
+		if ie, ok := err.(*InputEnd); ok {
+			if st := r.st; st != nil {
+				st.warn += ie.Warnings
+				st.skp += ie.Skipped
+				st.marks = append(st.marks, streamMark{at: seq, end: ie})
+				if len(cur.docs) > 0 {
+					jobs <- cur
+					n++
+					cur = &job{n: n}
+				}
+				cur.mark, cur.marks, st.marks = true, st.marks, nil
+				jobs <- cur
+				n++
+				cur = &job{n: n}
+			}
+			continue
 		}
 		s.Read++
 		if err != nil {
@@ -174,17 +230,23 @@ func (r *run) read(docs iter.Seq2[*corpus.Document, error], jobs chan<- *job) er
 				return fmt.Errorf("dedup: %w", err)
 			}
 			s.Read += re.Records() - 1 // the records it stands for
-			r.reject(re)
+			r.rejectAt(re, seq)
 			continue
 		}
-		if first, dup := names[d.ID]; dup {
-			r.reject(&corpus.RecordError{ID: d.ID, Path: d.Source, Line: d.Line, Offset: d.Offset, Reason: ReasonDuplicateID,
-				Err: fmt.Errorf("id %q already used by %s", d.ID, first)})
-			seq++
-			continue
+		place := recordPlace{path: d.Source, line: d.Line, offset: d.Offset}
+		if r.st == nil || !r.st.noDups { // a shard leaves repeated ids to the merge
+			if first, dup := names[d.ID]; dup {
+				r.rejectAt(&corpus.RecordError{ID: d.ID, Path: d.Source, Line: d.Line, Offset: d.Offset, Reason: ReasonDuplicateID,
+					Err: fmt.Errorf("id %q already used by %s", d.ID, first)}, seq)
+				seq++
+				continue
+			}
+			names[d.ID] = place
 		}
-		names[d.ID] = recordPlace{path: d.Source, line: d.Line, offset: d.Offset}
 		rd := rawDoc{seq: seq, name: d.ID, body: slices.Clone(d.Body), html: d.HTML}
+		if r.st != nil {
+			rd.place = &place
+		}
 		if f := r.o.Cluster.KeyField; f != "" {
 			rd.key = d.Meta[f]
 		}
@@ -202,11 +264,25 @@ func (r *run) read(docs iter.Seq2[*corpus.Document, error], jobs chan<- *job) er
 	}
 	if len(cur.docs) > 0 {
 		jobs <- cur
+		n++
+	}
+	if r.st != nil && len(r.st.marks) > 0 { // rejected records after the last input end
+		jobs <- &job{n: n, marks: r.st.marks}
+		r.st.marks = nil
 	}
 	if progress != nil {
 		progress(int64(seq), int64(seq))
 	}
 	return nil
+}
+
+// rejectAt rejects a record met after seq numbered documents; a
+// resumable run also keeps it for its stage files.
+func (r *run) rejectAt(e *corpus.RecordError, seq int) {
+	r.reject(e)
+	if r.st != nil {
+		r.st.marks = append(r.st.marks, streamMark{at: seq, rej: e})
+	}
 }
 
 // reject counts a rejected record and reports it.

@@ -32,12 +32,17 @@ type Summary struct {
 	// External reports an out-of-core run (Options.Memory); Spilled is the
 	// bytes it wrote to the work directory (sketches and compressed sorted
 	// runs).
-	External bool          `json:"external,omitempty"`
-	Spilled  int64         `json:"spilled_bytes,omitempty"`
-	Bloom    *BloomSummary `json:"fingerprint_filter,omitempty"`
-	Config   Config        `json:"config"`
-	Stages   []Stage       `json:"stages"`
-	Seconds  float64       `json:"seconds"`
+	External bool `json:"external,omitempty"`
+	// Resumed names the first stage a resumed run (Options.Stages) ran
+	// again: "sketch" (stage 1, from an input end), "index", "verify" or
+	// "cluster" (the stages before it were read from their files); empty
+	// for a run from the start.
+	Resumed string        `json:"resumed,omitempty"`
+	Spilled int64         `json:"spilled_bytes,omitempty"`
+	Bloom   *BloomSummary `json:"fingerprint_filter,omitempty"`
+	Config  Config        `json:"config"`
+	Stages  []Stage       `json:"stages"`
+	Seconds float64       `json:"seconds"`
 }
 
 // BloomSummary describes the Bloom filter in front of the stored exact
@@ -63,6 +68,10 @@ type Stage struct {
 	// Spilled is the bytes the stage wrote to the work directory (out of
 	// core).
 	Spilled int64 `json:"spilled_bytes,omitempty"`
+	// Restored reports a stage a resumed run did not run again: its
+	// output was read from its stage files, and its time, peak memory and
+	// bytes spilled are those of the run that made them.
+	Restored bool `json:"restored,omitempty"`
 }
 
 // Config records the parameters a run used.

@@ -49,6 +49,15 @@ type dedupOptions struct {
 	Memory   string
 	Work     string
 	KeepWork bool
+	// Resume is --resume: continue from the stage files in the work
+	// directory.
+	Resume bool
+	// Shard is --shard i/n: run stage 1 of shard i only (cmd_dedup_merge.go).
+	Shard string
+	// MergeShards are the shards' work directories dedup merge joins
+	// into the run's stage 1 (MergeResume: unless already joined).
+	MergeShards []string `json:"-"`
+	MergeResume bool     `json:"-"`
 	// ExportBands is the Parquet file for the band keys ("" for none).
 	ExportBands string
 	// Given holds the flags given on the command line: the others are
@@ -109,6 +118,14 @@ verifies them, clusters them, and writes to the directory --out:
 --memory is the budget: when the sketches would take more than a quarter
 of it, the run goes out of core by itself (sketches and sorted runs in
 --work, removed at the end unless --keep-work) and writes the same output.
+An out-of-core run works in stages with files between them (read+sketch,
+candidate pairs, verified pairs), each saved with a manifest; after a kill,
+the same command with --resume continues from the last finished stage (in
+read+sketch from the last finished input file) and writes the output of an
+uninterrupted run. Changed inputs or flags refuse to resume, saying what
+changed; standard input cannot be resumed. --shard i/n runs stage 1 alone
+over a share of the input files, into --work; "neardup dedup merge" joins
+the shards and finishes the run (see its help).
 
 The index lives in a Pebble store (--store DIR, by default OUT/index, made
 afresh); give --store an existing index to deduplicate against earlier runs,
@@ -163,8 +180,11 @@ naming the commonest reason and an example record.`,
 	fl.StringVar(&opts.Memory, "memory", "", "memory budget, e.g. 2GiB (default 75% of physical memory): past a quarter of it in sketches the run goes out of core (sorted runs in --work) with the same output; also the Go memory limit")
 	fl.StringVar(&opts.Work, "work", "", "directory of the out-of-core spill files (default OUT/work)")
 	fl.BoolVar(&opts.KeepWork, "keep-work", false, "keep the spill files after the run")
+	fl.StringVar(&opts.Shard, "shard", "", "run only stage 1 (read + sketch) of shard i of n (i/n, 1 <= i <= n): the input files numbered i-1 modulo n in reading order, into --work; then join the shards with neardup dedup merge")
+	fl.BoolVar(&opts.Resume, "resume", false, "continue a killed out-of-core run from its stage files in --work (same inputs and flags): from the last finished stage, within read+sketch from the last finished input file; the output is that of an uninterrupted run")
 	opts.Feature.bind(cmd, true)
 	opts.Corpus.bind(cmd)
+	cmd.AddCommand(newDedupMergeCmd(env))
 	return cmd
 }
 
@@ -219,6 +239,15 @@ func runDedup(ctx context.Context, env *Env, opts dedupOptions) error {
 	if err != nil {
 		return err
 	}
+	if opts.Shard != "" {
+		if err := checkInputs(opts.Inputs); err != nil {
+			return err
+		}
+		return runDedupShard(ctx, env, opts, do, copts)
+	}
+	if opts.Resume && hasStdin(opts.Inputs) {
+		return usagef("--resume: standard input cannot be resumed within stage 1 (read + sketch): it cannot be read again; save it to a file")
+	}
 	if err := checkDedupOut(opts); err != nil {
 		return err
 	}
@@ -256,17 +285,44 @@ func runDedup(ctx context.Context, env *Env, opts dedupOptions) error {
 	if opts.KeyField != "" {
 		copts.MetaFields = []string{opts.KeyField}
 	}
-	r, docs, err := corpus.Records(opts.Inputs, copts)
+	r, docs, err := dedupRecords(opts.Inputs, copts, !hasStdin(opts.Inputs))
 	if err != nil {
 		return usagef("%v", err)
 	}
 	defer r.Close()
+	// Out of core, the run saves its stages in the work directory and can
+	// resume from them.
+	cfg, err := dedupConfig(opts)
+	if err != nil {
+		return err
+	}
+	stages := &dedup.Stages{Dir: do.WorkDir, Resume: opts.Resume, Inputs: stageInputs(r), Config: cfg}
+	if len(opts.MergeShards) > 0 { // dedup merge: stage 1 is the shards'
+		if done, err := stages.InputsDone(); err != nil || !opts.MergeResume || done < len(stages.Inputs) {
+			if err := dedup.MergeShards(opts.MergeShards, stages); err != nil {
+				return err
+			}
+		}
+	}
+	skip, err := stages.InputsDone()
+	if err != nil {
+		return err
+	}
+	var skipped int64 // bytes of the inputs finished before
+	if skip > 0 {
+		r.Skip(func(i int) bool { return i < skip })
+		for _, in := range r.Inputs()[:skip] {
+			skipped += max(in.Size, 0)
+		}
+	}
+	do.Stages = stages
+	openSkipped := r.Stats().Skipped
 	var po progress.Options
 	if !opts.Quiet {
 		po = progress.Options{W: env.Stderr, Interactive: env.Interactive}
 	}
 	var rejects rejectLog
-	do.Events = dedupEvents(po, r, logf, &rejects)
+	do.Events = withKillHook(dedupEvents(po, r, skipped, logf, &rejects))
 	rf, err := os.Create(filepath.Join(opts.Out, "rejected.jsonl"))
 	if err != nil {
 		return err
@@ -298,10 +354,16 @@ func runDedup(ctx context.Context, env *Env, opts dedupOptions) error {
 			return err
 		}
 	}
-	rs := r.Stats()
-	res.Summary.Warnings, res.Summary.Skipped = rs.Warnings, rs.Skipped
+	// The run counted the inputs' warnings and skips (those of inputs
+	// finished before a resumption too); skips met walking are the reader's.
+	res.Summary.Skipped += openSkipped
 	if err := writeDedupOutputs(ctx, opts, copts, po, res); err != nil {
 		return err
+	}
+	if !do.KeepWork {
+		if err := dedup.RemoveWork(do.WorkDir); err != nil {
+			return err
+		}
 	}
 	s := res.Summary
 	if opts.JSON {
@@ -430,7 +492,7 @@ func openDedupStore(env *Env, opts dedupOptions, budget int64) (store.Store, err
 
 // dedupEvents draws a progress bar per stage (the sketch stage by bytes
 // read from r) and logs rejected records.
-func dedupEvents(po progress.Options, r *corpus.Reader, logf func(string, ...any), rejects *rejectLog) dedup.EventListener {
+func dedupEvents(po progress.Options, r *corpus.Reader, skipped int64, logf func(string, ...any), rejects *rejectLog) dedup.EventListener {
 	bars := map[string]*progress.Bar{}
 	return dedup.EventListener{
 		Progress: func(p dedup.ProgressInfo) {
@@ -440,7 +502,11 @@ func dedupEvents(po progress.Options, r *corpus.Reader, logf func(string, ...any
 			b, ok := bars[p.Stage]
 			if !ok {
 				if p.Stage == dedup.StageSketch {
-					b = progress.New(po, p.Stage, r.TotalBytes(), "bytes")
+					total := r.TotalBytes() // of the inputs left to read
+					if total > 0 {
+						total -= skipped
+					}
+					b = progress.New(po, p.Stage, total, "bytes")
 				} else {
 					b = progress.New(po, p.Stage, p.Total, p.Unit)
 				}
@@ -468,6 +534,7 @@ func dedupEvents(po progress.Options, r *corpus.Reader, logf func(string, ...any
 // inputs again), the report and the summary.
 func writeDedupOutputs(ctx context.Context, opts dedupOptions, copts corpus.Options, po progress.Options, res *dedup.Result) error {
 	write := func(name string, fn func(f *os.File) error) error {
+		killPoint("write", name)
 		f, err := os.Create(filepath.Join(opts.Out, name))
 		if err != nil {
 			return err
@@ -508,6 +575,9 @@ func writeDedupOutputs(ctx context.Context, opts dedupOptions, copts corpus.Opti
 	var written int64
 	n, err := corpus.CopyKept(ctx, opts.Inputs, copts, mw, func(n int64, d *corpus.Document) bool {
 		keep := keeper.Keep(n, d)
+		if n%64 == 0 {
+			killPoint("write", "kept")
+		}
 		if keep {
 			if written++; written&63 == 0 {
 				bar.Set(written)

@@ -100,9 +100,16 @@ func (s *Sorter) Add(recs []byte) error {
 	}
 	for len(recs) > 0 {
 		if s.buf == nil {
-			s.buf = make([]byte, 0, s.cap)
+			// It grows to the budget as records come: a large budget
+			// costs nothing for a small sort.
+			s.buf = make([]byte, 0, min(s.cap, 1<<20))
 		}
 		k := min(len(recs), s.cap-len(s.buf))
+		if need := len(s.buf) + k; need > cap(s.buf) {
+			nb := make([]byte, len(s.buf), min(s.cap, max(need, 2*cap(s.buf))))
+			copy(nb, s.buf)
+			s.buf = nb
+		}
 		s.buf = append(s.buf, recs[:k]...)
 		recs = recs[k:]
 		s.records += int64(k / s.width)
@@ -117,7 +124,7 @@ func (s *Sorter) Add(recs []byte) error {
 
 func (s *Sorter) sortBuf() {
 	if cap(s.tmp) < len(s.buf) {
-		s.tmp = make([]byte, s.cap)
+		s.tmp = make([]byte, len(s.buf))
 	}
 	RadixSort(s.buf, s.tmp, s.width)
 }
@@ -145,6 +152,16 @@ func (s *Sorter) spill() error {
 
 // Records is the number of records added.
 func (s *Sorter) Records() int64 { return s.records }
+
+// Flush sorts what is buffered and writes it as a run, so that Runs holds
+// every record added: a resumable run keeps them as a stage's output and
+// merges them later with Merge.
+func (s *Sorter) Flush() error {
+	if len(s.buf) == 0 {
+		return nil
+	}
+	return s.spill()
+}
 
 // Runs lists the run files written so far.
 func (s *Sorter) Runs() []string { return s.runs }

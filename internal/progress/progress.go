@@ -110,7 +110,11 @@ func (b *Bar) line(done int64, now time.Time) {
 	el := now.Sub(b.start).Seconds()
 	rate := float64(done) / max(el, 1e-9)
 	if b.total > 0 {
-		fmt.Fprintf(b.log, "%s: %d/%d %s (%.1f%%), %.0f %s/s\n", b.stage, done, b.total, b.unit, 100*float64(done)/float64(b.total), rate, b.unit)
+		eta := ""
+		if done > 0 && done < b.total {
+			eta = ", ETA " + time.Duration(float64(b.total-done)/rate*float64(time.Second)).Round(time.Second).String()
+		}
+		fmt.Fprintf(b.log, "%s: %d/%d %s (%.1f%%), %.0f %s/s%s\n", b.stage, done, b.total, b.unit, 100*float64(done)/float64(b.total), rate, b.unit, eta)
 		return
 	}
 	fmt.Fprintf(b.log, "%s: %d %s, %.0f %s/s\n", b.stage, done, b.unit, rate, b.unit)
