@@ -8,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"unsafe"
 
 	"github.com/neardup/neardup/dedup/spill"
 	"github.com/neardup/neardup/index"
@@ -183,9 +182,9 @@ func (r *run) joinExternal() error {
 	pos = nil
 	// Each of the two sorts (keys, then pairs while the keys merge) takes a
 	// quarter of what the documents kept in memory leave of the budget.
-	meta := int64(len(docs)) * int64(unsafe.Sizeof(Doc{})+8)
+	var meta int64
 	for i := range docs {
-		meta += int64(len(docs[i].Name) + len(docs[i].Key))
+		meta += heldBytes(&docs[i])
 	}
 	budget := max((r.o.Memory-meta)/4, 64<<10)
 	scheme := r.x.Scheme()

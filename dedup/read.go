@@ -26,6 +26,7 @@ type job struct {
 	n    int
 	docs []rawDoc
 	out  []Doc
+	buf  []byte // the bodies of docs (job.hold)
 }
 
 const jobSize = 64
@@ -38,6 +39,16 @@ type budget struct {
 	on   bool  // still verifying exactly
 	kept int64 // feature ids kept
 }
+
+// off reports whether exact verification has been turned off.
+func (b *budget) off() bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return !b.on
+}
+
+// dropFeatures drops a document's feature set.
+func dropFeatures(d *Doc) { d.ix.Features, d.ix.Weighted = nil, nil }
 
 func (b *budget) keep(n int) bool {
 	if b.o.Exact == ExactNever {
@@ -69,20 +80,21 @@ func (r *run) sketch(docs iter.Seq2[*corpus.Document, error]) error {
 	bud := &budget{o: &r.o, on: r.o.Exact != ExactNever}
 	jobs := make(chan *job, 2*r.o.Workers)
 	done := make(chan *job, 2*r.o.Workers)
+	hdr := r.x.NewDoc("", &sample.Sketched{}, false).Sketch.Header
 	var wg sync.WaitGroup
 	for _, s := range sketchers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			var sk sample.Sketched
+			arena := valueArena{k: r.x.Config().Sketch.K}
 			for j := range jobs {
-				j.out = make([]Doc, len(j.docs))
+				j.out = slices.Grow(j.out[:0], len(j.docs))[:len(j.docs)]
 				for i, rd := range j.docs {
 					s.Sketch(&sk, rd.body, rd.html)
 					j.out[i] = Doc{Seq: rd.seq, Name: rd.name, Bytes: len(rd.body), Key: rd.key, Fingerprint: sk.Fingerprint,
-						ExactOf: -1, Shingles: len(sk.Features), ix: *r.x.NewDoc(rd.name, &sk, bud.keep(len(sk.Features)))}
+						ExactOf: -1, Shingles: len(sk.Features), ix: r.docOf(&arena, hdr, rd.name, &sk, bud.keep(len(sk.Features)))}
 				}
-				j.docs = nil
 				done <- j
 			}
 		}()
@@ -97,7 +109,8 @@ func (r *run) sketch(docs iter.Seq2[*corpus.Document, error]) error {
 	// Collect in order.
 	pending := map[int]*job{}
 	next := 0
-	var held int64 // bytes of sketch values in memory
+	var held int64   // bytes held in memory for the documents (heldBytes)
+	dropped := false // feature sets dropped (exact verification off)
 	var extErr error
 	for j := range done {
 		pending[j.n] = j
@@ -105,21 +118,32 @@ func (r *run) sketch(docs iter.Seq2[*corpus.Document, error]) error {
 			r.res.Docs = append(r.res.Docs, p.out...)
 			delete(pending, next)
 			next++
+			n := len(p.out)
+			p.recycle()
 			if extErr != nil {
 				continue // drain the workers
 			}
-			if r.ext != nil {
-				for i := len(r.res.Docs) - len(p.out); i < len(r.res.Docs); i++ {
+			if !dropped && bud.off() {
+				// Exact verification is off: no feature set is needed
+				// any longer, and what the collector holds shrinks.
+				dropped, held = true, 0
+				for i := range r.res.Docs[:len(r.res.Docs)-n] {
+					dropFeatures(&r.res.Docs[i])
+					held += heldBytes(&r.res.Docs[i])
+				}
+			}
+			for i := len(r.res.Docs) - n; i < len(r.res.Docs); i++ {
+				if dropped {
+					dropFeatures(&r.res.Docs[i])
+				}
+				if r.ext != nil {
 					if extErr = r.ext.put(&r.res.Docs[i]); extErr != nil {
 						break
 					}
 				}
-				continue
+				held += heldBytes(&r.res.Docs[i])
 			}
-			for i := range p.out {
-				held += sketchHeld(&p.out[i])
-			}
-			if r.o.Memory > 0 && held > r.o.Memory/4 {
+			if r.ext == nil && extErr == nil && r.o.Memory > 0 && held > r.o.Memory/2 {
 				extErr = r.startExternal()
 			}
 		}
@@ -143,12 +167,14 @@ func (r *run) sketch(docs iter.Seq2[*corpus.Document, error]) error {
 	r.exact = bud.on
 	if !bud.on {
 		for i := range r.res.Docs {
-			r.res.Docs[i].ix.Features, r.res.Docs[i].ix.Weighted = nil, nil
+			dropFeatures(&r.res.Docs[i])
 		}
 	}
-	r.local = make(map[uint64]bool, len(r.res.Docs))
-	for i := range r.res.Docs {
-		r.local[idOf(&r.res.Docs[i])] = true
+	if r.prior { // only matches against an earlier run's documents ask
+		r.local = make(map[uint64]bool, len(r.res.Docs))
+		for i := range r.res.Docs {
+			r.local[idOf(&r.res.Docs[i])] = true
+		}
 	}
 	r.ev.end(StageSketch, int64(len(r.res.Docs)), start)
 	return nil
@@ -162,7 +188,7 @@ func (r *run) read(docs iter.Seq2[*corpus.Document, error], jobs chan<- *job) er
 	s := r.sum
 	progress := r.ev.progress(StageSketch, "docs")
 	seq, n := 0, 0
-	cur := &job{}
+	cur := newJob(0)
 	for d, err := range docs {
 		if err := r.ctx.Err(); err != nil {
 			return err
@@ -184,7 +210,7 @@ func (r *run) read(docs iter.Seq2[*corpus.Document, error], jobs chan<- *job) er
 			continue
 		}
 		names[d.ID] = recordPlace{path: d.Source, line: d.Line, offset: d.Offset}
-		rd := rawDoc{seq: seq, name: d.ID, body: slices.Clone(d.Body), html: d.HTML}
+		rd := rawDoc{seq: seq, name: d.ID, body: cur.hold(d.Body), html: d.HTML}
 		if f := r.o.Cluster.KeyField; f != "" {
 			rd.key = d.Meta[f]
 		}
@@ -194,7 +220,7 @@ func (r *run) read(docs iter.Seq2[*corpus.Document, error], jobs chan<- *job) er
 		if len(cur.docs) == jobSize {
 			jobs <- cur
 			n++
-			cur = &job{n: n}
+			cur = newJob(n)
 			if progress != nil {
 				progress(int64(seq), 0)
 			}

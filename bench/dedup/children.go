@@ -200,6 +200,7 @@ func runDedupChild(o flags) childResult {
 	if err != nil {
 		fatal(err)
 	}
+	stopProfile := startProfile(o.profile, o.child)
 	res, err := dedup.Run(context.Background(), docs, dedup.Options{
 		Index:   index.Config{Sketch: sample.Config{K: o.k}, Threshold: o.threshold},
 		Store:   st,
@@ -211,6 +212,7 @@ func runDedupChild(o flags) childResult {
 	})
 	rd.Close()
 	wall := time.Since(t0)
+	stopProfile()
 	if err != nil {
 		fatal(err)
 	}
