@@ -82,34 +82,69 @@ func (a *valueArena) copyOf(vs []uint64) []uint64 {
 	return a.chunk[at:len(a.chunk):len(a.chunk)]
 }
 
-// docOf is index.NewDoc for the batch path: the sketch values go into the
-// worker's arena and the document is built in place; the feature set is
-// index.NewDoc's when features is true.
-func (r *run) docOf(a *valueArena, hdr sketch.Header, name string, s *sample.Sketched, features bool) index.Doc {
-	if features {
-		d := *r.x.NewDoc(name, s, true)
-		d.Sketch.Values = a.copyOf(s.Values)
-		return d
+// docIx is what a document keeps for the index: an index.Doc without
+// what every document of the run shares or its Doc already holds (the
+// header, the name and the fingerprint), 80 bytes instead of 160. The
+// field names are index.Doc's.
+type docIx struct {
+	Sketch struct {
+		Values []uint64
+		Size   float64
 	}
-	return index.Doc{Name: name, Fingerprint: s.Fingerprint, HasFingerprint: true,
-		Sketch: sketch.Sketch{Header: hdr, Values: a.copyOf(s.Values), Size: s.Size}}
+	Features []uint64
+	Weighted []feature.Feature
 }
 
-// docBytes is what a document costs in memory besides its sketch values
-// and features: its Doc in Result.Docs, its name and key, and its entries
-// in the maps of the run (the reader's map of ids, the run's set of ids,
-// the exact-duplicate stage's map of fingerprints) and in the join's
-// arrays. Go's maps take about twice their entries' size.
+// indexDoc returns the index document of d.
+func (r *run) indexDoc(d *Doc) index.Doc {
+	return index.Doc{Name: d.Name, Fingerprint: d.Fingerprint, HasFingerprint: true,
+		Sketch:   sketch.Sketch{Header: r.hdr, Values: d.ix.Sketch.Values, Size: d.ix.Sketch.Size},
+		Features: d.ix.Features, Weighted: d.ix.Weighted}
+}
+
+// docOf is index.NewDoc for the batch path: the sketch values go into the
+// worker's arena; the feature set is index.NewDoc's when features is true.
+func (r *run) docOf(a *valueArena, s *sample.Sketched, features bool) docIx {
+	var ix docIx
+	ix.Sketch.Values, ix.Sketch.Size = a.copyOf(s.Values), s.Size
+	if features {
+		d := r.x.NewDoc("", s, true)
+		ix.Features, ix.Weighted = d.Features, d.Weighted
+	}
+	return ix
+}
+
+// docBytes is what a document costs in memory besides its sketch
+// values, its feature set and its Doc in Result.Docs: its name and key,
+// and its entries in the maps of the run (the reader's map of ids, the
+// run's set of ids, the exact-duplicate stage's map of fingerprints) and
+// in the join's arrays. Go's maps take about twice their entries' size.
 func docBytes(d *Doc) int64 {
-	const perDoc = int64(unsafe.Sizeof(Doc{})) +
-		2*int64(unsafe.Sizeof("")+unsafe.Sizeof(recordPlace{})) + // the reader's ids
+	const perDoc = 2*int64(unsafe.Sizeof("")+unsafe.Sizeof(recordPlace{})) + // the reader's ids
 		2*16 + // r.local / the fingerprints
 		8 + 12 // join order, number and the spill record
 	return perDoc + int64(len(d.Name)+len(d.Key))
 }
 
+// featureBytes is the size of a document's feature set.
+func featureBytes(d *Doc) int64 {
+	return int64(8*len(d.ix.Features)) + int64(unsafe.Sizeof(feature.Feature{}))*int64(len(d.ix.Weighted))
+}
+
 // heldBytes is what a document holds in memory in stage 1: docBytes, its
-// sketch values and its feature set (kept for exact verification).
+// Doc counted twice (while Result.Docs grows, the old and the new array
+// are both held: 2.25 times its length at the peak), its sketch values
+// and its feature set (kept for exact verification).
 func heldBytes(d *Doc) int64 {
-	return docBytes(d) + sketchHeld(d) + int64(8*len(d.ix.Features)) + int64(unsafe.Sizeof(feature.Feature{}))*int64(len(d.ix.Weighted))
+	return docBytes(d) + 2*int64(unsafe.Sizeof(Doc{})) + sketchHeld(d) + featureBytes(d)
+}
+
+// metaBytes is what the documents hold in memory after stage 1, out of
+// core (their sketch values are in the sketch file).
+func metaBytes(docs []Doc) int64 {
+	n := int64(cap(docs)) * int64(unsafe.Sizeof(Doc{}))
+	for i := range docs {
+		n += docBytes(&docs[i]) + featureBytes(&docs[i])
+	}
+	return n
 }

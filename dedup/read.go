@@ -80,7 +80,6 @@ func (r *run) sketch(docs iter.Seq2[*corpus.Document, error]) error {
 	bud := &budget{o: &r.o, on: r.o.Exact != ExactNever}
 	jobs := make(chan *job, 2*r.o.Workers)
 	done := make(chan *job, 2*r.o.Workers)
-	hdr := r.x.NewDoc("", &sample.Sketched{}, false).Sketch.Header
 	var wg sync.WaitGroup
 	for _, s := range sketchers {
 		wg.Add(1)
@@ -93,7 +92,7 @@ func (r *run) sketch(docs iter.Seq2[*corpus.Document, error]) error {
 				for i, rd := range j.docs {
 					s.Sketch(&sk, rd.body, rd.html)
 					j.out[i] = Doc{Seq: rd.seq, Name: rd.name, Bytes: len(rd.body), Key: rd.key, Fingerprint: sk.Fingerprint,
-						ExactOf: -1, Shingles: len(sk.Features), ix: r.docOf(&arena, hdr, rd.name, &sk, bud.keep(len(sk.Features)))}
+						ExactOf: -1, Shingles: len(sk.Features), ix: r.docOf(&arena, &sk, bud.keep(len(sk.Features)))}
 				}
 				done <- j
 			}

@@ -195,3 +195,15 @@ func startProfile(dir, name string) (stop func()) {
 		}
 	}
 }
+
+// writeHeapProfile writes the live heap (after a collection) to path.
+func writeHeapProfile(path string) {
+	f, err := os.Create(path)
+	if err != nil {
+		fatal(err)
+	}
+	runtime.GC()
+	if err := errors.Join(pprof.WriteHeapProfile(f), f.Close()); err != nil {
+		fatal(err)
+	}
+}
