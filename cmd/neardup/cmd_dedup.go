@@ -123,7 +123,9 @@ candidate pairs, verified pairs), each saved with a manifest; after a kill,
 the same command with --resume continues from the last finished stage (in
 read+sketch from the last finished input file) and writes the output of an
 uninterrupted run. Changed inputs or flags refuse to resume, saying what
-changed; standard input cannot be resumed.
+changed; standard input cannot be resumed. --shard i/n runs stage 1 alone
+over a share of the input files, into --work; "neardup dedup merge" joins
+the shards and finishes the run (see its help).
 
 The index lives in a Pebble store (--store DIR, by default OUT/index, made
 afresh); give --store an existing index to deduplicate against earlier runs,
