@@ -142,7 +142,7 @@ func (r *run) sketch(docs iter.Seq2[*corpus.Document, error]) error {
 				}
 				held += heldBytes(&r.res.Docs[i])
 			}
-			if r.ext == nil && extErr == nil && r.o.Memory > 0 && held > r.o.Memory/2 {
+			if r.ext == nil && extErr == nil && r.o.Memory > 0 && held > r.o.Memory/4 {
 				extErr = r.startExternal()
 			}
 		}
