@@ -1,6 +1,7 @@
 package dedup
 
 import (
+	"runtime"
 	"sync"
 	"unsafe"
 
@@ -147,4 +148,24 @@ func metaBytes(docs []Doc) int64 {
 		n += docBytes(&docs[i]) + featureBytes(&docs[i])
 	}
 	return n
+}
+
+// appendDocs appends ds to docs. Under a memory budget, when docs must
+// grow into a new array that is large against the budget, the garbage is
+// collected first: the old and the new array are held together while the
+// documents are copied, and that peak should not come on top of the
+// garbage of the last collection cycle.
+func (r *run) appendDocs(docs, ds []Doc) []Doc {
+	if len(docs)+len(ds) <= cap(docs) || r.o.Memory <= 0 {
+		return append(docs, ds...)
+	}
+	n := len(docs) + len(ds)
+	c := max(n, cap(docs)+cap(docs)/4)
+	if int64(c)*int64(unsafe.Sizeof(Doc{})) > r.o.Memory/32 {
+		runtime.GC()
+	}
+	grown := make([]Doc, n, c)
+	copy(grown, docs)
+	copy(grown[len(docs):], ds)
+	return grown
 }

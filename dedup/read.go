@@ -133,7 +133,7 @@ func (r *run) sketch(docs iter.Seq2[*corpus.Document, error]) error {
 	for j := range done {
 		pending[j.n] = j
 		for p, ok := pending[next]; ok; p, ok = pending[next] {
-			r.res.Docs = append(r.res.Docs, p.out...)
+			r.res.Docs = r.appendDocs(r.res.Docs, p.out)
 			delete(pending, next)
 			next++
 			n := len(p.out)
@@ -169,7 +169,7 @@ func (r *run) sketch(docs iter.Seq2[*corpus.Document, error]) error {
 				}
 				held += heldBytes(&r.res.Docs[i])
 			}
-			if r.ext == nil && extErr == nil && r.o.Memory > 0 && held > r.o.Memory/2 {
+			if r.ext == nil && extErr == nil && r.o.Memory > 0 && held > r.o.Memory/4 {
 				extErr = r.startExternal()
 			}
 		}
