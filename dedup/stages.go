@@ -278,8 +278,10 @@ func (s *Stages) InputsDone() (int, error) {
 }
 
 // workFiles match the files a run writes in its work directory: stage
-// files, sorted runs, and the temporary files of a killed run.
-var workFiles = []string{fileSketches, fileStream, fileInputs, fileVerified, manSketch, manIndex, manVerify,
+// files, sorted runs, and the temporary files of a killed run. The
+// manifests go first: a removal killed midway leaves files no manifest
+// names, which a resumption discards, never a manifest without its files.
+var workFiles = []string{manVerify, manIndex, manSketch, fileSketches, fileStream, fileInputs, fileVerified,
 	"keys-*.run", "pairs-*.run", ".keys-*.tmp*", ".pairs-*.tmp*", ".stage-*.tmp*", "." + fileVerified + ".tmp*"}
 
 // RemoveWork removes the files a run (resumable or not) writes in its

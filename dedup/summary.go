@@ -33,9 +33,10 @@ type Summary struct {
 	// bytes it wrote to the work directory (sketches and compressed sorted
 	// runs).
 	External bool `json:"external,omitempty"`
-	// Resumed names the stage a resumed run (Options.Stages) continued
-	// from: "sketch" (within stage 1, or after it), "index" or "verify"
-	// (the first stage it ran again); empty for a run from the start.
+	// Resumed names the first stage a resumed run (Options.Stages) ran
+	// again: "sketch" (stage 1, from an input end), "index", "verify" or
+	// "cluster" (the stages before it were read from their files); empty
+	// for a run from the start.
 	Resumed string        `json:"resumed,omitempty"`
 	Spilled int64         `json:"spilled_bytes,omitempty"`
 	Bloom   *BloomSummary `json:"fingerprint_filter,omitempty"`
