@@ -129,6 +129,7 @@ func (r *run) sketch(docs iter.Seq2[*corpus.Document, error]) error {
 	next := 0
 	var held int64   // bytes held in memory for the documents (heldBytes)
 	dropped := false // feature sets dropped (exact verification off)
+	var taken []*job // jobs whose documents were collected
 	var extErr error
 	for j := range done {
 		pending[j.n] = j
@@ -139,7 +140,7 @@ func (r *run) sketch(docs iter.Seq2[*corpus.Document, error]) error {
 			n := len(p.out)
 			mark, marks := p.mark, p.marks
 			p.mark, p.marks = false, nil
-			p.recycle()
+			taken = append(taken, p)
 			if extErr != nil {
 				continue // drain the workers
 			}
@@ -173,6 +174,12 @@ func (r *run) sketch(docs iter.Seq2[*corpus.Document, error]) error {
 				extErr = r.startExternal()
 			}
 		}
+		// The jobs taken go back to the reader only now, when nothing
+		// above uses them any longer.
+		for _, p := range taken {
+			p.recycle()
+		}
+		taken = taken[:0]
 	}
 	if err := <-readErr; err != nil {
 		return err
