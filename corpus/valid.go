@@ -1,5 +1,7 @@
 package corpus
 
+import "encoding/binary"
+
 // validJSON reports whether b is one valid JSON value (RFC 8259) with
 // optional surrounding white space. It accepts exactly what
 // encoding/json.Valid accepts, including its nesting limit of 10000 and
@@ -145,6 +147,12 @@ func (v *validator) array() bool {
 func (v *validator) str() bool {
 	b, i := v.b, v.i+1 // after '"'
 	for i < len(b) {
+		for i+8 <= len(b) && plain8(binary.LittleEndian.Uint64(b[i:])) {
+			i += 8 // eight bytes that neither end the string nor escape
+		}
+		if i >= len(b) {
+			break
+		}
 		c := b[i]
 		switch {
 		case c == '"':
@@ -177,6 +185,23 @@ func (v *validator) str() bool {
 		}
 	}
 	return false
+}
+
+// plain8 reports whether none of the eight bytes of x is '"', '\\' or a
+// control character (< 0x20): the bytes a string scan stops at. It is the
+// SWAR test for a zero byte ((y - 0x01…) &^ y & 0x80…, set for the lowest
+// zero byte of y and perhaps for bytes above it, never when y has none)
+// applied to x ^ '"', x ^ '\\' and, for bytes below 0x20, to x itself
+// against 0x20 (exact for the existence of such a byte while the bytes
+// are compared against a value at most 0x80).
+func plain8(x uint64) bool {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	q := x ^ ('"' * ones)
+	s := x ^ ('\\' * ones)
+	t := (q - ones) &^ q
+	t |= (s - ones) &^ s
+	t |= (x - 0x20*ones) &^ x
+	return t&highs == 0
 }
 
 func isHex(c byte) bool {

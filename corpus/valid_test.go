@@ -12,6 +12,12 @@ var validCases = []string{
 	`{`, `}`, `{"a"}`, `{"a":}`, `{"a":1,}`, `[1,]`, `[1 2]`, `01`, `-`, `1.`, `.5`, `1e`, `1e+`,
 	`"\x"`, `"\u12G4"`, `"\u12"`, "\"a\x01b\"", `tru`, `nulls`, `{"a":1}{}`, `"unterminated`, ``, ` `,
 	"\"caf\xe9\"", `{"a":1 , "b" : [ ] }`, `[[[[]]]]`, `{1:2}`, `["a\` + "\n" + `b"]`,
+	// Long strings: the eight-byte scan, with the stopping byte at
+	// several offsets of a word, and high bytes (≥ 0x80) beside it.
+	`{"text":"0123456789abcdef\"0123456789abcdef"}`, `{"text":"01234567\u00e9abcdefgh01234567"}`,
+	"{\"text\":\"0123456\x1f89abcdef0123456789\"}", "\"0123456789abcdef\xff\xfe\x80\x9f0123456789\"",
+	`"abcdefghijklmnopqrstuvwxyz0123456789"`, `"abcdefghijklmnopqrstuvwxyz0123456`, `"abcdefgh\"ijklmnop\\qrstuvwxyz"`,
+	"\"abcdefghi\x7fjklmnop\xc3\xa9qrstuvwx\"",
 }
 
 func TestValidJSON(t *testing.T) {

@@ -50,6 +50,8 @@ import (
 	"github.com/neardup/neardup/corpus"
 	"github.com/neardup/neardup/index"
 	"github.com/neardup/neardup/lsh"
+	"github.com/neardup/neardup/sample"
+	"github.com/neardup/neardup/sketch"
 )
 
 // Rejection reasons added by the pipeline to the corpus reader's.
@@ -78,7 +80,7 @@ type Doc struct {
 	// Shingles is the number of distinct features.
 	Shingles int
 
-	ix index.Doc // sketch, and features when verifying exactly
+	ix docIx // sketch, and features when verifying exactly
 	// soff and nvals locate the sketch values in the sketch file when the
 	// run is out of core (ix.Sketch.Values is then nil).
 	soff  int64
@@ -157,6 +159,8 @@ type run struct {
 	ext *external
 	// st is the state of a resumable run, nil without Options.Stages.
 	st *stages
+	// hdr is the header of the index's sketches (run.indexDoc).
+	hdr sketch.Header
 }
 
 // Run deduplicates the documents docs yields. An error it yields that is a
@@ -231,7 +235,8 @@ func newRun(ctx context.Context, o Options) (*run, error) {
 	prior := x.Reopened()
 	cfg := x.Config()
 	res := &Result{Duplicate: map[int]bool{}, Index: cfg, Scheme: cfg.LSH}
-	r := &run{ctx: ctx, o: o, x: x, ev: &events{l: o.Events}, res: res, sum: &res.Summary, prior: prior}
+	r := &run{ctx: ctx, o: o, x: x, ev: &events{l: o.Events}, res: res, sum: &res.Summary, prior: prior,
+		hdr: x.NewDoc("", &sample.Sketched{}, false).Sketch.Header}
 	r.sum.Config = Config{Sampler: cfg.Sketch.Algorithm.String(), K: cfg.Sketch.K, Seed: cfg.Sketch.Seed, Threshold: cfg.Threshold,
 		LSH: cfg.LSH, Features: cfg.Sketch.Features.String()}
 	if o.Stages != nil {

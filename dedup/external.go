@@ -8,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"unsafe"
 
 	"github.com/neardup/neardup/dedup/spill"
 	"github.com/neardup/neardup/index"
@@ -111,10 +110,10 @@ func (e *external) values(dst []uint64, d *Doc) ([]uint64, error) {
 // of core, a copy with the values read back from the sketch file.
 func (r *run) ixOf(i int) (*index.Doc, error) {
 	d := &r.res.Docs[i]
+	ix := r.indexDoc(d)
 	if r.ext == nil {
-		return &d.ix, nil
+		return &ix, nil
 	}
-	ix := d.ix
 	v, err := r.ext.values(nil, d)
 	if err != nil {
 		return nil, err
@@ -191,11 +190,10 @@ func (r *run) joinExternal() error {
 	pos = nil
 	// Each of the two sorts (keys, then pairs while the keys merge) takes a
 	// quarter of what the documents kept in memory leave of the budget.
-	meta := int64(len(docs)) * int64(unsafe.Sizeof(Doc{})+8)
-	for i := range docs {
-		meta += int64(len(docs[i].Name) + len(docs[i].Key))
-	}
-	budget := max((r.o.Memory-meta)/4, 64<<10)
+	// The floor keeps the runs few: each run merged holds a reader's
+	// buffers (about 256 KiB).
+	meta := metaBytes(docs)
+	budget := max((r.o.Memory-meta)/4, r.o.Memory/32, 64<<10)
 
 	var pm *spill.Merger
 	var total int64 // pair records
@@ -372,7 +370,7 @@ func (r *run) verifyExternal(pm *spill.Merger, total int64, order []int32) error
 					continue
 				}
 				d := &docs[order[u]]
-				ix := d.ix
+				ix := r.indexDoc(d)
 				v, err := e.values(nil, d)
 				if err != nil {
 					return err

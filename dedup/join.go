@@ -17,7 +17,6 @@ import (
 func (r *run) joinAndVerify() error {
 	docs := r.res.Docs
 	order := r.joinOrder()
-	doc := func(i uint32) *index.Doc { return &docs[order[i]].ix }
 
 	start := r.ev.begin(StageIndex, int64(len(order)))
 	o := index.BatchOptions{Workers: r.o.Workers, Progress: r.ev.progress(StageIndex, "keys")}
@@ -27,6 +26,19 @@ func (r *run) joinAndVerify() error {
 	}
 	r.sum.Candidates += int64(len(cands))
 	r.ev.end(StageIndex, int64(len(order)), start)
+
+	// The index documents of the candidates' ends (Doc keeps only what
+	// the run does not share, docIx).
+	ixs := map[uint32]*index.Doc{}
+	for _, p := range cands {
+		for _, u := range [2]uint32{p.A, p.B} {
+			if _, ok := ixs[u]; !ok {
+				ix := r.indexDoc(&docs[order[u]])
+				ixs[u] = &ix
+			}
+		}
+	}
+	doc := func(i uint32) *index.Doc { return ixs[i] }
 
 	start = r.ev.begin(StageVerify, int64(len(cands)))
 	keep := make([]bool, len(cands))

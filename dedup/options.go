@@ -62,11 +62,13 @@ type Options struct {
 	// Cluster configures clustering.
 	Cluster ClusterOptions
 	// Memory is the memory budget of an out-of-core run, in bytes. When
-	// the sketches held in memory pass a quarter of it, the run goes out
-	// of core by itself: sketches move to a file in WorkDir and the join
-	// and verification run over sorted runs on disk (package spill), each
-	// sort buffer taking a quarter of the budget; the result is the same
-	// as in memory. The default, 0, stays in memory. With a Store, the
+	// what the documents hold in memory (sketches, feature sets kept for
+	// exact verification, and per document its Doc, name and map
+	// entries) passes a quarter of it, the run goes out of core by
+	// itself: sketches move to a file in WorkDir and the join and
+	// verification run over sorted runs on disk (package spill), each
+	// sort buffer taking a quarter of what the documents leave of the
+	// budget; the result is the same as in memory. The default, 0, stays in memory. With a Store, the
 	// query and add stages read the sketches back in batches. The budget
 	// bounds the pipeline's buffers; the caller sets the Go memory limit
 	// (runtime/debug.SetMemoryLimit) if it wants one.

@@ -32,6 +32,7 @@ type job struct {
 	// input ends met since the last one.
 	mark  bool
 	marks []streamMark
+	buf   []byte // the bodies of docs (job.hold)
 }
 
 const jobSize = 64
@@ -44,6 +45,16 @@ type budget struct {
 	on   bool  // still verifying exactly
 	kept int64 // feature ids kept
 }
+
+// off reports whether exact verification has been turned off.
+func (b *budget) off() bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return !b.on
+}
+
+// dropFeatures drops a document's feature set.
+func dropFeatures(d *Doc) { d.ix.Features, d.ix.Weighted = nil, nil }
 
 func (b *budget) keep(n int) bool {
 	if b.o.Exact == ExactNever {
@@ -94,14 +105,14 @@ func (r *run) sketch(docs iter.Seq2[*corpus.Document, error]) error {
 		go func() {
 			defer wg.Done()
 			var sk sample.Sketched
+			arena := valueArena{k: r.x.Config().Sketch.K}
 			for j := range jobs {
-				j.out = make([]Doc, len(j.docs))
+				j.out = slices.Grow(j.out[:0], len(j.docs))[:len(j.docs)]
 				for i, rd := range j.docs {
 					s.Sketch(&sk, rd.body, rd.html)
 					j.out[i] = Doc{Seq: rd.seq, Name: rd.name, Bytes: len(rd.body), Key: rd.key, Fingerprint: sk.Fingerprint,
-						ExactOf: -1, Shingles: len(sk.Features), ix: *r.x.NewDoc(rd.name, &sk, bud.keep(len(sk.Features))), place: rd.place}
+						ExactOf: -1, Shingles: len(sk.Features), ix: r.docOf(&arena, &sk, bud.keep(len(sk.Features))), place: rd.place}
 				}
-				j.docs = nil
 				done <- j
 			}
 		}()
@@ -116,38 +127,59 @@ func (r *run) sketch(docs iter.Seq2[*corpus.Document, error]) error {
 	// Collect in order.
 	pending := map[int]*job{}
 	next := 0
-	var held int64 // bytes of sketch values in memory
+	var held int64   // bytes held in memory for the documents (heldBytes)
+	dropped := false // feature sets dropped (exact verification off)
+	var taken []*job // jobs whose documents were collected
 	var extErr error
 	for j := range done {
 		pending[j.n] = j
 		for p, ok := pending[next]; ok; p, ok = pending[next] {
-			r.res.Docs = append(r.res.Docs, p.out...)
+			r.res.Docs = r.appendDocs(r.res.Docs, p.out)
 			delete(pending, next)
 			next++
+			n := len(p.out)
+			mark, marks := p.mark, p.marks
+			p.mark, p.marks = false, nil
+			taken = append(taken, p)
 			if extErr != nil {
 				continue // drain the workers
 			}
-			if p.mark {
-				extErr = r.save(p.marks, false)
+			if mark {
+				extErr = r.save(marks, false)
 				continue
-			} else if len(p.marks) > 0 { // after the last input end: saved with the stage
-				r.st.pending = append(r.st.pending, p.marks...)
+			} else if len(marks) > 0 { // after the last input end: saved with the stage
+				r.st.pending = append(r.st.pending, marks...)
 			}
-			if r.ext != nil {
-				for i := len(r.res.Docs) - len(p.out); i < len(r.res.Docs); i++ {
+			if !dropped && bud.off() {
+				// Exact verification is off: no feature set is needed
+				// any longer, and what the collector holds shrinks.
+				dropped, held = true, 0
+				for i := range r.res.Docs[:len(r.res.Docs)-n] {
+					dropFeatures(&r.res.Docs[i])
+					held += heldBytes(&r.res.Docs[i])
+				}
+			}
+			for i := len(r.res.Docs) - n; i < len(r.res.Docs); i++ {
+				if dropped {
+					dropFeatures(&r.res.Docs[i])
+				}
+				if r.ext != nil {
 					if extErr = r.ext.put(&r.res.Docs[i]); extErr != nil {
 						break
 					}
 				}
-				continue
+				held += heldBytes(&r.res.Docs[i])
 			}
-			for i := range p.out {
-				held += sketchHeld(&p.out[i])
-			}
-			if r.o.Memory > 0 && held > r.o.Memory/4 {
+			if r.ext == nil && extErr == nil && r.o.Memory > 0 && held > r.o.Memory/4 {
 				extErr = r.startExternal()
 			}
 		}
+		// The jobs taken go back to the reader only now, when nothing
+		// above uses them any longer.
+		for _, p := range taken {
+			p.recycle()
+		}
+		taken = taken[:0]
 	}
 	if err := <-readErr; err != nil {
 		return err
@@ -178,12 +210,14 @@ func (r *run) sketch(docs iter.Seq2[*corpus.Document, error]) error {
 	r.exact = bud.on
 	if !bud.on {
 		for i := range r.res.Docs {
-			r.res.Docs[i].ix.Features, r.res.Docs[i].ix.Weighted = nil, nil
+			dropFeatures(&r.res.Docs[i])
 		}
 	}
-	r.local = make(map[uint64]bool, len(r.res.Docs))
-	for i := range r.res.Docs {
-		r.local[idOf(&r.res.Docs[i])] = true
+	if r.prior { // only matches against an earlier run's documents ask
+		r.local = make(map[uint64]bool, len(r.res.Docs))
+		for i := range r.res.Docs {
+			r.local[idOf(&r.res.Docs[i])] = true
+		}
 	}
 	r.ev.end(StageSketch, int64(len(r.res.Docs)), start)
 	return nil
@@ -201,7 +235,7 @@ func (r *run) read(docs iter.Seq2[*corpus.Document, error], jobs chan<- *job) er
 		names, seq = st.names, st.seq
 		st.names = nil
 	}
-	cur := &job{}
+	cur := newJob(0)
 	for d, err := range docs {
 		if err := r.ctx.Err(); err != nil {
 			return err
@@ -214,12 +248,12 @@ func (r *run) read(docs iter.Seq2[*corpus.Document, error], jobs chan<- *job) er
 				if len(cur.docs) > 0 {
 					jobs <- cur
 					n++
-					cur = &job{n: n}
+					cur = newJob(n)
 				}
 				cur.mark, cur.marks, st.marks = true, st.marks, nil
 				jobs <- cur
 				n++
-				cur = &job{n: n}
+				cur = newJob(n)
 			}
 			continue
 		}
@@ -243,7 +277,7 @@ func (r *run) read(docs iter.Seq2[*corpus.Document, error], jobs chan<- *job) er
 			}
 			names[d.ID] = place
 		}
-		rd := rawDoc{seq: seq, name: d.ID, body: slices.Clone(d.Body), html: d.HTML}
+		rd := rawDoc{seq: seq, name: d.ID, body: cur.hold(d.Body), html: d.HTML}
 		if r.st != nil {
 			rd.place = &place
 		}
@@ -256,7 +290,7 @@ func (r *run) read(docs iter.Seq2[*corpus.Document, error], jobs chan<- *job) er
 		if len(cur.docs) == jobSize {
 			jobs <- cur
 			n++
-			cur = &job{n: n}
+			cur = newJob(n)
 			if progress != nil {
 				progress(int64(seq), 0)
 			}
@@ -267,7 +301,9 @@ func (r *run) read(docs iter.Seq2[*corpus.Document, error], jobs chan<- *job) er
 		n++
 	}
 	if r.st != nil && len(r.st.marks) > 0 { // rejected records after the last input end
-		jobs <- &job{n: n, marks: r.st.marks}
+		j := newJob(n)
+		j.marks = r.st.marks
+		jobs <- j
 		r.st.marks = nil
 	}
 	if progress != nil {

@@ -21,7 +21,6 @@ import (
 	"github.com/neardup/neardup/corpus"
 	"github.com/neardup/neardup/dedup/spill"
 	"github.com/neardup/neardup/feature"
-	"github.com/neardup/neardup/index"
 	"github.com/neardup/neardup/sample"
 	"github.com/neardup/neardup/sketch"
 )
@@ -756,7 +755,7 @@ func readStream(rd io.Reader, n int64, hdr sketch.Header, fn func(*streamItem) e
 			d.nvals = int32(nv)
 			size := math.Float64frombits(u64())
 			it.place = recordPlace{path: str(), line: sv(), offset: sv()}
-			d.ix = index.Doc{Name: d.Name, Fingerprint: d.Fingerprint, HasFingerprint: true, Sketch: sketch.Sketch{Header: hdr, Size: size}}
+			d.ix.Sketch.Size = size
 			flags, err := br.ReadByte()
 			if err != nil {
 				return errCorruptStream

@@ -9,7 +9,6 @@ import (
 
 	"github.com/neardup/neardup/corpus"
 	"github.com/neardup/neardup/feature"
-	"github.com/neardup/neardup/index"
 	"github.com/neardup/neardup/sketch"
 )
 
@@ -43,8 +42,9 @@ func TestStreamRoundTrip(t *testing.T) {
 	hdr := sketch.Header{Algorithm: sketch.OPH, K: 4, Bits: 64}
 	doc := func(seq int, name string, f []uint64, w []feature.Feature) Doc {
 		p := &recordPlace{path: "in/a.jsonl", line: int64(seq + 1), offset: int64(100 * seq)}
-		return Doc{Seq: seq, Name: name, Bytes: 10 * seq, Key: "k" + name, Fingerprint: uint64(seq) << 40, ExactOf: -1, Shingles: len(f) + len(w), nvals: 4,
-			ix: index.Doc{Name: name, Fingerprint: uint64(seq) << 40, HasFingerprint: true, Sketch: sketch.Sketch{Header: hdr, Size: float64(len(f))}, Features: f, Weighted: w}, place: p}
+		d := Doc{Seq: seq, Name: name, Bytes: 10 * seq, Key: "k" + name, Fingerprint: uint64(seq) << 40, ExactOf: -1, Shingles: len(f) + len(w), nvals: 4, place: p}
+		d.ix.Sketch.Size, d.ix.Features, d.ix.Weighted = float64(len(f)), f, w
+		return d
 	}
 	docs := []Doc{doc(0, "a", []uint64{3, 9, 1 << 60}, nil), doc(1, "b", nil, nil), doc(3, "c", nil, []feature.Feature{{ID: 7, Weight: 0.5}}), doc(4, "d", []uint64{}, nil)}
 	marks := []streamMark{
@@ -104,7 +104,8 @@ func TestStreamRoundTrip(t *testing.T) {
 // A damaged stage file is an error, never a panic or a huge allocation.
 func FuzzReadStream(f *testing.F) {
 	hdr := sketch.Header{Algorithm: sketch.OPH, K: 4, Bits: 64}
-	d := Doc{Seq: 0, Name: "a", Bytes: 3, ExactOf: -1, Shingles: 2, nvals: 4, ix: index.Doc{Name: "a", Features: []uint64{1, 5}}}
+	d := Doc{Seq: 0, Name: "a", Bytes: 3, ExactOf: -1, Shingles: 2, nvals: 4}
+	d.ix.Features = []uint64{1, 5}
 	b, _ := streamOf(f, []Doc{d}, []streamMark{{at: 1, end: &InputEnd{Input: 0}}, {at: 1, rej: &corpus.RecordError{Reason: "bad-json", Offset: -1}}})
 	f.Add(b)
 	f.Add([]byte("D\xff\xff\xff\xff\xff\xff\xff\xff\xff\x01"))

@@ -200,17 +200,19 @@ func runDedupChild(o flags) childResult {
 	if err != nil {
 		fatal(err)
 	}
+	stopProfile := startProfile(o.profile, o.child)
 	res, err := dedup.Run(context.Background(), docs, dedup.Options{
 		Index:   index.Config{Sketch: sample.Config{K: o.k}, Threshold: o.threshold},
 		Store:   st,
 		Workers: 2,
 		Exact:   exactMode(o.exact),
-		Events:  stageLog(rd),
+		Events:  stageLog(rd, o.profile, o.child),
 		Memory:  memory,
 		WorkDir: work,
 	})
 	rd.Close()
 	wall := time.Since(t0)
+	stopProfile()
 	if err != nil {
 		fatal(err)
 	}
@@ -311,7 +313,7 @@ func records(path string) (*corpus.Reader, iter.Seq2[*corpus.Document, error], e
 
 // stageLog logs each stage's end (the sketch stage with the bytes read)
 // and progress every 15 seconds to stderr.
-func stageLog(r *corpus.Reader) dedup.EventListener {
+func stageLog(r *corpus.Reader, profile, name string) dedup.EventListener {
 	last := time.Now()
 	return dedup.EventListener{
 		Progress: func(p dedup.ProgressInfo) {
@@ -321,6 +323,9 @@ func stageLog(r *corpus.Reader) dedup.EventListener {
 			}
 		},
 		StageEnd: func(s dedup.StageInfo) {
+			if profile != "" {
+				writeHeapProfile(filepath.Join(profile, name+"."+s.Stage+".heap.pprof"))
+			}
 			if s.Stage == dedup.StageSketch {
 				fmt.Fprintf(os.Stderr, "%s: %d bytes in %v (%.0f bytes/s)\n", s.Stage, r.BytesRead(), s.Duration.Round(time.Millisecond), float64(r.BytesRead())/s.Duration.Seconds())
 				return

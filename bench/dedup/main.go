@@ -53,6 +53,7 @@ type flags struct {
 	tmp             string
 	exact           string
 	memoryMiB       int64
+	profile         string
 
 	child     string // internal: run one configuration
 	corpusDir string // internal
@@ -92,6 +93,7 @@ func main() {
 	flag.StringVar(&o.tmp, "tmp", os.TempDir(), "where temporary directories go")
 	flag.StringVar(&o.exact, "exact", "never", "dedup verification: never (sketch estimate), auto or always (exact Jaccard, feature sets kept in memory: ~8 KB/doc)")
 	flag.Int64Var(&o.memoryMiB, "memory-mib", 0, "also run the batch path out of core (\"external\") with this memory budget in MiB (dedup.Options.Memory; also the Go memory limit)")
+	flag.StringVar(&o.profile, "profile", "", "directory for a CPU profile and an execution trace of each configuration's dedup.Run (CONFIG.cpu.pprof, CONFIG.trace)")
 	flag.StringVar(&o.child, "child", "", "internal: run one configuration and print its JSON result")
 	flag.StringVar(&o.corpusDir, "corpus", "", "internal: corpus directory for -child")
 	flag.Parse()
@@ -202,7 +204,7 @@ func parent(o flags) error {
 	for _, c := range configs {
 		fmt.Fprintf(os.Stderr, "run %s (load %s)\n", c, loadavg())
 		args := []string{"-child", c, "-corpus", dir, "-k", fmt.Sprint(o.k), "-threshold", fmt.Sprint(o.threshold),
-			"-precision-sample", fmt.Sprint(o.precisionSample), "-tmp", o.tmp, "-exact", o.exact, "-memory-mib", fmt.Sprint(o.memoryMiB)}
+			"-precision-sample", fmt.Sprint(o.precisionSample), "-tmp", o.tmp, "-exact", o.exact, "-memory-mib", fmt.Sprint(o.memoryMiB), "-profile", o.profile}
 		cmd := exec.Command(self, args...)
 		cmd.Env = append(os.Environ(), "GOMAXPROCS=2")
 		var out bytes.Buffer

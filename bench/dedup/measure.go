@@ -2,10 +2,13 @@ package main
 
 import (
 	"bufio"
+	"errors"
 	"os"
 	"path/filepath"
 	"runtime"
 	"runtime/metrics"
+	"runtime/pprof"
+	"runtime/trace"
 	"slices"
 	"strconv"
 	"strings"
@@ -158,4 +161,49 @@ func percentile(d []time.Duration, q float64) float64 {
 	i := int(q*float64(len(s))+0.5) - 1
 	i = min(max(i, 0), len(s)-1)
 	return float64(s[i].Nanoseconds()) / 1e3
+}
+
+// startProfile starts a CPU profile and an execution trace into
+// dir/NAME.cpu.pprof and dir/NAME.trace (nothing when dir is ""), and
+// returns the function that stops them.
+func startProfile(dir, name string) (stop func()) {
+	if dir == "" {
+		return func() {}
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		fatal(err)
+	}
+	cf, err := os.Create(filepath.Join(dir, name+".cpu.pprof"))
+	if err != nil {
+		fatal(err)
+	}
+	tf, err := os.Create(filepath.Join(dir, name+".trace"))
+	if err != nil {
+		fatal(err)
+	}
+	if err := pprof.StartCPUProfile(cf); err != nil {
+		fatal(err)
+	}
+	if err := trace.Start(tf); err != nil {
+		fatal(err)
+	}
+	return func() {
+		trace.Stop()
+		pprof.StopCPUProfile()
+		if err := errors.Join(cf.Close(), tf.Close()); err != nil {
+			fatal(err)
+		}
+	}
+}
+
+// writeHeapProfile writes the live heap (after a collection) to path.
+func writeHeapProfile(path string) {
+	f, err := os.Create(path)
+	if err != nil {
+		fatal(err)
+	}
+	runtime.GC()
+	if err := errors.Join(pprof.WriteHeapProfile(f), f.Close()); err != nil {
+		fatal(err)
+	}
 }

@@ -1,0 +1,171 @@
+package dedup
+
+import (
+	"runtime"
+	"sync"
+	"unsafe"
+
+	"github.com/neardup/neardup/feature"
+	"github.com/neardup/neardup/index"
+	"github.com/neardup/neardup/sample"
+	"github.com/neardup/neardup/sketch"
+)
+
+// The read-and-sketch stage allocates nothing per document on its hot
+// path. A job (jobSize documents) carries its bodies in one buffer, and
+// jobs are recycled once the collector has taken their documents, so the
+// bodies (most of the bytes the stage touches) are never garbage and the
+// collector does not run over a growing heap of sketches for every few
+// megabytes read. Each worker carves the sketch values of its documents
+// out of arena chunks of sketchChunk documents: one allocation per chunk
+// instead of one per document, and a heap of a few large pointer-free
+// objects.
+const (
+	// jobBodyBytes is the initial capacity of a job's body buffer: 64
+	// documents of a few KB.
+	jobBodyBytes = 256 << 10
+	// maxRecycledBody is the largest body buffer a recycled job keeps: a
+	// job of large (HTML, WARC) records does not pin its buffer.
+	maxRecycledBody = 4 << 20
+	// sketchChunk is the number of sketches of one arena chunk.
+	sketchChunk = 256
+)
+
+// jobs recycles jobs between the reader, the workers and the collector.
+var jobPool = sync.Pool{New: func() any { return &job{buf: make([]byte, 0, jobBodyBytes)} }}
+
+// newJob returns an empty job numbered n.
+func newJob(n int) *job {
+	j := jobPool.Get().(*job)
+	j.n = n
+	return j
+}
+
+// hold copies a body into the job's buffer and returns the copy, which
+// stays valid while the job is in use. A buffer that is full is left to
+// the documents that point into it and replaced by a larger one.
+func (j *job) hold(body []byte) []byte {
+	if len(j.buf)+len(body) > cap(j.buf) {
+		j.buf = make([]byte, 0, max(2*cap(j.buf), len(body), jobBodyBytes))
+	}
+	at := len(j.buf)
+	j.buf = append(j.buf, body...)
+	return j.buf[at:len(j.buf):len(j.buf)]
+}
+
+// recycle returns a job whose documents the collector has taken.
+func (j *job) recycle() {
+	clear(j.docs) // drop the names and bodies
+	clear(j.out)  // drop the sketches, which the collector copied
+	j.docs, j.out = j.docs[:0], j.out[:0]
+	if cap(j.buf) > maxRecycledBody {
+		j.buf = make([]byte, 0, jobBodyBytes)
+	}
+	j.buf = j.buf[:0]
+	jobPool.Put(j)
+}
+
+// valueArena hands out sketch value slices carved from large chunks.
+type valueArena struct {
+	chunk []uint64
+	k     int // values per sketch, for sizing chunks
+}
+
+// copyOf returns a copy of vs in the arena (capacity len(vs): an append
+// to it never writes into a neighbour's values). An empty vs gives an
+// empty, non-nil slice, as index.NewDoc does.
+func (a *valueArena) copyOf(vs []uint64) []uint64 {
+	if len(vs) > cap(a.chunk)-len(a.chunk) {
+		a.chunk = make([]uint64, 0, max(sketchChunk*max(a.k, len(vs)), len(vs)))
+	}
+	at := len(a.chunk)
+	a.chunk = append(a.chunk, vs...)
+	return a.chunk[at:len(a.chunk):len(a.chunk)]
+}
+
+// docIx is what a document keeps for the index: an index.Doc without
+// what every document of the run shares or its Doc already holds (the
+// header, the name and the fingerprint), 80 bytes instead of 160. The
+// field names are index.Doc's.
+type docIx struct {
+	Sketch struct {
+		Values []uint64
+		Size   float64
+	}
+	Features []uint64
+	Weighted []feature.Feature
+}
+
+// indexDoc returns the index document of d.
+func (r *run) indexDoc(d *Doc) index.Doc {
+	return index.Doc{Name: d.Name, Fingerprint: d.Fingerprint, HasFingerprint: true,
+		Sketch:   sketch.Sketch{Header: r.hdr, Values: d.ix.Sketch.Values, Size: d.ix.Sketch.Size},
+		Features: d.ix.Features, Weighted: d.ix.Weighted}
+}
+
+// docOf is index.NewDoc for the batch path: the sketch values go into the
+// worker's arena; the feature set is index.NewDoc's when features is true.
+func (r *run) docOf(a *valueArena, s *sample.Sketched, features bool) docIx {
+	var ix docIx
+	ix.Sketch.Values, ix.Sketch.Size = a.copyOf(s.Values), s.Size
+	if features {
+		d := r.x.NewDoc("", s, true)
+		ix.Features, ix.Weighted = d.Features, d.Weighted
+	}
+	return ix
+}
+
+// docBytes is what a document costs in memory besides its sketch
+// values, its feature set and its Doc in Result.Docs: its name and key,
+// and its entries in the maps of the run (the reader's map of ids, the
+// run's set of ids, the exact-duplicate stage's map of fingerprints) and
+// in the join's arrays. Go's maps take about twice their entries' size.
+func docBytes(d *Doc) int64 {
+	const perDoc = 2*int64(unsafe.Sizeof("")+unsafe.Sizeof(recordPlace{})) + // the reader's ids
+		2*16 + // r.local / the fingerprints
+		8 + 12 // join order, number and the spill record
+	return perDoc + int64(len(d.Name)+len(d.Key))
+}
+
+// featureBytes is the size of a document's feature set.
+func featureBytes(d *Doc) int64 {
+	return int64(8*len(d.ix.Features)) + int64(unsafe.Sizeof(feature.Feature{}))*int64(len(d.ix.Weighted))
+}
+
+// heldBytes is what a document holds in memory in stage 1: docBytes, its
+// Doc counted twice (while Result.Docs grows, the old and the new array
+// are both held: 2.25 times its length at the peak), its sketch values
+// and its feature set (kept for exact verification).
+func heldBytes(d *Doc) int64 {
+	return docBytes(d) + 2*int64(unsafe.Sizeof(Doc{})) + sketchHeld(d) + featureBytes(d)
+}
+
+// metaBytes is what the documents hold in memory after stage 1, out of
+// core (their sketch values are in the sketch file).
+func metaBytes(docs []Doc) int64 {
+	n := int64(cap(docs)) * int64(unsafe.Sizeof(Doc{}))
+	for i := range docs {
+		n += docBytes(&docs[i]) + featureBytes(&docs[i])
+	}
+	return n
+}
+
+// appendDocs appends ds to docs. Under a memory budget, when docs must
+// grow into a new array that is large against the budget, the garbage is
+// collected first: the old and the new array are held together while the
+// documents are copied, and that peak should not come on top of the
+// garbage of the last collection cycle.
+func (r *run) appendDocs(docs, ds []Doc) []Doc {
+	if len(docs)+len(ds) <= cap(docs) || r.o.Memory <= 0 {
+		return append(docs, ds...)
+	}
+	n := len(docs) + len(ds)
+	c := max(n, cap(docs)+cap(docs)/4)
+	if int64(c)*int64(unsafe.Sizeof(Doc{})) > r.o.Memory/32 {
+		runtime.GC()
+	}
+	grown := make([]Doc, n, c)
+	copy(grown, docs)
+	copy(grown[len(docs):], ds)
+	return grown
+}
