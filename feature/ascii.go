@@ -62,6 +62,7 @@ type asciiPath struct {
 	sd    []wordSD // per word: step(tok), dropOf(tok) (then the first K-1 again with Wrap)
 	u     []uint64 // per word: the window's term (terms)
 	lower []byte   // a word of more than 16 bytes, lowered (asciiLong)
+	cl    *clRoute // the carry-less route, or nil for the table route
 }
 
 // maxShortWord is the longest word the tables cover; longer words are
@@ -346,34 +347,62 @@ func stepBy(by *[8][256]uint64, g uint64) uint64 {
 // (e.lazy): AppendText re-tokenizes the text if asked.
 func (e *Extractor) extractASCII(dst []Feature) []Feature {
 	a := e.fast
-	n := e.words()
 	k := e.o.K
 	e.units = e.units[:0]
 	e.lazy = true
 	e.occ = 0
-	if n == 0 {
-		return dst
-	}
-	if e.o.Wrap {
-		// The window goes on over the first K-1 words again (extended
-		// index j is word j mod n).
-		for j := n; j < n+k-1; j++ {
-			a.sd = append(a.sd, a.sd[j%n])
+	var ids []uint64
+	if a.cl != nil {
+		toks := e.clTokens()
+		n := len(toks)
+		if n == 0 {
+			return dst
 		}
-	} else if n < k {
-		// A document shorter than one shingle is one shingle of all its
-		// words.
-		fp := e.wh.q
-		for _, w := range a.sd {
-			fp = stepBy(&a.tab.step, fp) ^ w.s
+		if e.o.Wrap {
+			for j := n; j < n+k-1; j++ {
+				toks = append(toks, toks[j%n])
+			}
+		} else if n < k {
+			fp := e.wh.q
+			for _, t := range toks {
+				fp = e.wh.step(fp ^ t)
+			}
+			e.occ = 1
+			e.first = append(e.first, -1)
+			return append(dst, Feature{ID: fp, Weight: 1})
 		}
-		e.occ = 1
-		e.first = append(e.first, -1)
-		return append(dst, Feature{ID: fp, Weight: 1})
+		occ := len(toks) - k + 1
+		if cap(a.u) < occ {
+			a.u = make([]uint64, occ, occ*5/4)
+		}
+		ids = a.u[:occ]
+		clWindow(ids, toks, a.cl.c)
+	} else {
+		n := e.words()
+		if n == 0 {
+			return dst
+		}
+		if e.o.Wrap {
+			// The window goes on over the first K-1 words again (extended
+			// index j is word j mod n).
+			for j := n; j < n+k-1; j++ {
+				a.sd = append(a.sd, a.sd[j%n])
+			}
+		} else if n < k {
+			// A document shorter than one shingle is one shingle of all its
+			// words.
+			fp := e.wh.q
+			for _, w := range a.sd {
+				fp = stepBy(&a.tab.step, fp) ^ w.s
+			}
+			e.occ = 1
+			e.first = append(e.first, -1)
+			return append(dst, Feature{ID: fp, Weight: 1})
+		}
+		ids = e.chain(e.terms())
 	}
-	occ := len(a.sd) - k + 1
+	occ := len(ids)
 	e.occ = occ
-	ids := e.chain(e.terms())
 	e.acc.reset(2 * occ) // load <= 1/4: fewer collisions, each a mispredicted branch
 	dst = slices.Grow(dst, occ)
 	e.first = slices.Grow(e.first, occ)

@@ -91,6 +91,7 @@ func New(o Options) (*Extractor, error) {
 		e.n.hash = newTokHasher(e.tokT)
 		if o.Punct == PunctDrop {
 			e.fast = newASCIIPath(o, &e.n.word, e.tokT, e.wh)
+			e.fast.cl = newCLRoute(e.tokT, e.winT, o.K, &e.n.word, e.fast.digits)
 		}
 	}
 	e.boost = [numZones]float64{zoneBody: 1, zoneHeading: o.HeadingBoost, zoneTitle: o.TitleBoost}
