@@ -131,14 +131,17 @@ func transpose8(x uint64) uint64 {
 }
 
 // load copies text into a.buf after 8 zero bytes (so that the 8 bytes
-// before any offset of the text can be loaded) and before zero padding to
+// before any offset of the text can be loaded; clWords reads 16, and the
+// buffer's memory starts 8 bytes earlier) and before zero padding to
 // a whole number of 64-byte blocks plus 8 bytes (so that spans reads whole
 // blocks and the 8 bytes after any offset can be loaded).
 func (a *asciiPath) load(text []byte) {
 	n := len(text)
 	size := 8 + (n+63)&^63 + 8
 	if cap(a.buf) < size {
-		a.buf = make([]byte, size, size+size/4)
+		// 8 more bytes before the buffer, which clWords may read (and
+		// masks off).
+		a.buf = make([]byte, 8+size, 8+size+size/4)[8:]
 	}
 	a.buf = a.buf[:size]
 	a.buf[0], a.buf[1], a.buf[2], a.buf[3], a.buf[4], a.buf[5], a.buf[6], a.buf[7] = 0, 0, 0, 0, 0, 0, 0, 0

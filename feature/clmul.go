@@ -51,6 +51,15 @@ type clConsts struct {
 	_          uint64
 	c1         [256]uint64       // c1[r] = Hash(0^r) over P1 for r <= 16 (0 above)
 	z          [maxCLMULK]uint64 // z[i] = x^(64(i+1)-1) mod P2 for 1 <= i < K
+
+	// clWords: masks[r] keeps the last r of 16 bytes; a word byte b is
+	// an upper-case letter if am1 < b < zp1 (bytewise, signed), gets
+	// fcase or'ed in, and is a digit to fold if fdlo < b < fdhi, which
+	// becomes fzero.
+	masks                              [maxShortWord + 1][16]byte
+	am1, zp1, fcase, fdlo, fdhi, fzero [16]byte
+	caseMask                           uint64 // 0x20 in every byte if letters are lowered, else 0 (fold)
+	digMask                            uint64 // 0x80 in every byte if digits fold to '0', else 0 (fold)
 }
 
 // maxCLMULK is the largest K the carry-less route takes: a shingle costs
@@ -146,16 +155,6 @@ func divX(y, mc, qc uint64) uint64 {
 	return clStep(lo<<1, mc, qc) ^ (hi<<1 | lo>>63)
 }
 
-// clToksGo is the pure-Go form of clToks: dst[j] = the token fingerprint
-// of the word whose last 8 bytes are lo[j] and the 8 before them hi[j],
-// r[j] bytes long (r <= 16).
-func clToksGo(dst, lo, hi []uint64, r []uint8, c *clConsts) {
-	for j := range dst {
-		uh, ul := clProd(hi[j], c.z1)
-		dst[j] = c.c1[r[j]] ^ clStep(lo[j]^uh, c.m1, c.q1) ^ ul
-	}
-}
-
 // clWindowGo is the pure-Go form of clWindow: dst[j] = the fingerprint of
 // the window toks[j:j+K].
 func clWindowGo(dst, toks []uint64, c *clConsts) {
@@ -173,12 +172,8 @@ func clWindowGo(dst, toks []uint64, c *clConsts) {
 
 // clRoute holds the carry-less route's constants and buffers (asciiPath.cl).
 type clRoute struct {
-	c        *clConsts
-	caseMask uint64 // 0x20 in every byte if letters are lowered, else 0
-	digMask  uint64 // 0x80 in every byte if digits fold to '0', else 0
-	lo, hi   []uint64
-	r        []uint8
-	toks     []uint64
+	c    *clConsts
+	toks []uint64
 }
 
 // newCLRoute returns the carry-less route for an ASCII path whose word
@@ -194,22 +189,35 @@ func newCLRoute(tokT, winT *rabin.Table, k int, word *[256]byte, digits uint64) 
 		return nil
 	}
 	const ones = 0x0101010101010101
-	cr := &clRoute{c: c}
+	for r := range c.masks {
+		for i := 16 - r; i < 16; i++ {
+			c.masks[r][i] = 0xff
+		}
+	}
+	for i := range 16 {
+		c.am1[i], c.zp1[i], c.fdlo[i], c.fdhi[i], c.fzero[i] = 'A'-1, 'Z'+1, 0x7f, ':', '0'
+	}
 	if word['A'] == 'a' {
-		cr.caseMask = 0x20 * ones
+		c.caseMask = 0x20 * ones
+		for i := range c.fcase {
+			c.fcase[i] = 0x20
+		}
 	}
 	if word['5'] == '0' {
-		cr.digMask = 0x80 * ones
+		c.digMask = 0x80 * ones
+		for i := range c.fdlo {
+			c.fdlo[i] = '0' - 1
+		}
 	}
 	for v := 1; v < 0x80; v++ {
 		if wordFlags(uint64(v), digits) == 0 {
 			continue // not a word byte: never hashed
 		}
-		if got := cr.fold(uint64(v)); got != uint64(word[v]) {
+		if got := c.fold(uint64(v)); got != uint64(word[v]) {
 			return nil
 		}
 	}
-	return cr
+	return &clRoute{c: c}
 }
 
 // useCLMUL lets tests take the table route on a CPU with the instructions.
@@ -218,11 +226,11 @@ var useCLMUL = hasCLMUL
 // fold case- and digit-folds the word bytes of x (ASCII; other bytes 0)
 // as the normalizer's word table does: eight bytes at once, by the
 // byte-wise range checks of wordFlags.
-func (cr *clRoute) fold(x uint64) uint64 {
+func (c *clConsts) fold(x uint64) uint64 {
 	const ones = 0x0101010101010101
 	up := (x + (0x80-'A')*ones) &^ (x + (0x7f-'Z')*ones) & (0x80 * ones)
-	x |= up >> 2 & cr.caseMask
-	dg := (x + (0x80-'0')*ones) &^ (x + (0x7f-'9')*ones) & cr.digMask
+	x |= up >> 2 & c.caseMask
+	dg := (x + (0x80-'0')*ones) &^ (x + (0x7f-'9')*ones) & c.digMask
 	full := dg >> 7 * 0xff
 	return x&^full | full&('0'*ones)
 }
@@ -233,38 +241,14 @@ func (e *Extractor) clTokens() []uint64 {
 	a := e.fast
 	cr := a.cl
 	nw := len(a.st)
-	if cap(cr.lo) < nw {
-		cr.lo = make([]uint64, nw, nw*5/4)
-		cr.hi = make([]uint64, nw, nw*5/4)
-		cr.r = make([]uint8, nw, nw*5/4)
-	}
 	if cap(cr.toks) < nw+e.o.K {
 		cr.toks = make([]uint64, nw+e.o.K, (nw+e.o.K)*5/4)
 	}
-	lo, hi, rs := cr.lo[:nw], cr.hi[:nw], cr.r[:nw]
+	toks := cr.toks[:nw]
 	st, en := a.st[:nw], a.en[:nw]
 	buf := a.buf[:cap(a.buf)]
-	longest := 0
-	for j := range lo {
-		end := int(en[j])
-		r := end - int(st[j])
-		// The word's last 8 bytes and the 8 before them (buf is the
-		// text shifted by 8), bytes before the word masked off; hi is 0
-		// for a word of up to 8 bytes (Go shifts by 64 or more give 0),
-		// garbage for one of more than 16 (recomputed below).
-		short := 8 - r
-		short &^= short >> 63 // bytes short of 8: max(8-r, 0)
-		x := le64(buf, end) & (^uint64(0) << (uint(8*short) & 63))
-		he := end - 8
-		he &^= he >> 63 // max(end-8, 0): only words of 9 bytes or more use it
-		y := le64(buf, he) & (^uint64(0) << uint(128-8*r))
-		lo[j], hi[j] = cr.fold(x), cr.fold(y)
-		rs[j] = uint8(r)
-		longest |= r
-	}
-	toks := cr.toks[:nw]
-	clToks(toks, lo, hi, rs, cr.c)
-	if longest > maxShortWord {
+	if clWords(toks, buf, st, en, cr.c) > maxShortWord {
+		// Words of more than 16 bytes, hashed from their lowered bytes.
 		for j := range toks {
 			s, end := int(st[j]), int(en[j])
 			if end-s <= maxShortWord {
@@ -278,4 +262,33 @@ func (e *Extractor) clTokens() []uint64 {
 		}
 	}
 	return toks
+}
+
+// clWordsGo is the pure-Go form of clWords: dst[j] = the token
+// fingerprint of word j = buf[8+st[j] : 8+en[j]] (buf is asciiPath.buf:
+// the text after 8 zero bytes, and padding), garbage for words of more
+// than 16 bytes; it returns the bitwise or of the word lengths, which is
+// at most 16 if every word is.
+func clWordsGo(dst []uint64, buf []byte, st, en []int32, c *clConsts) int {
+	longest := 0
+	en = en[:len(dst)]
+	st = st[:len(dst)]
+	for j := range dst {
+		end := int(en[j])
+		r := end - int(st[j])
+		// The word's last 8 bytes and the 8 before them, bytes before
+		// the word masked off; hi is 0 for a word of up to 8 bytes (Go
+		// shifts by 64 or more give 0).
+		short := 8 - r
+		short &^= short >> 63 // bytes short of 8: max(8-r, 0)
+		x := le64(buf, end) & (^uint64(0) << (uint(8*short) & 63))
+		he := end - 8
+		he &^= he >> 63 // max(end-8, 0): only words of 9 bytes or more use it
+		y := le64(buf, he) & (^uint64(0) << uint(128-8*r))
+		lo, hi := c.fold(x), c.fold(y)
+		uh, ul := clProd(hi, c.z1)
+		dst[j] = c.c1[min(r, maxShortWord)] ^ clStep(lo^uh, c.m1, c.q1) ^ ul
+		longest |= r
+	}
+	return longest
 }

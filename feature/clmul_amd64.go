@@ -8,11 +8,12 @@ import "golang.org/x/sys/cpu"
 // SSE4.1 extraction) that clToks and clWindow use.
 var hasCLMUL = cpu.X86.HasPCLMULQDQ && cpu.X86.HasSSE41
 
-// clToks is clToksGo with PCLMULQDQ (clmul_amd64.s). All slices have
-// len(dst) elements.
+// clWords is clWordsGo with PCLMULQDQ (clmul_amd64.s). st and en have
+// len(dst) elements; buf has 8 readable bytes before its first
+// (asciiPath.load).
 //
 //go:noescape
-func clToks(dst, lo, hi []uint64, r []uint8, c *clConsts)
+func clWords(dst []uint64, buf []byte, st, en []int32, c *clConsts) int
 
 // clWindow is clWindowGo with PCLMULQDQ (clmul_amd64.s). toks has
 // len(dst)+K-1 elements.

@@ -5,6 +5,8 @@ package feature
 // hasCLMUL is false: the ASCII path takes the table route.
 var hasCLMUL = false
 
-func clToks(dst, lo, hi []uint64, r []uint8, c *clConsts) { clToksGo(dst, lo, hi, r, c) }
+func clWords(dst []uint64, buf []byte, st, en []int32, c *clConsts) int {
+	return clWordsGo(dst, buf, st, en, c)
+}
 
 func clWindow(dst, toks []uint64, c *clConsts) { clWindowGo(dst, toks, c) }

@@ -95,6 +95,9 @@ func TestCLConstsLayout(t *testing.T) {
 		{"m1", unsafe.Offsetof(c.m1), 0}, {"q1", unsafe.Offsetof(c.q1), 8}, {"z1", unsafe.Offsetof(c.z1), 16},
 		{"m2", unsafe.Offsetof(c.m2), 24}, {"q2", unsafe.Offsetof(c.q2), 32}, {"ck", unsafe.Offsetof(c.ck), 40},
 		{"k", unsafe.Offsetof(c.k), 48}, {"c1", unsafe.Offsetof(c.c1), 64}, {"z", unsafe.Offsetof(c.z), 2112},
+		{"masks", unsafe.Offsetof(c.masks), 2176}, {"am1", unsafe.Offsetof(c.am1), 2448}, {"zp1", unsafe.Offsetof(c.zp1), 2464},
+		{"fcase", unsafe.Offsetof(c.fcase), 2480}, {"fdlo", unsafe.Offsetof(c.fdlo), 2496}, {"fdhi", unsafe.Offsetof(c.fdhi), 2512},
+		{"fzero", unsafe.Offsetof(c.fzero), 2528},
 	} {
 		if x.got != x.off {
 			t.Errorf("clConsts.%s at offset %d, clmul_amd64.s reads it at %d", x.name, x.got, x.off)
@@ -102,35 +105,80 @@ func TestCLConstsLayout(t *testing.T) {
 	}
 }
 
-// TestCLAsm checks clToks and clWindow (assembly where the CPU has it)
-// against their pure-Go forms.
+// TestCLAsm checks clWords and clWindow (assembly where the CPU has it)
+// against their pure-Go forms, for every folding of the options.
 func TestCLAsm(t *testing.T) {
 	if !hasCLMUL {
 		t.Skip("no carry-less multiplication on this CPU")
 	}
 	st := rng.New(9)
+	const alpha = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_ .,-!\n"
+	for k := 1; k <= maxCLMULK; k++ {
+		for _, o := range []Options{{K: k}, {K: k, Case: CaseKeep}, {K: k, Digits: DigitsFold}, {K: k, Digits: DigitsDrop, Case: CaseFold}} {
+			e, err := New(o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			a := e.fast
+			if a.cl == nil {
+				t.Fatalf("%v: no carry-less route", o)
+			}
+			for _, n := range []int{0, 1, 2, 7, 100, 3000} {
+				doc := make([]byte, n)
+				for i := range doc {
+					doc[i] = alpha[st.Intn(uint64(len(alpha)))]
+					if st.Intn(50) == 0 { // long words
+						for ; i < n && st.Intn(30) != 0; i++ {
+							doc[i] = 'x'
+						}
+						i--
+					}
+				}
+				a.load(doc)
+				if !a.spans() {
+					t.Fatal("ASCII text not taken")
+				}
+				nw := len(a.st)
+				got, want := make([]uint64, nw), make([]uint64, nw)
+				buf := a.buf[:cap(a.buf)]
+				lg, lw := clWords(got, buf, a.st, a.en, a.cl.c), clWordsGo(want, buf, a.st, a.en, a.cl.c)
+				if lg != lw {
+					t.Fatalf("%v n %d: clWords longest %d, clWordsGo %d", o, n, lg, lw)
+				}
+				for j := range got {
+					if a.en[j]-a.st[j] <= maxShortWord && got[j] != want[j] {
+						t.Fatalf("%v n %d: clWords word %d (%q) = %#x, clWordsGo %#x", o, n, j, doc[a.st[j]:a.en[j]], got[j], want[j])
+					}
+				}
+			}
+		}
+	}
 	for k := 1; k <= maxCLMULK; k++ {
 		_, _, c := clTables(t, uint64(k), k)
 		for _, n := range []int{0, 1, 2, 7, 100} {
-			lo, hi, rs := make([]uint64, n), make([]uint64, n), make([]uint8, n)
-			for j := range lo {
-				lo[j], hi[j], rs[j] = st.Uint64(), st.Uint64(), uint8(st.Intn(maxShortWord+1))
-			}
-			got, want := make([]uint64, n), make([]uint64, n)
-			clToks(got, lo, hi, rs, c)
-			clToksGo(want, lo, hi, rs, c)
-			if !slices.Equal(got, want) {
-				t.Fatalf("k %d n %d: clToks differs from clToksGo", k, n)
+			toks := make([]uint64, n)
+			for j := range toks {
+				toks[j] = st.Uint64()
 			}
 			if n < k {
 				continue
 			}
-			got, want = make([]uint64, n-k+1), make([]uint64, n-k+1)
-			clWindow(got, lo, c)
-			clWindowGo(want, lo, c)
+			got, want := make([]uint64, n-k+1), make([]uint64, n-k+1)
+			clWindow(got, toks, c)
+			clWindowGo(want, toks, c)
 			if !slices.Equal(got, want) {
 				t.Fatalf("k %d n %d: clWindow differs from clWindowGo", k, n)
 			}
 		}
+	}
+}
+
+// clToksGo is the model of clWords over words split in advance: dst[j] = the token fingerprint
+// of the word whose last 8 bytes are lo[j] and the 8 before them hi[j],
+// r[j] bytes long (r <= 16).
+func clToksGo(dst, lo, hi []uint64, r []uint8, c *clConsts) {
+	for j := range dst {
+		uh, ul := clProd(hi[j], c.z1)
+		dst[j] = c.c1[r[j]] ^ clStep(lo[j]^uh, c.m1, c.q1) ^ ul
 	}
 }
