@@ -58,8 +58,9 @@ type clConsts struct {
 	// becomes fzero.
 	masks                              [maxShortWord + 1][16]byte
 	am1, zp1, fcase, fdlo, fdhi, fzero [16]byte
-	caseMask                           uint64 // 0x20 in every byte if letters are lowered, else 0 (fold)
-	digMask                            uint64 // 0x80 in every byte if digits fold to '0', else 0 (fold)
+	lomask                             [8]uint64 // clWindow8: ^0, 0 in each 128-bit lane
+	caseMask                           uint64    // 0x20 in every byte if letters are lowered, else 0 (fold)
+	digMask                            uint64    // 0x80 in every byte if digits fold to '0', else 0 (fold)
 }
 
 // maxCLMULK is the largest K the carry-less route takes: a shingle costs
@@ -98,6 +99,9 @@ func newCLConsts(tokT, winT *rabin.Table, k int) *clConsts {
 		return nil
 	}
 	c := &clConsts{k: int64(k)}
+	for i := 0; i < 8; i += 2 {
+		c.lomask[i] = ^uint64(0)
+	}
 	var ok1, ok2 bool
 	c.m1, c.q1, ok1 = barrett(uint64(tokT.Poly()))
 	c.m2, c.q2, ok2 = barrett(uint64(winT.Poly()))
@@ -292,3 +296,17 @@ func clWordsGo(dst []uint64, buf []byte, st, en []int32, c *clConsts) int {
 	}
 	return longest
 }
+
+// clWindowAll is clWindow, eight shingles at a time where the CPU has
+// AVX-512's carry-less multiplication (clWindow8).
+func clWindowAll(dst, toks []uint64, c *clConsts) {
+	n8 := 0
+	if useCLMUL512 {
+		n8 = len(dst) &^ 7
+		clWindow8(dst[:n8], toks, c)
+	}
+	clWindow(dst[n8:], toks[n8:], c)
+}
+
+// useCLMUL512 lets tests take the 128-bit loop on a CPU with AVX-512.
+var useCLMUL512 = hasCLMUL512

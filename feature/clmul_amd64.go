@@ -8,6 +8,10 @@ import "golang.org/x/sys/cpu"
 // SSE4.1 extraction) that clToks and clWindow use.
 var hasCLMUL = cpu.X86.HasPCLMULQDQ && cpu.X86.HasSSE41
 
+// hasCLMUL512 says whether it also has AVX-512's carry-less
+// multiplication of 512-bit vectors, which clWindow8 uses.
+var hasCLMUL512 = hasCLMUL && cpu.X86.HasAVX512F && cpu.X86.HasAVX512BW && cpu.X86.HasAVX512VPCLMULQDQ
+
 // clWords is clWordsGo with PCLMULQDQ (clmul_amd64.s). st and en have
 // len(dst) elements; buf has 8 readable bytes before its first
 // (asciiPath.load).
@@ -20,3 +24,9 @@ func clWords(dst []uint64, buf []byte, st, en []int32, c *clConsts) int
 //
 //go:noescape
 func clWindow(dst, toks []uint64, c *clConsts)
+
+// clWindow8 is clWindow for len(dst) a multiple of 8, with AVX-512
+// (clmul_amd64.s).
+//
+//go:noescape
+func clWindow8(dst, toks []uint64, c *clConsts)

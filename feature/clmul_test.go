@@ -97,7 +97,7 @@ func TestCLConstsLayout(t *testing.T) {
 		{"k", unsafe.Offsetof(c.k), 48}, {"c1", unsafe.Offsetof(c.c1), 64}, {"z", unsafe.Offsetof(c.z), 2112},
 		{"masks", unsafe.Offsetof(c.masks), 2176}, {"am1", unsafe.Offsetof(c.am1), 2448}, {"zp1", unsafe.Offsetof(c.zp1), 2464},
 		{"fcase", unsafe.Offsetof(c.fcase), 2480}, {"fdlo", unsafe.Offsetof(c.fdlo), 2496}, {"fdhi", unsafe.Offsetof(c.fdhi), 2512},
-		{"fzero", unsafe.Offsetof(c.fzero), 2528},
+		{"fzero", unsafe.Offsetof(c.fzero), 2528}, {"lomask", unsafe.Offsetof(c.lomask), 2544},
 	} {
 		if x.got != x.off {
 			t.Errorf("clConsts.%s at offset %d, clmul_amd64.s reads it at %d", x.name, x.got, x.off)
@@ -155,7 +155,7 @@ func TestCLAsm(t *testing.T) {
 	}
 	for k := 1; k <= maxCLMULK; k++ {
 		_, _, c := clTables(t, uint64(k), k)
-		for _, n := range []int{0, 1, 2, 7, 100} {
+		for _, n := range []int{0, 1, 2, 7, 8, 9, 16, 100} {
 			toks := make([]uint64, n)
 			for j := range toks {
 				toks[j] = st.Uint64()
@@ -168,6 +168,14 @@ func TestCLAsm(t *testing.T) {
 			clWindowGo(want, toks, c)
 			if !slices.Equal(got, want) {
 				t.Fatalf("k %d n %d: clWindow differs from clWindowGo", k, n)
+			}
+			if hasCLMUL512 {
+				clear(got)
+				n8 := len(got) &^ 7
+				clWindow8(got[:n8], toks, c)
+				if !slices.Equal(got[:n8], want[:n8]) {
+					t.Fatalf("k %d n %d: clWindow8 differs from clWindowGo", k, n)
+				}
 			}
 		}
 	}
