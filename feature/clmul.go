@@ -58,9 +58,11 @@ type clConsts struct {
 	// becomes fzero.
 	masks                              [maxShortWord + 1][16]byte
 	am1, zp1, fcase, fdlo, fdhi, fzero [16]byte
-	lomask                             [8]uint64 // clWindow8: ^0, 0 in each 128-bit lane
-	caseMask                           uint64    // 0x20 in every byte if letters are lowered, else 0 (fold)
-	digMask                            uint64    // 0x80 in every byte if digits fold to '0', else 0 (fold)
+	lomask                             [8]uint64                  // clWindow8: ^0, 0 in each 128-bit lane
+	lead                               [maxShortWord + 1][16]byte // clWords4: x^(8r) for r < 16
+	permhi                             [8]uint64                  // clWords4: the high quadwords of the four lanes
+	caseMask                           uint64                     // 0x20 in every byte if letters are lowered, else 0 (fold)
+	digMask                            uint64                     // 0x80 in every byte if digits fold to '0', else 0 (fold)
 }
 
 // maxCLMULK is the largest K the carry-less route takes: a shingle costs
@@ -102,6 +104,10 @@ func newCLConsts(tokT, winT *rabin.Table, k int) *clConsts {
 	for i := 0; i < 8; i += 2 {
 		c.lomask[i] = ^uint64(0)
 	}
+	for r := 0; r < maxShortWord; r++ {
+		c.lead[r][15-r] = 0x80
+	}
+	c.permhi = [8]uint64{1, 3, 5, 7}
 	var ok1, ok2 bool
 	c.m1, c.q1, ok1 = barrett(uint64(tokT.Poly()))
 	c.m2, c.q2, ok2 = barrett(uint64(winT.Poly()))
@@ -251,11 +257,11 @@ func (e *Extractor) clTokens() []uint64 {
 	toks := cr.toks[:nw]
 	st, en := a.st[:nw], a.en[:nw]
 	buf := a.buf[:cap(a.buf)]
-	if clWords(toks, buf, st, en, cr.c) > maxShortWord {
-		// Words of more than 16 bytes, hashed from their lowered bytes.
+	if clWordsAll(toks, buf, st, en, cr.c) >= maxShortWord {
+		// Words of 16 bytes or more, hashed from their lowered bytes.
 		for j := range toks {
 			s, end := int(st[j]), int(en[j])
-			if end-s <= maxShortWord {
+			if end-s < maxShortWord {
 				continue
 			}
 			a.lower = a.lower[:0]
@@ -310,3 +316,15 @@ func clWindowAll(dst, toks []uint64, c *clConsts) {
 
 // useCLMUL512 lets tests take the 128-bit loop on a CPU with AVX-512.
 var useCLMUL512 = hasCLMUL512
+
+// clWordsAll is clWords, four words at a time where the CPU has AVX-512's
+// carry-less multiplication (clWords4); words of 16 bytes or more are left
+// to the caller.
+func clWordsAll(dst []uint64, buf []byte, st, en []int32, c *clConsts) int {
+	n4, longest := 0, 0
+	if useCLMUL512 {
+		n4 = len(dst) &^ 3
+		longest = clWords4(dst[:n4], buf, st[:n4], en[:n4], c)
+	}
+	return longest | clWords(dst[n4:], buf, st[n4:], en[n4:], c)
+}

@@ -30,3 +30,9 @@ func clWindow(dst, toks []uint64, c *clConsts)
 //
 //go:noescape
 func clWindow8(dst, toks []uint64, c *clConsts)
+
+// clWords4 is clWords for len(dst) a multiple of 4 and words of less than
+// 16 bytes, with AVX-512 (clmul_amd64.s).
+//
+//go:noescape
+func clWords4(dst []uint64, buf []byte, st, en []int32, c *clConsts) int

@@ -12,3 +12,7 @@ func clWords(dst []uint64, buf []byte, st, en []int32, c *clConsts) int {
 func clWindow(dst, toks []uint64, c *clConsts) { clWindowGo(dst, toks, c) }
 
 func clWindow8(dst, toks []uint64, c *clConsts) { clWindowGo(dst, toks, c) }
+
+func clWords4(dst []uint64, buf []byte, st, en []int32, c *clConsts) int {
+	return clWordsGo(dst, buf, st, en, c)
+}

@@ -98,6 +98,7 @@ func TestCLConstsLayout(t *testing.T) {
 		{"masks", unsafe.Offsetof(c.masks), 2176}, {"am1", unsafe.Offsetof(c.am1), 2448}, {"zp1", unsafe.Offsetof(c.zp1), 2464},
 		{"fcase", unsafe.Offsetof(c.fcase), 2480}, {"fdlo", unsafe.Offsetof(c.fdlo), 2496}, {"fdhi", unsafe.Offsetof(c.fdhi), 2512},
 		{"fzero", unsafe.Offsetof(c.fzero), 2528}, {"lomask", unsafe.Offsetof(c.lomask), 2544},
+		{"lead", unsafe.Offsetof(c.lead), 2608}, {"permhi", unsafe.Offsetof(c.permhi), 2880},
 	} {
 		if x.got != x.off {
 			t.Errorf("clConsts.%s at offset %d, clmul_amd64.s reads it at %d", x.name, x.got, x.off)
@@ -148,6 +149,19 @@ func TestCLAsm(t *testing.T) {
 				for j := range got {
 					if a.en[j]-a.st[j] <= maxShortWord && got[j] != want[j] {
 						t.Fatalf("%v n %d: clWords word %d (%q) = %#x, clWordsGo %#x", o, n, j, doc[a.st[j]:a.en[j]], got[j], want[j])
+					}
+				}
+				if hasCLMUL512 {
+					n4 := nw &^ 3
+					clear(got)
+					lg := clWords4(got[:n4], buf, a.st[:n4], a.en[:n4], a.cl.c)
+					if lw := clWordsGo(want[:n4], buf, a.st[:n4], a.en[:n4], a.cl.c); lg != lw {
+						t.Fatalf("%v n %d: clWords4 longest %d, clWordsGo %d", o, n, lg, lw)
+					}
+					for j := range got[:n4] {
+						if a.en[j]-a.st[j] < maxShortWord && got[j] != want[j] {
+							t.Fatalf("%v n %d: clWords4 word %d (%q) = %#x, clWordsGo %#x", o, n, j, doc[a.st[j]:a.en[j]], got[j], want[j])
+						}
 					}
 				}
 			}
