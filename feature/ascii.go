@@ -379,7 +379,7 @@ func (e *Extractor) extractASCII(dst []Feature) []Feature {
 			a.u = make([]uint64, occ, occ*5/4)
 		}
 		ids = a.u[:occ]
-		clWindowAll(ids, toks, a.cl.c)
+		clWindowAll(ids, toks, a.cl.c, a.cl.wide)
 	} else {
 		n := e.words()
 		if n == 0 {

@@ -183,6 +183,7 @@ func clWindowGo(dst, toks []uint64, c *clConsts) {
 // clRoute holds the carry-less route's constants and buffers (asciiPath.cl).
 type clRoute struct {
 	c    *clConsts
+	wide bool // AVX-512 (clWords4, clWindow8); useCLMUL512 at construction
 	toks []uint64
 }
 
@@ -227,7 +228,7 @@ func newCLRoute(tokT, winT *rabin.Table, k int, word *[256]byte, digits uint64) 
 			return nil
 		}
 	}
-	return &clRoute{c: c}
+	return &clRoute{c: c, wide: useCLMUL512}
 }
 
 // useCLMUL lets tests take the table route on a CPU with the instructions.
@@ -257,7 +258,7 @@ func (e *Extractor) clTokens() []uint64 {
 	toks := cr.toks[:nw]
 	st, en := a.st[:nw], a.en[:nw]
 	buf := a.buf[:cap(a.buf)]
-	if clWordsAll(toks, buf, st, en, cr.c) >= maxShortWord {
+	if clWordsAll(toks, buf, st, en, cr.c, cr.wide) >= maxShortWord {
 		// Words of 16 bytes or more, hashed from their lowered bytes.
 		for j := range toks {
 			s, end := int(st[j]), int(en[j])
@@ -305,24 +306,24 @@ func clWordsGo(dst []uint64, buf []byte, st, en []int32, c *clConsts) int {
 
 // clWindowAll is clWindow, eight shingles at a time where the CPU has
 // AVX-512's carry-less multiplication (clWindow8).
-func clWindowAll(dst, toks []uint64, c *clConsts) {
+func clWindowAll(dst, toks []uint64, c *clConsts, wide bool) {
 	n8 := 0
-	if useCLMUL512 {
+	if wide {
 		n8 = len(dst) &^ 7
 		clWindow8(dst[:n8], toks, c)
 	}
 	clWindow(dst[n8:], toks[n8:], c)
 }
 
-// useCLMUL512 lets tests take the 128-bit loop on a CPU with AVX-512.
+// useCLMUL512 lets tests take the 128-bit loops on a CPU with AVX-512.
 var useCLMUL512 = hasCLMUL512
 
 // clWordsAll is clWords, four words at a time where the CPU has AVX-512's
 // carry-less multiplication (clWords4); words of 16 bytes or more are left
 // to the caller.
-func clWordsAll(dst []uint64, buf []byte, st, en []int32, c *clConsts) int {
+func clWordsAll(dst []uint64, buf []byte, st, en []int32, c *clConsts, wide bool) int {
 	n4, longest := 0, 0
-	if useCLMUL512 {
+	if wide {
 		n4 = len(dst) &^ 3
 		longest = clWords4(dst[:n4], buf, st[:n4], en[:n4], c)
 	}

@@ -3,6 +3,7 @@ package feature
 import (
 	"encoding/binary"
 	"slices"
+	"strings"
 	"testing"
 	"unsafe"
 
@@ -202,5 +203,95 @@ func clToksGo(dst, lo, hi []uint64, r []uint8, c *clConsts) {
 	for j := range dst {
 		uh, ul := clProd(hi[j], c.z1)
 		dst[j] = c.c1[r[j]] ^ clStep(lo[j]^uh, c.m1, c.q1) ^ ul
+	}
+}
+
+// clRoutes returns, for o, extractors taking the carry-less route with
+// AVX-512 and without, and the table route, as far as the CPU allows.
+func clRoutes(t testing.TB, o Options) (names []string, es []*Extractor) {
+	defer func(a, b bool) { useCLMUL, useCLMUL512 = a, b }(useCLMUL, useCLMUL512)
+	for _, r := range []struct {
+		name      string
+		cl, cl512 bool
+	}{{"clmul-512", true, true}, {"clmul-128", true, false}, {"tables", false, false}} {
+		if (r.cl && !hasCLMUL) || (r.cl512 && !hasCLMUL512) {
+			continue
+		}
+		useCLMUL, useCLMUL512 = r.cl, r.cl512
+		e, err := New(o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if (e.fast.cl != nil) != (r.cl && o.K <= maxCLMULK) {
+			t.Fatalf("%v: route %s not taken", o, r.name)
+		}
+		names, es = append(names, r.name), append(es, e)
+	}
+	return names, es
+}
+
+var clFuzzOptions = []Options{{}, {K: 1}, {K: 2, Wrap: true}, {K: 8, Weighting: WeightCount},
+	{K: 9}, {Digits: DigitsFold, Case: CaseKeep}, {Digits: DigitsDrop, Wrap: true}, {Unit: UnitWord, Case: CaseFold}}
+
+// FuzzCLRoute checks the carry-less route (with and without AVX-512)
+// against the table route on arbitrary bytes, for option sets covering
+// every K the route takes and one it leaves to the tables. Run with
+//
+//	go test ./feature -run '^$' -fuzz FuzzCLRoute -fuzztime 60s
+func FuzzCLRoute(f *testing.F) {
+	for _, s := range []string{"", "a", "Hello, World!", "x_1 2024 Merchantability\x00\x7f", strings.Repeat("ab ", 30),
+		"a bb ccc dddd eeeee ffffff ggggggg hhhhhhhh iiiiiiiii jjjjjjjjjjjjjjj kkkkkkkkkkkkkkkk lllllllllllllllll",
+		"<p>Q 9 Z0 _x_</p>", "supercalifragilisticexpialidocious IS A LONG WORD"} {
+		f.Add([]byte(s))
+	}
+	var names [][]string
+	var routes [][]*Extractor
+	for _, o := range clFuzzOptions {
+		n, es := clRoutes(f, o)
+		names, routes = append(names, n), append(routes, es)
+	}
+	f.Fuzz(func(t *testing.T, doc []byte) {
+		for i, es := range routes {
+			want := es[len(es)-1].Extract(nil, doc)
+			for j, e := range es[:len(es)-1] {
+				got := e.Extract(nil, doc)
+				if !slices.Equal(got, want) || e.Occurrences() != es[len(es)-1].Occurrences() {
+					t.Fatalf("%v %q: %s route %v (%d occurrences), table route %v (%d)", clFuzzOptions[i], doc,
+						names[i][j], got, e.Occurrences(), want, es[len(es)-1].Occurrences())
+				}
+			}
+		}
+	})
+}
+
+// TestCLRouteWords checks the routes on words of every length from 1 to
+// 40 bytes (the 8- and 16-byte limits of the loads, the masks and the
+// leading 1), of every letter class, alone and in shingles.
+func TestCLRouteWords(t *testing.T) {
+	st := rng.New(3)
+	const alpha = "aZ0_9zA"
+	for _, o := range clFuzzOptions {
+		names, es := clRoutes(t, o)
+		for n := 1; n <= 40; n++ {
+			for rep := 0; rep < 4; rep++ {
+				var doc []byte
+				for w := 0; w < rep*5+1; w++ {
+					l := n
+					if w%2 == 1 {
+						l = 1 + int(st.Intn(40))
+					}
+					for range l {
+						doc = append(doc, alpha[st.Intn(uint64(len(alpha)))])
+					}
+					doc = append(doc, " ,."[st.Intn(3)])
+				}
+				want := es[len(es)-1].Extract(nil, doc)
+				for j, e := range es[:len(es)-1] {
+					if got := e.Extract(nil, doc); !slices.Equal(got, want) {
+						t.Fatalf("%v %q: %s route %v, table route %v", o, doc, names[j], got, want)
+					}
+				}
+			}
+		}
 	}
 }
