@@ -62,6 +62,7 @@ type asciiPath struct {
 	sd    []wordSD // per word: step(tok), dropOf(tok) (then the first K-1 again with Wrap)
 	u     []uint64 // per word: the window's term (terms)
 	lower []byte   // a word of more than 16 bytes, lowered (asciiLong)
+	masks []uint64 // the word-byte mask of each 64-byte block (wordMasks)
 	cl    *clRoute // the carry-less route, or nil for the table route
 }
 
@@ -169,7 +170,32 @@ func (a *asciiPath) spans() bool {
 	np := 0 // transitions so far
 	digits := a.digits
 	var carry, high uint64 // carry: the byte before the block is a word byte
-	for b := 0; b < n; b += 64 {
+	wide := a.cl != nil && a.cl.wide
+	if wide {
+		// The masks of all blocks at once (AVX-512), then the same
+		// transitions.
+		nb := (n + 63) / 64
+		if cap(a.masks) < nb {
+			a.masks = make([]uint64, nb, nb+nb/4)
+		}
+		masks := a.masks[:nb]
+		if wordMasks(masks, text[:64*nb], digits) {
+			return false
+		}
+		for i, m := range masks {
+			b := 64 * i
+			t := m ^ (m<<1 | carry)
+			carry = m >> 63
+			for t != 0 {
+				p := int32(b + bits.TrailingZeros64(t))
+				st[(np+1)>>1] = p
+				en[np>>1] = p
+				np++
+				t &= t - 1
+			}
+		}
+	}
+	for b := 0; b < n && !wide; b += 64 {
 		// The flags of the 8 bytes of chunk c land on bits 8i+c (byte i
 		// of the chunk); one transpose puts byte 8c+i's on bit 8c+i.
 		blk := (*[64]byte)(text[b : b+64])

@@ -43,7 +43,18 @@ import (
 //	  = C_K xor step2(t_j xor S_h) xor S_l,  S = sum_(1<=i<K) t_(j-i)·Y_i
 //
 // with Y_i = x^(64(i+1)) mod P2, so a shingle costs K+1 multiplications
-// with no chain from one shingle to the next; a word three.
+// with no chain from one shingle to the next; a word three. The products
+// by constants need no shift either: the carry-less product of a and
+// c/x mod P, read as a 128-bit polynomial without the shift, is a·c·x/x,
+// congruent to a·c, its low word the part of degree 64 and up and its high
+// word the part below; the constants are stored divided by x (z1 =
+// x^127 mod P1, z[i] = Y_i/x). clWords reads each word's last 16 bytes,
+// masks, folds (case, digits) and fingerprints them; clWindow slides over
+// the tokens. With AVX-512, clWords4 takes four words per instruction,
+// with the leading 1 of Hash (x^(8r)) set in the byte before the word
+// instead of adding Hash(0^r), and clWindow8 eight shingles. Words of
+// more than 16 bytes (16 or more with AVX-512) are hashed in Go, and K
+// above maxCLMULK takes the table route.
 type clConsts struct {
 	m1, q1, z1 uint64 // P1 (tokens): Barrett M, Qc, and x^127 mod P1
 	m2, q2, ck uint64 // P2 (window): Barrett M, Qc, and C_K = Hash of K zero units
@@ -328,4 +339,22 @@ func clWordsAll(dst []uint64, buf []byte, st, en []int32, c *clConsts, wide bool
 		longest = clWords4(dst[:n4], buf, st[:n4], en[:n4], c)
 	}
 	return longest | clWords(dst[n4:], buf, st[n4:], en[n4:], c)
+}
+
+// wordMasksGo is the pure-Go form of wordMasks: dst[i] = the mask of the
+// word bytes (wordFlags with digits) of text[64i:64i+64], bit j for byte
+// j; it reports whether the text holds a byte >= 0x80.
+func wordMasksGo(dst []uint64, text []byte, digits uint64) bool {
+	var high uint64
+	for i := range dst {
+		var m uint64
+		for j, c := range text[64*i : 64*i+64] {
+			high |= uint64(c)
+			if wordFlags(uint64(c), digits) != 0 {
+				m |= 1 << j
+			}
+		}
+		dst[i] = m
+	}
+	return high&0x80 != 0
 }

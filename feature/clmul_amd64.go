@@ -36,3 +36,8 @@ func clWindow8(dst, toks []uint64, c *clConsts)
 //
 //go:noescape
 func clWords4(dst []uint64, buf []byte, st, en []int32, c *clConsts) int
+
+// wordMasks is wordMasksGo with AVX-512 (clmul_amd64.s).
+//
+//go:noescape
+func wordMasks(dst []uint64, text []byte, digits uint64) bool

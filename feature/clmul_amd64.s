@@ -895,3 +895,61 @@ w4done:
 	VZEROUPPER
 	MOVQ R13, ret+104(FP)
 	RET
+
+// func wordMasks(dst []uint64, text []byte, digits uint64) bool
+//
+// dst[i] = the word-byte mask of text[64i:64i+64] (bit j for byte j: the
+// bytes wordFlags marks: letters, '_', digits if digits != 0); reports
+// whether the text holds a byte >= 0x80. len(text) = 64·len(dst) > 0.
+TEXT ·wordMasks(SB), NOSPLIT, $0-57
+	MOVQ dst_base+0(FP), DI
+	MOVQ dst_len+8(FP), CX
+	MOVQ text_base+24(FP), SI
+	MOVQ digits+48(FP), AX
+	XORQ R11, R11
+	TESTQ AX, AX
+	JZ nodigits
+	MOVQ $-1, R11
+nodigits:
+	KMOVQ R11, K5
+	MOVL $0x20, AX
+	VPBROADCASTB AX, Z20
+	MOVL $0x61, AX // 'a'
+	VPBROADCASTB AX, Z21
+	MOVL $26, AX
+	VPBROADCASTB AX, Z22
+	MOVL $0x30, AX // '0'
+	VPBROADCASTB AX, Z23
+	MOVL $10, AX
+	VPBROADCASTB AX, Z24
+	MOVL $0x5f, AX // '_'
+	VPBROADCASTB AX, Z25
+	XORQ R10, R10
+	TESTQ CX, CX
+	JZ mdone
+
+mloop:
+	VMOVDQU64 (SI), Z0
+	VPMOVB2M Z0, K1
+	KMOVQ K1, AX
+	ORQ AX, R10
+	VPORQ Z20, Z0, Z1
+	VPSUBB Z21, Z1, Z1
+	VPCMPUB $1, Z22, Z1, K2 // (x|0x20) - 'a' < 26
+	VPSUBB Z23, Z0, Z2
+	VPCMPUB $1, Z24, Z2, K5, K3 // x - '0' < 10, if digits
+	VPCMPEQB Z25, Z0, K4
+	KORQ K2, K3, K2
+	KORQ K2, K4, K2
+	KMOVQ K2, AX
+	MOVQ AX, (DI)
+	ADDQ $64, SI
+	ADDQ $8, DI
+	DECQ CX
+	JNZ mloop
+
+mdone:
+	VZEROUPPER
+	TESTQ R10, R10
+	SETNE ret+56(FP)
+	RET

@@ -295,3 +295,26 @@ func TestCLRouteWords(t *testing.T) {
 		}
 	}
 }
+
+// TestWordMasks checks wordMasks against its pure-Go form on every byte
+// value at every position of a block, with and without digits.
+func TestWordMasks(t *testing.T) {
+	if !hasCLMUL512 {
+		t.Skip("no AVX-512 on this CPU")
+	}
+	st := rng.New(4)
+	for _, digits := range []uint64{0, 0x8080808080808080} {
+		for v := 0; v < 256; v++ {
+			text := make([]byte, 64*3)
+			for i := range text {
+				text[i] = byte(st.Intn(128))
+			}
+			text[v%len(text)] = byte(v)
+			got, want := make([]uint64, 3), make([]uint64, 3)
+			hg, hw := wordMasks(got, text, digits), wordMasksGo(want, text, digits)
+			if hg != hw || (!hw && !slices.Equal(got, want)) { // masks are garbage with a byte >= 0x80
+				t.Fatalf("digits %#x, byte %#x: %x (high %v), pure Go %x (%v)", digits, v, got, hg, want, hw)
+			}
+		}
+	}
+}
