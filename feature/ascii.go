@@ -15,8 +15,13 @@ import (
 // list, and gives exactly the ids of the general path (tokenize, hashTokens,
 // emit), which the tests check on random documents and every option.
 //
-// It rests on the linearity of Rabin fingerprints (book 2.2, 3.3). The
-// token fingerprint of a word b_0..b_(r-1) is affine in its bytes:
+// Where the CPU multiplies polynomials over GF(2) (clmul.go), the words'
+// and the shingles' fingerprints are computed by multiplication (the
+// carry-less route); otherwise by the tables below (the table route).
+//
+// The table route rests on the linearity of Rabin fingerprints (book 2.2,
+// 3.3). The token fingerprint of a word b_0..b_(r-1) is affine in its
+// bytes:
 //
 //	Hash(b) = Hash(0^r) xor sum_i M_(r-i)[b_i],  M_d[v] = v·x^(8(d-1))·x^64 mod p
 //
@@ -34,7 +39,8 @@ import (
 // Words are found without a branch per byte: eight bytes at a time are
 // classified with SWAR arithmetic (wordBits), 64 bytes make a bit mask, and
 // the mask's transitions (word starts and ends) are listed by counting
-// trailing zeros. The input is first copied into a zero-padded buffer, so
+// trailing zeros (with AVX-512, wordMasks makes each block's mask with a
+// few byte compares). The input is first copied into a zero-padded buffer, so
 // every word can be loaded as one 8-byte word past its end, and the copy is
 // what AppendText re-tokenizes when asked for a feature's text.
 //
