@@ -40,7 +40,7 @@ import (
 // classified with SWAR arithmetic (wordBits), 64 bytes make a bit mask, and
 // the mask's transitions (word starts and ends) are listed by counting
 // trailing zeros (with AVX-512, wordMasks makes each block's mask with a
-// few byte compares). The input is first copied into a zero-padded buffer, so
+// few byte compares, and spans512 lists its transitions with VPCOMPRESSB). The input is first copied into a zero-padded buffer, so
 // every word can be loaded as one 8-byte word past its end, and the copy is
 // what AppendText re-tokenizes when asked for a feature's text.
 //
@@ -168,11 +168,25 @@ func (a *asciiPath) spans() bool {
 	text := a.buf[8:cap(a.buf)]
 	// A word takes at least one byte and a delimiter after it, so there
 	// are at most n/2+1 words; the loop below writes one entry more.
-	if cap(a.st) < n/2+2 {
-		a.st = make([]int32, n/2+2, n/2+2+n/8)
-		a.en = make([]int32, n/2+2, n/2+2+n/8)
+	if cap(a.st) < n/2+2+32 {
+		a.st = make([]int32, n/2+2+32, n/2+2+32+n/8) // spans512 writes up to 31 past the words
+		a.en = make([]int32, n/2+2+32, n/2+2+32+n/8)
 	}
 	st, en := a.st[:n/2+2], a.en[:n/2+2]
+	if a.cl != nil && a.cl.spans {
+		nb := (n + 63) / 64
+		st, en := a.st[:cap(a.st)], a.en[:cap(a.en)]
+		nst, nen, high := spans512(text[:64*nb], st, en, a.digits)
+		if high {
+			return false
+		}
+		if nen < nst { // the text ends inside a word
+			en[nen] = int32(n)
+			nen++
+		}
+		a.st, a.en = st[:nst], en[:nen]
+		return true
+	}
 	np := 0 // transitions so far
 	digits := a.digits
 	var carry, high uint64 // carry: the byte before the block is a word byte

@@ -128,7 +128,7 @@ func BenchmarkExtract(b *testing.B) {
 // against 17.8 CPU ns per shingle; after it: 30.5 against 23.7 (the scan
 // trades the repeated document's predicted branches for real text's). With
 // the table route of the ASCII path about 20, with the carry-less route
-// (AVX-512) about 10.5.
+// and AVX-512 about 7.
 func BenchmarkExtractCorpus(b *testing.B) {
 	var docs [][]byte
 	occ := 0

@@ -193,9 +193,10 @@ func clWindowGo(dst, toks []uint64, c *clConsts) {
 
 // clRoute holds the carry-less route's constants and buffers (asciiPath.cl).
 type clRoute struct {
-	c    *clConsts
-	wide bool // AVX-512 (clWords4, clWindow8); useCLMUL512 at construction
-	toks []uint64
+	c     *clConsts
+	wide  bool // AVX-512 (clWords4, clWindow8); useCLMUL512 at construction
+	spans bool // AVX-512 VBMI2 (spans512); useSpans512 at construction
+	toks  []uint64
 }
 
 // newCLRoute returns the carry-less route for an ASCII path whose word
@@ -239,7 +240,7 @@ func newCLRoute(tokT, winT *rabin.Table, k int, word *[256]byte, digits uint64) 
 			return nil
 		}
 	}
-	return &clRoute{c: c, wide: useCLMUL512}
+	return &clRoute{c: c, wide: useCLMUL512, spans: useSpans512}
 }
 
 // useCLMUL lets tests take the table route on a CPU with the instructions.
@@ -326,8 +327,9 @@ func clWindowAll(dst, toks []uint64, c *clConsts, wide bool) {
 	clWindow(dst[n8:], toks[n8:], c)
 }
 
-// useCLMUL512 lets tests take the 128-bit loops on a CPU with AVX-512.
-var useCLMUL512 = hasCLMUL512
+// useCLMUL512 lets tests take the 128-bit loops on a CPU with AVX-512,
+// useSpans512 the mask route of spans.
+var useCLMUL512, useSpans512 = hasCLMUL512, hasSpans512
 
 // clWordsAll is clWords, four words at a time where the CPU has AVX-512's
 // carry-less multiplication (clWords4); words of 16 bytes or more are left
@@ -357,4 +359,26 @@ func wordMasksGo(dst []uint64, text []byte, digits uint64) bool {
 		dst[i] = m
 	}
 	return high&0x80 != 0
+}
+
+// spans512Go is the pure-Go form of spans512: the word starts and ends of
+// text (64·blocks bytes) from wordMasksGo's masks, and whether it holds a
+// byte >= 0x80.
+func spans512Go(text []byte, st, en []int32, digits uint64) (nst, nen int, high bool) {
+	masks := make([]uint64, len(text)/64)
+	high = wordMasksGo(masks, text, digits)
+	var carry uint64
+	for i, m := range masks {
+		prev := m<<1 | carry
+		carry = m >> 63
+		for s := m &^ prev; s != 0; s &= s - 1 {
+			st[nst] = int32(64*i + bits.TrailingZeros64(s))
+			nst++
+		}
+		for e := prev &^ m; e != 0; e &= e - 1 {
+			en[nen] = int32(64*i + bits.TrailingZeros64(e))
+			nen++
+		}
+	}
+	return nst, nen, high
 }

@@ -12,6 +12,10 @@ var hasCLMUL = cpu.X86.HasPCLMULQDQ && cpu.X86.HasSSE41
 // multiplication of 512-bit vectors, which clWindow8 uses.
 var hasCLMUL512 = hasCLMUL && cpu.X86.HasAVX512F && cpu.X86.HasAVX512BW && cpu.X86.HasAVX512VPCLMULQDQ
 
+// hasSpans512 says whether spans512's VPCOMPRESSB (AVX512-VBMI2) is there
+// too.
+var hasSpans512 = hasCLMUL512 && cpu.X86.HasAVX512VBMI2 && cpu.X86.HasPOPCNT
+
 // clWords is clWordsGo with PCLMULQDQ (clmul_amd64.s). st and en have
 // len(dst) elements; buf has 8 readable bytes before its first
 // (asciiPath.load).
@@ -41,3 +45,10 @@ func clWords4(dst []uint64, buf []byte, st, en []int32, c *clConsts) int
 //
 //go:noescape
 func wordMasks(dst []uint64, text []byte, digits uint64) bool
+
+// spans512 lists word starts and ends with AVX-512 (clmul_amd64.s); st and
+// en need room for 32 entries past the words. It reports whether the text
+// holds a byte >= 0x80 (st and en are then garbage).
+//
+//go:noescape
+func spans512(text []byte, st, en []int32, digits uint64) (nst, nen int, high bool)

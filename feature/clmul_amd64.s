@@ -953,3 +953,127 @@ mdone:
 	TESTQ R10, R10
 	SETNE ret+56(FP)
 	RET
+
+// Byte indices 0..63, for VPCOMPRESSB.
+DATA bytesIdx<>+0(SB)/8, $0x0706050403020100
+DATA bytesIdx<>+8(SB)/8, $0x0f0e0d0c0b0a0908
+DATA bytesIdx<>+16(SB)/8, $0x1716151413121110
+DATA bytesIdx<>+24(SB)/8, $0x1f1e1d1c1b1a1918
+DATA bytesIdx<>+32(SB)/8, $0x2726252423222120
+DATA bytesIdx<>+40(SB)/8, $0x2f2e2d2c2b2a2928
+DATA bytesIdx<>+48(SB)/8, $0x3736353433323130
+DATA bytesIdx<>+56(SB)/8, $0x3f3e3d3c3b3a3938
+GLOBL bytesIdx<>(SB), RODATA|NOPTR, $64
+
+// func spans512(text []byte, st, en []int32, digits uint64) (nst, nen int, high bool)
+//
+// spans with AVX-512 (VBMI2): each 64-byte block's word-byte mask m as in
+// wordMasks, its word starts m &^ (m<<1 | carry) and ends the reverse,
+// and the offsets of each listed by VPCOMPRESSB of the byte indices,
+// widened to 32 bits, 16 at a time. A block has at most 32 starts and 32
+// ends; the stores run up to 31 entries past the count, which st and en
+// must have room for. len(text) = 64·blocks > 0.
+TEXT ·spans512(SB), NOSPLIT, $0-97
+	MOVQ text_base+0(FP), SI
+	MOVQ text_len+8(FP), CX
+	SHRQ $6, CX
+	MOVQ st_base+24(FP), R8
+	MOVQ en_base+48(FP), R9
+	MOVQ digits+72(FP), AX
+	XORQ R11, R11
+	TESTQ AX, AX
+	JZ snodigits
+	MOVQ $-1, R11
+snodigits:
+	KMOVQ R11, K5
+	MOVL $0x20, AX
+	VPBROADCASTB AX, Z20
+	MOVL $0x61, AX
+	VPBROADCASTB AX, Z21
+	MOVL $26, AX
+	VPBROADCASTB AX, Z22
+	MOVL $0x30, AX
+	VPBROADCASTB AX, Z23
+	MOVL $10, AX
+	VPBROADCASTB AX, Z24
+	MOVL $0x5f, AX
+	VPBROADCASTB AX, Z25
+	VMOVDQU64 bytesIdx<>(SB), Z26
+	VPXORD Z27, Z27, Z27 // block offset, in every dword
+	MOVL $64, AX
+	VPBROADCASTD AX, Z28
+	XORQ R10, R10 // high
+	XORQ R11, R11 // ends so far
+	XORQ R12, R12 // carry
+	XORQ R15, R15 // starts so far
+	TESTQ CX, CX
+	JZ sdone
+
+sloop:
+	VMOVDQU64 (SI), Z0
+	VPMOVB2M Z0, K1
+	KMOVQ K1, AX
+	ORQ AX, R10
+	VPORQ Z20, Z0, Z1
+	VPSUBB Z21, Z1, Z1
+	VPCMPUB $1, Z22, Z1, K2
+	VPSUBB Z23, Z0, Z2
+	VPCMPUB $1, Z24, Z2, K5, K3
+	VPCMPEQB Z25, Z0, K4
+	KORQ K2, K3, K2
+	KORQ K2, K4, K2
+	KMOVQ K2, AX  // m
+	MOVQ AX, BX
+	SHLQ $1, BX
+	ORQ R12, BX   // m<<1 | carry
+	MOVQ AX, R12
+	SHRQ $63, R12
+	MOVQ BX, DX
+	NOTQ DX
+	ANDQ AX, DX   // starts
+	MOVQ AX, R13
+	NOTQ R13
+	ANDQ BX, R13  // ends
+
+	KMOVQ DX, K6
+	VPCOMPRESSB Z26, K6, Z7
+	POPCNTQ DX, R14
+	VPMOVZXBD X7, Z8
+	VPADDD Z27, Z8, Z8
+	VMOVDQU32 Z8, (R8)(R15*4)
+	CMPQ R14, $16
+	JLS sst
+	VEXTRACTI32X4 $1, Z7, X9
+	VPMOVZXBD X9, Z8
+	VPADDD Z27, Z8, Z8
+	VMOVDQU32 Z8, 64(R8)(R15*4)
+sst:
+	ADDQ R14, R15
+
+	KMOVQ R13, K6
+	VPCOMPRESSB Z26, K6, Z7
+	POPCNTQ R13, R14
+	VPMOVZXBD X7, Z8
+	VPADDD Z27, Z8, Z8
+	VMOVDQU32 Z8, (R9)(R11*4)
+	CMPQ R14, $16
+	JLS sen
+	VEXTRACTI32X4 $1, Z7, X9
+	VPMOVZXBD X9, Z8
+	VPADDD Z27, Z8, Z8
+	VMOVDQU32 Z8, 64(R9)(R11*4)
+sen:
+	ADDQ R14, R11
+
+	VPADDD Z28, Z27, Z27
+	ADDQ $64, SI
+	DECQ CX
+	JNZ sloop
+
+sdone:
+	VZEROUPPER
+	MOVQ R15, nst+80(FP)
+	MOVQ R11, nen+88(FP)
+	TESTQ R10, R10
+	SETNE high+96(FP)
+	RET

@@ -209,15 +209,15 @@ func clToksGo(dst, lo, hi []uint64, r []uint8, c *clConsts) {
 // clRoutes returns, for o, extractors taking the carry-less route with
 // AVX-512 and without, and the table route, as far as the CPU allows.
 func clRoutes(t testing.TB, o Options) (names []string, es []*Extractor) {
-	defer func(a, b bool) { useCLMUL, useCLMUL512 = a, b }(useCLMUL, useCLMUL512)
+	defer func(a, b, c bool) { useCLMUL, useCLMUL512, useSpans512 = a, b, c }(useCLMUL, useCLMUL512, useSpans512)
 	for _, r := range []struct {
-		name      string
-		cl, cl512 bool
-	}{{"clmul-512", true, true}, {"clmul-128", true, false}, {"tables", false, false}} {
-		if (r.cl && !hasCLMUL) || (r.cl512 && !hasCLMUL512) {
+		name             string
+		cl, cl512, spans bool
+	}{{"clmul-512", true, true, true}, {"clmul-512-masks", true, true, false}, {"clmul-128", true, false, false}, {"tables", false, false, false}} {
+		if (r.cl && !hasCLMUL) || (r.cl512 && !hasCLMUL512) || (r.spans && !hasSpans512) {
 			continue
 		}
-		useCLMUL, useCLMUL512 = r.cl, r.cl512
+		useCLMUL, useCLMUL512, useSpans512 = r.cl, r.cl512, r.spans
 		e, err := New(o)
 		if err != nil {
 			t.Fatal(err)
@@ -314,6 +314,32 @@ func TestWordMasks(t *testing.T) {
 			hg, hw := wordMasks(got, text, digits), wordMasksGo(want, text, digits)
 			if hg != hw || (!hw && !slices.Equal(got, want)) { // masks are garbage with a byte >= 0x80
 				t.Fatalf("digits %#x, byte %#x: %x (high %v), pure Go %x (%v)", digits, v, got, hg, want, hw)
+			}
+		}
+	}
+}
+
+// TestSpans512 checks spans512 against its pure-Go form.
+func TestSpans512(t *testing.T) {
+	if !hasSpans512 {
+		t.Skip("no AVX-512 VBMI2 on this CPU")
+	}
+	st := rng.New(8)
+	const alpha = "abcXYZ09_ .,;-\\n"
+	for _, digits := range []uint64{0, 0x8080808080808080} {
+		for _, nb := range []int{1, 2, 5} {
+			for rep := 0; rep < 50; rep++ {
+				text := make([]byte, 64*nb)
+				for i := range text {
+					text[i] = alpha[st.Intn(uint64(len(alpha)))]
+				}
+				gs, ge := make([]int32, len(text)+64), make([]int32, len(text)+64)
+				ws, we := make([]int32, len(text)+64), make([]int32, len(text)+64)
+				a, b, h := spans512(text, gs, ge, digits)
+				c, d, h2 := spans512Go(text, ws, we, digits)
+				if a != c || b != d || h != h2 || !slices.Equal(gs[:a], ws[:c]) || !slices.Equal(ge[:b], we[:d]) {
+					t.Fatalf("digits %#x %q: %d %d %v %v %v, pure Go %d %d %v %v %v", digits, text, a, b, h, gs[:min(a, 40)], ge[:min(b, 40)], c, d, h2, ws[:min(c, 40)], we[:min(d, 40)])
+				}
 			}
 		}
 	}

@@ -38,13 +38,13 @@ const (
 // per raw-text element such as <title> or <script>, and two per tag
 // attribute, which it copies to detect duplicates). Cost is
 // linear in the document. For ASCII text on a CPU with carry-less
-// multiplication (PCLMULQDQ; clmul.go) it is about 10 to 11.5 ns of CPU per
-// 5-word shingle on the (shared) development machine, against 17.5 to 21
-// without it (the table route), where splitting words and hashing each
-// once takes about 5 (BenchmarkFloor): a word's fingerprint and a
-// shingle's are each a few multiplications (four words and eight shingles
-// per instruction with AVX-512), and the rest is the ASCII tokenizer and
-// the deduplication table. The table route spends most of its time in the
+// multiplication (PCLMULQDQ; clmul.go) and AVX-512 it is about 7 to 10 ns
+// of CPU per 5-word shingle on the (shared) development machine, against
+// 17.5 to 21 without them (the table route), where splitting words and
+// hashing each once takes about 5 (BenchmarkFloor): a word's fingerprint
+// and a shingle's are each a few multiplications (four words and eight
+// shingles per instruction with AVX-512), and the rest is finding the
+// words and the deduplication table. The table route spends most of its time in the
 // three 8-lookup table folds per word that the Rabin ids need (the token's
 // bytes, and the window's append and drop). HTML costs about 115 ns per
 // shingle, three quarters of it in x/net/html's tokenizer.
