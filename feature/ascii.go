@@ -15,8 +15,13 @@ import (
 // list, and gives exactly the ids of the general path (tokenize, hashTokens,
 // emit), which the tests check on random documents and every option.
 //
-// It rests on the linearity of Rabin fingerprints (book 2.2, 3.3). The
-// token fingerprint of a word b_0..b_(r-1) is affine in its bytes:
+// Where the CPU multiplies polynomials over GF(2) (clmul.go), the words'
+// and the shingles' fingerprints are computed by multiplication (the
+// carry-less route); otherwise by the tables below (the table route).
+//
+// The table route rests on the linearity of Rabin fingerprints (book 2.2,
+// 3.3). The token fingerprint of a word b_0..b_(r-1) is affine in its
+// bytes:
 //
 //	Hash(b) = Hash(0^r) xor sum_i M_(r-i)[b_i],  M_d[v] = v·x^(8(d-1))·x^64 mod p
 //
@@ -34,7 +39,8 @@ import (
 // Words are found without a branch per byte: eight bytes at a time are
 // classified with SWAR arithmetic (wordBits), 64 bytes make a bit mask, and
 // the mask's transitions (word starts and ends) are listed by counting
-// trailing zeros. The input is first copied into a zero-padded buffer, so
+// trailing zeros (with AVX-512, wordMasks makes each block's mask with a
+// few byte compares, and spans512 lists its transitions with VPCOMPRESSB). The input is first copied into a zero-padded buffer, so
 // every word can be loaded as one 8-byte word past its end, and the copy is
 // what AppendText re-tokenizes when asked for a feature's text.
 //
@@ -62,6 +68,8 @@ type asciiPath struct {
 	sd    []wordSD // per word: step(tok), dropOf(tok) (then the first K-1 again with Wrap)
 	u     []uint64 // per word: the window's term (terms)
 	lower []byte   // a word of more than 16 bytes, lowered (asciiLong)
+	masks []uint64 // the word-byte mask of each 64-byte block (wordMasks)
+	cl    *clRoute // the carry-less route, or nil for the table route
 }
 
 // maxShortWord is the longest word the tables cover; longer words are
@@ -130,14 +138,17 @@ func transpose8(x uint64) uint64 {
 }
 
 // load copies text into a.buf after 8 zero bytes (so that the 8 bytes
-// before any offset of the text can be loaded) and before zero padding to
+// before any offset of the text can be loaded; clWords reads 16, and the
+// buffer's memory starts 8 bytes earlier) and before zero padding to
 // a whole number of 64-byte blocks plus 8 bytes (so that spans reads whole
 // blocks and the 8 bytes after any offset can be loaded).
 func (a *asciiPath) load(text []byte) {
 	n := len(text)
 	size := 8 + (n+63)&^63 + 8
 	if cap(a.buf) < size {
-		a.buf = make([]byte, size, size+size/4)
+		// 8 more bytes before the buffer, which clWords may read (and
+		// masks off).
+		a.buf = make([]byte, 8+size, 8+size+size/4)[8:]
 	}
 	a.buf = a.buf[:size]
 	a.buf[0], a.buf[1], a.buf[2], a.buf[3], a.buf[4], a.buf[5], a.buf[6], a.buf[7] = 0, 0, 0, 0, 0, 0, 0, 0
@@ -157,15 +168,54 @@ func (a *asciiPath) spans() bool {
 	text := a.buf[8:cap(a.buf)]
 	// A word takes at least one byte and a delimiter after it, so there
 	// are at most n/2+1 words; the loop below writes one entry more.
-	if cap(a.st) < n/2+2 {
-		a.st = make([]int32, n/2+2, n/2+2+n/8)
-		a.en = make([]int32, n/2+2, n/2+2+n/8)
+	if cap(a.st) < n/2+2+32 {
+		a.st = make([]int32, n/2+2+32, n/2+2+32+n/8) // spans512 writes up to 31 past the words
+		a.en = make([]int32, n/2+2+32, n/2+2+32+n/8)
 	}
 	st, en := a.st[:n/2+2], a.en[:n/2+2]
+	if a.cl != nil && a.cl.spans {
+		nb := (n + 63) / 64
+		st, en := a.st[:cap(a.st)], a.en[:cap(a.en)]
+		nst, nen, high := spans512(text[:64*nb], st, en, a.digits)
+		if high {
+			return false
+		}
+		if nen < nst { // the text ends inside a word
+			en[nen] = int32(n)
+			nen++
+		}
+		a.st, a.en = st[:nst], en[:nen]
+		return true
+	}
 	np := 0 // transitions so far
 	digits := a.digits
 	var carry, high uint64 // carry: the byte before the block is a word byte
-	for b := 0; b < n; b += 64 {
+	wide := a.cl != nil && a.cl.wide
+	if wide {
+		// The masks of all blocks at once (AVX-512), then the same
+		// transitions.
+		nb := (n + 63) / 64
+		if cap(a.masks) < nb {
+			a.masks = make([]uint64, nb, nb+nb/4)
+		}
+		masks := a.masks[:nb]
+		if wordMasks(masks, text[:64*nb], digits) {
+			return false
+		}
+		for i, m := range masks {
+			b := 64 * i
+			t := m ^ (m<<1 | carry)
+			carry = m >> 63
+			for t != 0 {
+				p := int32(b + bits.TrailingZeros64(t))
+				st[(np+1)>>1] = p
+				en[np>>1] = p
+				np++
+				t &= t - 1
+			}
+		}
+	}
+	for b := 0; b < n && !wide; b += 64 {
 		// The flags of the 8 bytes of chunk c land on bits 8i+c (byte i
 		// of the chunk); one transpose puts byte 8c+i's on bit 8c+i.
 		blk := (*[64]byte)(text[b : b+64])
@@ -346,34 +396,62 @@ func stepBy(by *[8][256]uint64, g uint64) uint64 {
 // (e.lazy): AppendText re-tokenizes the text if asked.
 func (e *Extractor) extractASCII(dst []Feature) []Feature {
 	a := e.fast
-	n := e.words()
 	k := e.o.K
 	e.units = e.units[:0]
 	e.lazy = true
 	e.occ = 0
-	if n == 0 {
-		return dst
-	}
-	if e.o.Wrap {
-		// The window goes on over the first K-1 words again (extended
-		// index j is word j mod n).
-		for j := n; j < n+k-1; j++ {
-			a.sd = append(a.sd, a.sd[j%n])
+	var ids []uint64
+	if a.cl != nil {
+		toks := e.clTokens()
+		n := len(toks)
+		if n == 0 {
+			return dst
 		}
-	} else if n < k {
-		// A document shorter than one shingle is one shingle of all its
-		// words.
-		fp := e.wh.q
-		for _, w := range a.sd {
-			fp = stepBy(&a.tab.step, fp) ^ w.s
+		if e.o.Wrap {
+			for j := n; j < n+k-1; j++ {
+				toks = append(toks, toks[j%n])
+			}
+		} else if n < k {
+			fp := e.wh.q
+			for _, t := range toks {
+				fp = e.wh.step(fp ^ t)
+			}
+			e.occ = 1
+			e.first = append(e.first, -1)
+			return append(dst, Feature{ID: fp, Weight: 1})
 		}
-		e.occ = 1
-		e.first = append(e.first, -1)
-		return append(dst, Feature{ID: fp, Weight: 1})
+		occ := len(toks) - k + 1
+		if cap(a.u) < occ {
+			a.u = make([]uint64, occ, occ*5/4)
+		}
+		ids = a.u[:occ]
+		clWindowAll(ids, toks, a.cl.c, a.cl.wide)
+	} else {
+		n := e.words()
+		if n == 0 {
+			return dst
+		}
+		if e.o.Wrap {
+			// The window goes on over the first K-1 words again (extended
+			// index j is word j mod n).
+			for j := n; j < n+k-1; j++ {
+				a.sd = append(a.sd, a.sd[j%n])
+			}
+		} else if n < k {
+			// A document shorter than one shingle is one shingle of all its
+			// words.
+			fp := e.wh.q
+			for _, w := range a.sd {
+				fp = stepBy(&a.tab.step, fp) ^ w.s
+			}
+			e.occ = 1
+			e.first = append(e.first, -1)
+			return append(dst, Feature{ID: fp, Weight: 1})
+		}
+		ids = e.chain(e.terms())
 	}
-	occ := len(a.sd) - k + 1
+	occ := len(ids)
 	e.occ = occ
-	ids := e.chain(e.terms())
 	e.acc.reset(2 * occ) // load <= 1/4: fewer collisions, each a mispredicted branch
 	dst = slices.Grow(dst, occ)
 	e.first = slices.Grow(e.first, occ)

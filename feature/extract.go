@@ -37,13 +37,17 @@ const (
 // allocations of golang.org/x/net/html's tokenizer (its construction, one
 // per raw-text element such as <title> or <script>, and two per tag
 // attribute, which it copies to detect duplicates). Cost is
-// linear in the document: for ASCII text about 17.5 ns of CPU per 5-word
-// shingle on the (shared) development machine, where splitting words and
-// hashing each once takes about 4.3 (BenchmarkFloor). Most of it is the
+// linear in the document. For ASCII text on a CPU with carry-less
+// multiplication (PCLMULQDQ; clmul.go) and AVX-512 it is about 7 to 10 ns
+// of CPU per 5-word shingle on the (shared) development machine, against
+// 17.5 to 21 without them (the table route), where splitting words and
+// hashing each once takes about 5 (BenchmarkFloor): a word's fingerprint
+// and a shingle's are each a few multiplications (four words and eight
+// shingles per instruction with AVX-512), and the rest is finding the
+// words and the deduplication table. The table route spends most of its time in the
 // three 8-lookup table folds per word that the Rabin ids need (the token's
-// bytes, and the window's append and drop), the rest the ASCII tokenizer
-// and the deduplication table. HTML costs about 115 ns per shingle, three
-// quarters of it in x/net/html's tokenizer.
+// bytes, and the window's append and drop). HTML costs about 115 ns per
+// shingle, three quarters of it in x/net/html's tokenizer.
 //
 // An Extractor is not safe for concurrent use: use one per goroutine (New
 // costs about two milliseconds, for the two polynomials). The zero value is
@@ -91,6 +95,7 @@ func New(o Options) (*Extractor, error) {
 		e.n.hash = newTokHasher(e.tokT)
 		if o.Punct == PunctDrop {
 			e.fast = newASCIIPath(o, &e.n.word, e.tokT, e.wh)
+			e.fast.cl = newCLRoute(e.tokT, e.winT, o.K, &e.n.word, e.fast.digits)
 		}
 	}
 	e.boost = [numZones]float64{zoneBody: 1, zoneHeading: o.HeadingBoost, zoneTitle: o.TitleBoost}

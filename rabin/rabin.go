@@ -58,6 +58,7 @@ type Table struct {
 	by2 [8][256]uint64 // by2[b][n] = by[b][n]·x^64 mod p: mul128's tables
 	pow [63]uint64     // pow[i] = x^(8·2^i) mod p
 	q   uint64
+	cl  *clFold // Extend's carry-less route, or nil (clmul.go)
 }
 
 // New returns the tables for p. It does not check p: fingerprints keep their
@@ -89,6 +90,9 @@ func New(p Poly) *Table {
 	for i := 1; i < len(t.pow); i++ {
 		t.pow[i] = t.mul(t.pow[i-1], t.pow[i-1])
 	}
+	if hasCLMUL {
+		t.cl = newCLFold(t)
+	}
 	return t
 }
 
@@ -109,6 +113,10 @@ func (t *Table) Hash(data []byte) uint64 {
 func (t *Table) Extend(fp uint64, data []byte) uint64 {
 	f := fp
 	all := data
+	if len(data) >= clMin && t.cl != nil {
+		n := len(data) &^ 63
+		f, data = extendCL(f, data[:n], t.cl), data[n:]
+	}
 	if len(data) >= twoLanes {
 		f, data = t.extendPairs(f, data)
 	}

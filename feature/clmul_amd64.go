@@ -1,0 +1,54 @@
+//go:build amd64
+
+package feature
+
+import "golang.org/x/sys/cpu"
+
+// hasCLMUL says whether the CPU has the carry-less multiplication (and the
+// SSE4.1 extraction) that clToks and clWindow use.
+var hasCLMUL = cpu.X86.HasPCLMULQDQ && cpu.X86.HasSSE41
+
+// hasCLMUL512 says whether it also has AVX-512's carry-less
+// multiplication of 512-bit vectors, which clWindow8 uses.
+var hasCLMUL512 = hasCLMUL && cpu.X86.HasAVX512F && cpu.X86.HasAVX512BW && cpu.X86.HasAVX512VPCLMULQDQ
+
+// hasSpans512 says whether spans512's VPCOMPRESSB (AVX512-VBMI2) is there
+// too.
+var hasSpans512 = hasCLMUL512 && cpu.X86.HasAVX512VBMI2 && cpu.X86.HasPOPCNT
+
+// clWords is clWordsGo with PCLMULQDQ (clmul_amd64.s). st and en have
+// len(dst) elements; buf has 8 readable bytes before its first
+// (asciiPath.load).
+//
+//go:noescape
+func clWords(dst []uint64, buf []byte, st, en []int32, c *clConsts) int
+
+// clWindow is clWindowGo with PCLMULQDQ (clmul_amd64.s). toks has
+// len(dst)+K-1 elements.
+//
+//go:noescape
+func clWindow(dst, toks []uint64, c *clConsts)
+
+// clWindow8 is clWindow for len(dst) a multiple of 8, with AVX-512
+// (clmul_amd64.s).
+//
+//go:noescape
+func clWindow8(dst, toks []uint64, c *clConsts)
+
+// clWords4 is clWords for len(dst) a multiple of 4 and words of less than
+// 16 bytes, with AVX-512 (clmul_amd64.s).
+//
+//go:noescape
+func clWords4(dst []uint64, buf []byte, st, en []int32, c *clConsts) int
+
+// wordMasks is wordMasksGo with AVX-512 (clmul_amd64.s).
+//
+//go:noescape
+func wordMasks(dst []uint64, text []byte, digits uint64) bool
+
+// spans512 lists word starts and ends with AVX-512 (clmul_amd64.s); st and
+// en need room for 32 entries past the words. It reports whether the text
+// holds a byte >= 0x80 (st and en are then garbage).
+//
+//go:noescape
+func spans512(text []byte, st, en []int32, digits uint64) (nst, nen int, high bool)

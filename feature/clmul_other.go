@@ -1,0 +1,24 @@
+//go:build !amd64
+
+package feature
+
+// hasCLMUL is false: the ASCII path takes the table route.
+var hasCLMUL, hasCLMUL512, hasSpans512 = false, false, false
+
+func clWords(dst []uint64, buf []byte, st, en []int32, c *clConsts) int {
+	return clWordsGo(dst, buf, st, en, c)
+}
+
+func clWindow(dst, toks []uint64, c *clConsts) { clWindowGo(dst, toks, c) }
+
+func clWindow8(dst, toks []uint64, c *clConsts) { clWindowGo(dst, toks, c) }
+
+func clWords4(dst []uint64, buf []byte, st, en []int32, c *clConsts) int {
+	return clWordsGo(dst, buf, st, en, c)
+}
+
+func wordMasks(dst []uint64, text []byte, digits uint64) bool { return wordMasksGo(dst, text, digits) }
+
+func spans512(text []byte, st, en []int32, digits uint64) (nst, nen int, high bool) {
+	return spans512Go(text, st, en, digits)
+}

@@ -1,0 +1,8 @@
+//go:build !amd64
+
+package rabin
+
+// hasCLMUL is false: Extend takes the table route.
+var hasCLMUL = false
+
+func extendCL(f uint64, data []byte, c *clFold) uint64 { return extendCLGo(f, data, c) }
