@@ -363,44 +363,28 @@ func (r *run) verifyExternal(pm *spill.Merger, total int64, order []int32) error
 		if len(chunk) == 0 {
 			return nil
 		}
-		loaded := map[uint32]*index.Doc{}
-		for _, p := range chunk {
-			for _, u := range [2]uint32{p.A, p.B} {
-				if _, ok := loaded[u]; ok {
-					continue
-				}
-				d := &docs[order[u]]
-				ix := r.indexDoc(d)
-				v, err := e.values(nil, d)
-				if err != nil {
-					return err
-				}
-				ix.Sketch.Values = v
-				loaded[u] = &ix
-			}
+		doc, err := candidateEnds(chunk, func(u uint32) (*index.Doc, error) {
+			d := &docs[order[u]]
+			ix := r.indexDoc(d)
+			v, err := e.values(nil, d)
+			ix.Sketch.Values = v
+			return &ix, err
+		})
+		if err != nil {
+			return err
 		}
-		keep := make([]bool, len(chunk))
-		out := make([]Pair, len(chunk))
-		err := r.x.VerifyPairs(r.ctx, chunk, func(i uint32) *index.Doc { return loaded[i] }, o, func(k int, c index.Comparison, ok bool) {
-			if ok {
-				p := chunk[k]
-				out[k], keep[k] = pairOf(&docs[order[p.A]], &docs[order[p.B]], c), true
+		err = r.verifyPairs(chunk, func(u uint32) int { return int(order[u]) }, doc, o, func(k int, p Pair) {
+			r.res.Pairs = append(r.res.Pairs, p)
+			if r.st != nil {
+				a, b := order[chunk[k].A], order[chunk[k].B]
+				if docs[a].Seq > docs[b].Seq {
+					a, b = b, a
+				}
+				kept = append(kept, verifiedPair{a: a, b: b, p: p})
 			}
 		})
 		if err != nil {
-			return fmt.Errorf("dedup: %w", err)
-		}
-		for k, ok := range keep {
-			if ok {
-				r.res.Pairs = append(r.res.Pairs, out[k])
-				if r.st != nil {
-					a, b := order[chunk[k].A], order[chunk[k].B]
-					if docs[a].Seq > docs[b].Seq {
-						a, b = b, a
-					}
-					kept = append(kept, verifiedPair{a: a, b: b, p: out[k]})
-				}
-			}
+			return err
 		}
 		verified += int64(len(chunk))
 		if vprog != nil {

@@ -29,25 +29,54 @@ func (r *run) joinAndVerify() error {
 
 	// The index documents of the candidates' ends (Doc keeps only what
 	// the run does not share, docIx).
+	doc, _ := candidateEnds(cands, func(u uint32) (*index.Doc, error) {
+		ix := r.indexDoc(&docs[order[u]])
+		return &ix, nil
+	})
+
+	start = r.ev.begin(StageVerify, int64(len(cands)))
+	o.Progress = r.ev.progress(StageVerify, "pairs")
+	err = r.verifyPairs(cands, func(u uint32) int { return order[u] }, doc, o, func(_ int, p Pair) {
+		r.res.Pairs = append(r.res.Pairs, p)
+	})
+	if err != nil {
+		return err
+	}
+	r.ev.end(StageVerify, int64(len(cands)), start)
+	return nil
+}
+
+// candidateEnds loads the index document of every end of the candidate
+// pairs once, with load, and returns them by join number.
+func candidateEnds(cands []index.JoinPair, load func(u uint32) (*index.Doc, error)) (func(uint32) *index.Doc, error) {
 	ixs := map[uint32]*index.Doc{}
 	for _, p := range cands {
 		for _, u := range [2]uint32{p.A, p.B} {
-			if _, ok := ixs[u]; !ok {
-				ix := r.indexDoc(&docs[order[u]])
-				ixs[u] = &ix
+			if _, ok := ixs[u]; ok {
+				continue
 			}
+			ix, err := load(u)
+			if err != nil {
+				return nil, err
+			}
+			ixs[u] = ix
 		}
 	}
-	doc := func(i uint32) *index.Doc { return ixs[i] }
+	return func(u uint32) *index.Doc { return ixs[u] }, nil
+}
 
-	start = r.ev.begin(StageVerify, int64(len(cands)))
+// verifyPairs verifies the candidate pairs cands, between the documents
+// at positions pos(A) and pos(B) whose index documents doc gives, with the
+// index's VerifyPairs, and calls kept(k, pair) for each verified cands[k],
+// in the order of cands.
+func (r *run) verifyPairs(cands []index.JoinPair, pos func(uint32) int, doc func(uint32) *index.Doc, o index.BatchOptions, kept func(k int, p Pair)) error {
+	docs := r.res.Docs
 	keep := make([]bool, len(cands))
 	out := make([]Pair, len(cands))
-	o.Progress = r.ev.progress(StageVerify, "pairs")
-	err = r.x.VerifyPairs(r.ctx, cands, doc, o, func(k int, c index.Comparison, ok bool) {
+	err := r.x.VerifyPairs(r.ctx, cands, doc, o, func(k int, c index.Comparison, ok bool) {
 		if ok {
 			p := cands[k]
-			out[k], keep[k] = pairOf(&docs[order[p.A]], &docs[order[p.B]], c), true
+			out[k], keep[k] = pairOf(&docs[pos(p.A)], &docs[pos(p.B)], c), true
 		}
 	})
 	if err != nil {
@@ -55,10 +84,9 @@ func (r *run) joinAndVerify() error {
 	}
 	for k, ok := range keep {
 		if ok {
-			r.res.Pairs = append(r.res.Pairs, out[k])
+			kept(k, out[k])
 		}
 	}
-	r.ev.end(StageVerify, int64(len(cands)), start)
 	return nil
 }
 
