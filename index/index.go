@@ -45,6 +45,7 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"sync/atomic"
 
 	"github.com/neardup/neardup/feature"
 	"github.com/neardup/neardup/internal/rng"
@@ -83,6 +84,7 @@ type Index struct {
 
 	bulkOpen  bool          // a Bulk is open (guarded by wmu)
 	collapser collapserHook // the collapse table kept up to date, if any
+	mem       atomic.Pointer[memPostings] // postings in memory (LoadPostings), if any
 }
 
 // Store is what an index is kept in (package store: Pebble, Redis, memory),

@@ -43,7 +43,7 @@ func (x *Index) QueryMany(ctx context.Context, qs []*Doc, skip func(i int, id ui
 	}
 	var hits []hit
 	if len(keys) > 0 {
-		err := x.st.LookupPostings(ctx, keys, func(k int, ids []uint64) error {
+		err := x.lookupPostings(ctx, keys, func(k int, ids []uint64) error {
 			q := owner[k]
 			for _, id := range ids {
 				if skip == nil || !skip(int(q), id) {

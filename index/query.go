@@ -103,7 +103,7 @@ func (x *Index) Candidates(ctx context.Context, dst []Candidate, s *sketch.Sketc
 		return dst, err
 	}
 	var ids []uint64
-	err = x.st.LookupPostings(ctx, keys, func(_ int, got []uint64) error {
+	err = x.lookupPostings(ctx, keys, func(_ int, got []uint64) error {
 		ids = append(ids, got...)
 		return nil
 	})

@@ -89,6 +89,12 @@ type IndexOptions struct {
 	// query verifies a candidate, with a 16-byte table leaning to recall:
 	// every collapsed pair is then a verified pair at the threshold.
 	CollapseUnverified bool
+	// StorePostings reads every candidate lookup's postings from the
+	// store. The default, for a store of this process alone (Pebble,
+	// memory), loads them into memory when the index opens
+	// (index.LoadPostings: one scan, about 16 bytes per posting) and
+	// serves lookups from there; a shared store (Redis) is always read.
+	StorePostings bool
 }
 
 // IndexBackend is the Backend over package index, with a sketcher for text
@@ -126,6 +132,11 @@ func OpenIndex(st store.Store, o IndexOptions) (*IndexBackend, error) {
 	x, err := index.Open(ctx, st, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("server: %w", err)
+	}
+	if !o.StorePostings && !st.Capabilities().Shared {
+		if _, err := x.LoadPostings(ctx); err != nil {
+			return nil, fmt.Errorf("server: %w", err)
+		}
 	}
 	sk, err := x.NewSketcher()
 	if err != nil {

@@ -1,0 +1,313 @@
+package index
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"sync"
+
+	"github.com/neardup/neardup/store"
+)
+
+// Postings in memory, for serving (LoadPostings). A query's candidate
+// lookup reads one posting list per LSH key (17 for the default scheme):
+// from an embedded store each is a prefix seek through the memtables and
+// every level's Bloom filter (most of a query's CPU time at a million
+// documents), from a network store one command each. A process that
+// answers many queries over one store instead keeps a copy of every
+// posting in a hash table here: the store stays the durable truth, and the
+// copy is loaded from it once (one scan of the postings) and kept current
+// by the index's own writes, applied after each commit and before the
+// write returns. A lookup is then a probe of an open-addressing table.
+//
+// The table is a multimap with linear probing over one uint64 per slot:
+// the high 32 bits are the top half of a bijective mix of the lookup key
+// (a multiplication by an odd constant), the low 32 a document number
+// (1-based, so an empty slot is 0) naming a document id in a slice. The
+// home slot of a key is the top log2(slots) bits of its mix, so it is
+// known from the slot alone (for growing and for deleting by backward
+// shift). A lookup walks from the home slot to the first empty one and
+// takes the documents whose top half matches. Two different keys share a
+// top half with probability 2^-32: a lookup meets such a foreign slot
+// with that probability per slot it walks past, and it only adds a
+// candidate that verification then rejects. Memory: 8 bytes per slot at a
+// load factor between 3/8 and 3/4 (11 to 21 bytes per posting), plus 12
+// bytes and a map entry per document.
+
+// memPostings is the in-memory copy of the store's postings.
+type memPostings struct {
+	mu    sync.RWMutex
+	slots []uint64 // top half of mix(key) << 32 | doc number; 0 is empty
+	shift uint     // 64 - log2(len(slots))
+	used  int      // non-empty slots
+	ids   []uint64 // doc number - 1 -> id
+	refs  []uint32 // doc number - 1 -> postings it holds (0: free)
+	free  []uint32 // doc numbers to reuse
+	num   map[uint64]uint32
+}
+
+const memMinBits = 10
+
+func newMemPostings() *memPostings {
+	return &memPostings{slots: make([]uint64, 1<<memMinBits), shift: 64 - memMinBits, num: map[uint64]uint32{}}
+}
+
+// mix is a bijection of the keys whose top bits are well spread even when
+// a scheme's keys use fewer than 64 bits.
+func mix(key uint64) uint64 { return key * 0x9e3779b97f4a7c15 }
+
+func tagOf(key uint64) uint64 { return mix(key) &^ math.MaxUint32 }
+
+// lookup calls fn with the id of every document posted under key. Called
+// with mu held for reading.
+func (t *memPostings) lookup(key uint64, fn func(id uint64)) {
+	tag := tagOf(key)
+	mask := len(t.slots) - 1
+	for i := int(tag >> t.shift); ; i = (i + 1) & mask {
+		s := t.slots[i]
+		if s == 0 {
+			return
+		}
+		if s&^math.MaxUint32 == tag {
+			fn(t.ids[uint32(s)-1])
+		}
+	}
+}
+
+// find returns the slot holding v, or -1.
+func (t *memPostings) find(v uint64) int {
+	mask := len(t.slots) - 1
+	for i := int(v >> t.shift); ; i = (i + 1) & mask {
+		switch t.slots[i] {
+		case 0:
+			return -1
+		case v:
+			return i
+		}
+	}
+}
+
+// add posts id under key (a no-op if it is there). Called with mu held.
+func (t *memPostings) add(key, id uint64) error {
+	tag := tagOf(key)
+	n, ok := t.num[id]
+	if ok {
+		if t.find(tag|uint64(n)) >= 0 {
+			return nil
+		}
+	} else {
+		if len(t.free) > 0 {
+			n = t.free[len(t.free)-1]
+			t.free = t.free[:len(t.free)-1]
+			t.ids[n-1] = id
+		} else {
+			if len(t.ids) >= math.MaxUint32-1 {
+				return errors.New("index: more than 2^32-2 documents for the in-memory postings")
+			}
+			t.ids, t.refs = append(t.ids, id), append(t.refs, 0)
+			n = uint32(len(t.ids))
+		}
+		t.num[id] = n
+	}
+	if (t.used+1)*4 > len(t.slots)*3 {
+		if len(t.slots) == 1<<32 {
+			return errors.New("index: more than 2^32 postings in memory")
+		}
+		t.resize(len(t.slots) * 2)
+	}
+	t.put(tag | uint64(n))
+	t.used++
+	t.refs[n-1]++
+	return nil
+}
+
+// put stores v in the first empty slot from its home.
+func (t *memPostings) put(v uint64) {
+	mask := len(t.slots) - 1
+	i := int(v >> t.shift)
+	for t.slots[i] != 0 {
+		i = (i + 1) & mask
+	}
+	t.slots[i] = v
+}
+
+// resize rehashes into n slots (a power of two).
+func (t *memPostings) resize(n int) {
+	old := t.slots
+	t.slots = make([]uint64, n)
+	t.shift = uint(64 - log2(n))
+	for _, v := range old {
+		if v != 0 {
+			t.put(v)
+		}
+	}
+}
+
+func log2(n int) int {
+	b := 0
+	for 1<<b < n {
+		b++
+	}
+	return b
+}
+
+// remove removes id from under key (a no-op if it is not there), by
+// backward shift: later slots of the probe run move up so that no lookup
+// meets an empty slot before its key's slots. Called with mu held.
+func (t *memPostings) remove(key, id uint64) {
+	n, ok := t.num[id]
+	if !ok {
+		return
+	}
+	i := t.find(tagOf(key) | uint64(n))
+	if i < 0 {
+		return
+	}
+	mask := len(t.slots) - 1
+	for j := (i + 1) & mask; t.slots[j] != 0; j = (j + 1) & mask {
+		h := int(t.slots[j] >> t.shift)
+		// slots[j] may move to i when its home is not cyclically in (i, j].
+		if (j > i && (h <= i || h > j)) || (j < i && h <= i && h > j) {
+			t.slots[i] = t.slots[j]
+			i = j
+		}
+	}
+	t.slots[i] = 0
+	t.used--
+	if t.refs[n-1]--; t.refs[n-1] == 0 {
+		delete(t.num, id)
+		t.free = append(t.free, n)
+	}
+}
+
+// postings reports the number of postings held.
+func (t *memPostings) postings() int {
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	return t.used
+}
+
+// postingOp is a posting write recorded for the in-memory table.
+type postingOp struct {
+	key, id uint64
+	add     bool
+}
+
+// apply applies recorded writes in order.
+func (t *memPostings) apply(ops []postingOp) error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for _, o := range ops {
+		if !o.add {
+			t.remove(o.key, o.id)
+		} else if err := t.add(o.key, o.id); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// recorder is a store.Batch that passes every write to b and records the
+// posting writes, to apply to the in-memory table once b is committed.
+type recorder struct {
+	store.Batch
+	ops []postingOp
+}
+
+func (r *recorder) AddPosting(key, id uint64) {
+	r.Batch.AddPosting(key, id)
+	r.ops = append(r.ops, postingOp{key, id, true})
+}
+
+func (r *recorder) RemovePosting(key, id uint64) {
+	r.Batch.RemovePosting(key, id)
+	r.ops = append(r.ops, postingOp{key, id, false})
+}
+
+// record wraps b in a recorder when the index serves postings from memory.
+// Called with x.wmu held.
+func (x *Index) record(b store.Batch) (store.Batch, *recorder) {
+	if x.mem.Load() == nil {
+		return b, nil
+	}
+	r := &recorder{Batch: b}
+	return r, r
+}
+
+// committed applies what r recorded (nil: nothing) to the in-memory table
+// after its batch was committed. Should the table refuse (beyond 2^32
+// documents), the index stops serving from it and reads the store again.
+// Called with x.wmu held.
+func (x *Index) committed(r *recorder) {
+	if r == nil {
+		return
+	}
+	if t := x.mem.Load(); t != nil {
+		if err := t.apply(r.ops); err != nil {
+			x.mem.Store(nil)
+		}
+	}
+}
+
+// LoadPostings copies every posting of the store into memory (one scan,
+// store.ScanPostings) and from then on answers the index's candidate
+// lookups (Candidates, Query, QueryMany, QueryBatch) from the copy, which
+// this Index's Add and Remove keep current after each commit. It returns
+// the number of postings loaded. The store remains the durable record:
+// the copy is rebuilt by the next LoadPostings, in this process or
+// another.
+//
+// It is for a process that owns its store (store.Capabilities Shared
+// false): another process writing a shared store would not update this
+// copy, so LoadPostings refuses a shared store. Opening a Bulk or
+// repairing with Check drops the copy (queries read the store again
+// until the next LoadPostings). Memory: about 16 bytes per posting (one
+// per LSH key and one per fingerprint of each document), plus about 40
+// bytes per document.
+func (x *Index) LoadPostings(ctx context.Context) (int, error) {
+	if x.st.Capabilities().Shared {
+		return 0, errors.New("index: postings in memory need a store of this process alone; this one is shared")
+	}
+	x.wmu.Lock()
+	defer x.wmu.Unlock()
+	if x.bulkOpen {
+		return 0, ErrBulkOpen
+	}
+	t := newMemPostings()
+	err := x.st.ScanPostings(ctx, func(key, id uint64) error {
+		return t.add(key, id)
+	})
+	if err != nil {
+		return 0, fmt.Errorf("index: loading the postings: %w", err)
+	}
+	x.mem.Store(t)
+	return t.used, nil
+}
+
+// dropPostings stops serving postings from memory. Called with x.wmu held.
+func (x *Index) dropPostings() { x.mem.Store(nil) }
+
+// lookupPostings is store.LookupPostings, answered by the in-memory table
+// when the index has one. fn's ids are not ordered.
+func (x *Index) lookupPostings(ctx context.Context, keys []uint64, fn func(i int, ids []uint64) error) error {
+	t := x.mem.Load()
+	if t == nil {
+		return x.st.LookupPostings(ctx, keys, fn)
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	var buf [16]uint64
+	ids := buf[:0]
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	for i, k := range keys {
+		ids = ids[:0]
+		t.lookup(k, func(id uint64) { ids = append(ids, id) })
+		if err := fn(i, ids); err != nil {
+			return err
+		}
+	}
+	return nil
+}
