@@ -82,8 +82,8 @@ type Index struct {
 	wmu    sync.Mutex // serializes Add, Remove, Flush and Check's repairs
 	fps    filter     // the Bloom filter in front of the fingerprints
 
-	bulkOpen  bool          // a Bulk is open (guarded by wmu)
-	collapser collapserHook // the collapse table kept up to date, if any
+	bulkOpen  bool                        // a Bulk is open (guarded by wmu)
+	collapser collapserHook               // the collapse table kept up to date, if any
 	mem       atomic.Pointer[memPostings] // postings in memory (LoadPostings), if any
 }
 
