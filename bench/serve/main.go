@@ -235,6 +235,9 @@ func run(f flags) error {
 		insts = append(insts, instance{url: "http://" + l.Addr().String(), stop: func() error {
 			cancel()
 			err := <-done
+			if ferr := b.Flush(ctx); err == nil {
+				err = ferr // as neardup serve does at shutdown
+			}
 			if cerr := st.Close(); err == nil {
 				err = cerr
 			}
