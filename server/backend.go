@@ -111,7 +111,7 @@ type IndexBackend struct {
 	hdr      sketch.Header
 	col      *index.Collapser
 	name     string
-	skPool   sync.Pool // *sample.Sketcher
+	skPool   sync.Pool  // *sample.Sketcher
 	addMu    sync.Mutex // held by the request committing a group of adds
 	queueMu  sync.Mutex // guards queue
 	queue    []*addRequest
