@@ -155,6 +155,10 @@ func Open(ctx context.Context, st store.Store, cfg Config) (*Index, error) {
 		b := st.NewBatch()
 		defer b.Close()
 		b.PutMeta(configMeta, rec)
+		if _, j := st.(store.Journaled); j && !ok {
+			// The store's journal holds this index's whole history.
+			b.PutMeta(journalMeta, []byte{1})
+		}
 		if err := b.Commit(ctx); err != nil {
 			return nil, fmt.Errorf("index: recording the configuration: %w", err)
 		}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"sync"
+	"time"
 
 	"github.com/neardup/neardup/store"
 )
@@ -45,6 +46,9 @@ type memPostings struct {
 	refs  []uint32 // doc number - 1 -> postings it holds (0: free)
 	free  []uint32 // doc numbers to reuse
 	num   map[uint64]uint32
+	// follow, for a shared store, reads the journal; nil for a store of
+	// this process alone, whose writes the index applies itself.
+	follow *follower
 }
 
 const memMinBits = 10
@@ -228,8 +232,8 @@ func (r *recorder) RemovePosting(key, id uint64) {
 // record wraps b in a recorder when the index serves postings from memory.
 // Called with x.wmu held.
 func (x *Index) record(b store.Batch) (store.Batch, *recorder) {
-	if x.mem.Load() == nil {
-		return b, nil
+	if t := x.mem.Load(); t == nil || t.follow != nil {
+		return b, nil // no table, or one that reads every write from the journal
 	}
 	r := &recorder{Batch: b}
 	return r, r
@@ -250,24 +254,41 @@ func (x *Index) committed(r *recorder) {
 	}
 }
 
-// LoadPostings copies every posting of the store into memory (one scan,
-// store.ScanPostings) and from then on answers the index's candidate
-// lookups (Candidates, Query, QueryMany, QueryBatch) from the copy, which
-// this Index's Add and Remove keep current after each commit. It returns
-// the number of postings loaded. The store remains the durable record:
-// the copy is rebuilt by the next LoadPostings, in this process or
-// another.
+// journalMeta marks an index created on a journaled store
+// (store.Journaled): the journal holds all its posting writes.
+const journalMeta = "neardup.index.journal"
+
+// LoadPostings copies every posting of the store into memory and from
+// then on answers the index's candidate lookups (Candidates, Query,
+// QueryMany, QueryBatch) from the copy. It returns the number of postings
+// loaded. The store remains the durable record: the copy is rebuilt by
+// the next LoadPostings, in this process or another.
 //
-// It is for a process that owns its store (store.Capabilities Shared
-// false): another process writing a shared store would not update this
-// copy, so LoadPostings refuses a shared store. Opening a Bulk or
-// repairing with Check drops the copy (queries read the store again
-// until the next LoadPostings). Memory: about 16 bytes per posting (one
-// per LSH key and one per fingerprint of each document), plus about 40
-// bytes per document.
+// A store of this process alone (store.Capabilities Shared false) is read
+// with one scan of its postings, and this Index's Add and Remove apply
+// their writes to the copy after each commit. A shared store must be
+// journaled (store.Journaled, as store/redis is) and must have been so
+// since the index was created: the copy is loaded by replaying the
+// journal, and before each lookup the journal's tail is read (one round
+// trip, shared by the lookups that wait for it) and applied, so a lookup
+// sees every write any process committed before it began. Otherwise
+// LoadPostings fails and the index keeps reading postings from the store.
+//
+// Opening a Bulk or repairing with Check drops the copy (queries read the
+// store again until the next LoadPostings). Memory: about 16 bytes per
+// posting (one per LSH key and one per fingerprint of each document),
+// plus about 40 bytes per document.
 func (x *Index) LoadPostings(ctx context.Context) (int, error) {
+	var js store.Journaled
 	if x.st.Capabilities().Shared {
-		return 0, errors.New("index: postings in memory need a store of this process alone; this one is shared")
+		j, ok := x.st.(store.Journaled)
+		if ok {
+			_, ok, _ = x.st.Meta(ctx, journalMeta, nil)
+		}
+		if !ok {
+			return 0, errors.New("index: postings in memory need a store of this process alone, or a journaled one holding the index's whole history; this one is shared")
+		}
+		js = j
 	}
 	x.wmu.Lock()
 	defer x.wmu.Unlock()
@@ -275,14 +296,60 @@ func (x *Index) LoadPostings(ctx context.Context) (int, error) {
 		return 0, ErrBulkOpen
 	}
 	t := newMemPostings()
-	err := x.st.ScanPostings(ctx, func(key, id uint64) error {
-		return t.add(key, id)
-	})
+	var err error
+	if js != nil {
+		t.follow = &follower{js: js, began: time.Now()}
+		t.follow.pos, err = js.ReadJournal(ctx, "", func(key, id uint64, add bool) error {
+			if !add {
+				t.remove(key, id)
+				return nil
+			}
+			return t.add(key, id)
+		})
+	} else {
+		err = x.st.ScanPostings(ctx, func(key, id uint64) error {
+			return t.add(key, id)
+		})
+	}
 	if err != nil {
 		return 0, fmt.Errorf("index: loading the postings: %w", err)
 	}
 	x.mem.Store(t)
 	return t.used, nil
+}
+
+// follower reads a journaled store's tail into the in-memory postings.
+type follower struct {
+	js    store.Journaled
+	mu    sync.Mutex // serializes reads of the journal
+	pos   string     // the journal position applied
+	began time.Time  // when the last completed read began
+}
+
+// sync applies what the journal holds beyond the table's position,
+// unless a read that began after start has completed meanwhile (it holds
+// everything committed before start).
+func (t *memPostings) sync(ctx context.Context, start time.Time) error {
+	f := t.follow
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.began.After(start) {
+		return nil
+	}
+	began := time.Now()
+	var ops []postingOp
+	pos, err := f.js.ReadJournal(ctx, f.pos, func(key, id uint64, add bool) error {
+		ops = append(ops, postingOp{key, id, add})
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("index: following the store's journal: %w", err)
+	}
+	if err := t.apply(ops); err != nil {
+		return err
+	}
+	f.pos, f.began = pos, began
+	return nil
 }
 
 // dropPostings stops serving postings from memory. Called with x.wmu held.
@@ -297,6 +364,11 @@ func (x *Index) lookupPostings(ctx context.Context, keys []uint64, fn func(i int
 	}
 	if err := ctx.Err(); err != nil {
 		return err
+	}
+	if t.follow != nil {
+		if err := t.sync(ctx, time.Now()); err != nil {
+			return err
+		}
 	}
 	var buf [16]uint64
 	ids := buf[:0]

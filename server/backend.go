@@ -90,10 +90,13 @@ type IndexOptions struct {
 	// every collapsed pair is then a verified pair at the threshold.
 	CollapseUnverified bool
 	// StorePostings reads every candidate lookup's postings from the
-	// store. The default, for a store of this process alone (Pebble,
-	// memory), loads them into memory when the index opens
-	// (index.LoadPostings: one scan, about 16 bytes per posting) and
-	// serves lookups from there; a shared store (Redis) is always read.
+	// store. The default loads them into memory when the index opens
+	// (index.LoadPostings: about 16 bytes per posting) and serves lookups
+	// from there: for a store of this process alone (Pebble, memory) kept
+	// current by this process's writes, for a shared one (Redis) by
+	// reading the store's journal of every process's writes before each
+	// lookup. A shared store whose journal does not hold the index's whole
+	// history (an index created before journals) is read as before.
 	StorePostings bool
 }
 
@@ -135,10 +138,12 @@ func OpenIndex(st store.Store, o IndexOptions) (*IndexBackend, error) {
 	if err != nil {
 		return nil, fmt.Errorf("server: %w", err)
 	}
-	if !o.StorePostings && !st.Capabilities().Shared {
-		if _, err := x.LoadPostings(ctx); err != nil {
+	if !o.StorePostings {
+		if _, err := x.LoadPostings(ctx); err != nil && !st.Capabilities().Shared {
 			return nil, fmt.Errorf("server: %w", err)
 		}
+		// A shared store without a journal of the whole index keeps
+		// serving lookups from the store.
 	}
 	sk, err := x.NewSketcher()
 	if err != nil {

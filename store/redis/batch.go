@@ -2,6 +2,7 @@ package redis
 
 import (
 	"context"
+	"encoding/binary"
 	"slices"
 
 	goredis "github.com/redis/go-redis/v9"
@@ -110,6 +111,7 @@ func (b *batch) Commit(ctx context.Context) error {
 			}
 			ops = ops[1:]
 		}
+		b.journal(ctx, p)
 		return nil
 	}
 	var err error
@@ -123,4 +125,39 @@ func (b *batch) Commit(ctx context.Context) error {
 	}
 	b.ops = b.ops[:0]
 	return nil
+}
+
+// journalOps bounds the posting writes of one journal entry (17 bytes
+// each: a batch of a whole build is logged as several entries, in order).
+const journalOps = 1 << 16
+
+// journal queues, after the batch's writes and in its transaction, the
+// stream entries that log its posting writes (see Store.ReadJournal): each
+// a field "o" of 17-byte records, a flag byte (1 add, 0 remove) and the
+// key and id big-endian.
+func (b *batch) journal(ctx context.Context, p goredis.Pipeliner) {
+	var rec []byte
+	n := 0
+	flush := func() {
+		if n > 0 {
+			p.XAdd(ctx, &goredis.XAddArgs{Stream: b.s.keys.journal(), Values: []any{"o", rec}})
+			rec, n = nil, 0
+		}
+	}
+	for _, o := range b.ops {
+		if o.kind != opAdd && o.kind != opRemove {
+			continue
+		}
+		flag := byte(0)
+		if o.kind == opAdd {
+			flag = 1
+		}
+		rec = append(rec, flag)
+		rec = binary.BigEndian.AppendUint64(rec, o.key)
+		rec = binary.BigEndian.AppendUint64(rec, o.id)
+		if n++; n == journalOps {
+			flush()
+		}
+	}
+	flush()
 }

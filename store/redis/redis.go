@@ -40,6 +40,7 @@ package redis
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"net/url"
@@ -98,7 +99,10 @@ type Store struct {
 	bufs    sync.Pool // *[]byte for building keys
 }
 
-var _ store.Store = (*Store)(nil)
+var (
+	_ store.Store     = (*Store)(nil)
+	_ store.Journaled = (*Store)(nil)
+)
 
 // quietLogger drops go-redis's log lines: every failure also reaches the
 // caller as an error, and libraries here never print.
@@ -612,3 +616,45 @@ func (s *Store) ScanPostings(ctx context.Context, fn func(key, id uint64) error)
 
 // NewBatch implements store.Store.
 func (s *Store) NewBatch() store.Batch { return &batch{s: s} }
+
+// journalRead is the number of journal entries one XRANGE reads.
+const journalRead = 512
+
+// ReadJournal implements store.Journaled: XRANGE over the journal stream
+// from just after after, journalRead entries per round trip. Positions
+// are stream entry ids.
+func (s *Store) ReadJournal(ctx context.Context, after string, fn func(key, id uint64, add bool) error) (string, error) {
+	if s.closed.Load() {
+		return after, store.ErrClosed
+	}
+	for {
+		if err := ctx.Err(); err != nil {
+			return after, err
+		}
+		start := "-"
+		if after != "" {
+			start = "(" + after
+		}
+		msgs, err := s.c.XRangeN(ctx, s.keys.journal(), start, "+", journalRead).Result()
+		if err != nil {
+			return after, s.wrap(err)
+		}
+		for _, m := range msgs {
+			v, _ := m.Values["o"].(string)
+			if len(v)%17 != 0 {
+				return after, fmt.Errorf("%w: journal entry %s of %d bytes", store.ErrCorrupt, m.ID, len(v))
+			}
+			for i := 0; i < len(v); i += 17 {
+				key := binary.BigEndian.Uint64([]byte(v[i+1 : i+9]))
+				id := binary.BigEndian.Uint64([]byte(v[i+9 : i+17]))
+				if err := fn(key, id, v[i] == 1); err != nil {
+					return after, err
+				}
+			}
+			after = m.ID
+		}
+		if len(msgs) < journalRead {
+			return after, nil
+		}
+	}
+}
