@@ -2,9 +2,11 @@ package index
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"sync"
 	"time"
 
@@ -298,8 +300,11 @@ func (x *Index) LoadPostings(ctx context.Context) (int, error) {
 	t := newMemPostings()
 	var err error
 	if js != nil {
-		t.follow = &follower{js: js, began: time.Now()}
-		t.follow.pos, err = js.ReadJournal(ctx, "", func(key, id uint64, add bool) error {
+		t.follow = &follower{js: js, began: time.Now(), note: x.applyNote}
+		t.follow.pos, err = js.ReadJournal(ctx, "", func(key, id uint64, add bool, note []byte) error {
+			if note != nil {
+				return x.applyNote(note)
+			}
 			if !add {
 				t.remove(key, id)
 				return nil
@@ -324,6 +329,7 @@ type follower struct {
 	mu    sync.Mutex // serializes reads of the journal
 	pos   string     // the journal position applied
 	began time.Time  // when the last completed read began
+	note  func([]byte) error
 }
 
 // sync applies what the journal holds beyond the table's position,
@@ -338,8 +344,13 @@ func (t *memPostings) sync(ctx context.Context, start time.Time) error {
 	}
 	began := time.Now()
 	var ops []postingOp
-	pos, err := f.js.ReadJournal(ctx, f.pos, func(key, id uint64, add bool) error {
-		ops = append(ops, postingOp{key, id, add})
+	var notes [][]byte
+	pos, err := f.js.ReadJournal(ctx, f.pos, func(key, id uint64, add bool, note []byte) error {
+		if note != nil {
+			notes = append(notes, slices.Clone(note))
+		} else {
+			ops = append(ops, postingOp{key, id, add})
+		}
 		return nil
 	})
 	if err != nil {
@@ -347,6 +358,11 @@ func (t *memPostings) sync(ctx context.Context, start time.Time) error {
 	}
 	if err := t.apply(ops); err != nil {
 		return err
+	}
+	for _, n := range notes {
+		if err := f.note(n); err != nil {
+			return err
+		}
 	}
 	f.pos, f.began = pos, began
 	return nil
@@ -380,6 +396,111 @@ func (x *Index) lookupPostings(ctx context.Context, keys []uint64, fn func(i int
 		if err := fn(i, ids); err != nil {
 			return err
 		}
+	}
+	return nil
+}
+
+// Journal notes (store.JournalBatch) carry the collapse signatures of the
+// documents a batch adds and the ids a batch removes, so that every
+// process's collapse table follows the others' writes:
+//
+//	'c' | uvarint len(params) | params (lsh.Params.String of the table) |
+//	    n × (id uint64 LE | B × signature uint16 LE)
+//	'x' | n × id uint64 LE
+//
+// A process whose table has other parameters ignores 'c' notes (and reads
+// those documents from the store when a collapse meets them).
+
+// noteAdded adds to b, if it is a journaled store's batch and the index
+// has a collapser, the note of the signatures of docs (of each name, its
+// last occurrence).
+func (x *Index) noteAdded(b store.Batch, docs []*Doc) {
+	jb, ok := b.(store.JournalBatch)
+	c := x.collapser.Load()
+	if !ok || c == nil {
+		return
+	}
+	p := c.t.Params().String()
+	note := append([]byte{'c'}, byte(len(p)))
+	note = append(note, p...)
+	last := make(map[string]int, len(docs))
+	for i, d := range docs {
+		last[d.Name] = i
+	}
+	var sig []uint16
+	for i, d := range docs {
+		if last[d.Name] != i {
+			continue
+		}
+		var err error
+		if sig, err = c.t.Signature(sig[:0], d.Sketch.Values); err != nil {
+			continue // too short for a signature: unknown to collapse
+		}
+		note = binary.LittleEndian.AppendUint64(note, ID(d.Name))
+		for _, v := range sig {
+			note = binary.LittleEndian.AppendUint16(note, v)
+		}
+	}
+	jb.Note(note)
+}
+
+// noteRemoved adds to b, if it is a journaled store's batch, the note of
+// the removed ids.
+func (x *Index) noteRemoved(b store.Batch, ids []uint64) {
+	jb, ok := b.(store.JournalBatch)
+	if !ok || len(ids) == 0 {
+		return
+	}
+	note := []byte{'x'}
+	for _, id := range ids {
+		note = binary.LittleEndian.AppendUint64(note, id)
+	}
+	jb.Note(note)
+}
+
+// applyNote applies a journal note to the collapse table, if any.
+func (x *Index) applyNote(note []byte) error {
+	c := x.collapser.Load()
+	if c == nil || len(note) == 0 {
+		return nil
+	}
+	bad := fmt.Errorf("%w: journal note of %d bytes", ErrCorrupt, len(note))
+	switch note[0] {
+	case 'c':
+		if len(note) < 2 || len(note) < 2+int(note[1]) {
+			return bad
+		}
+		if string(note[2:2+int(note[1])]) != c.t.Params().String() {
+			return nil
+		}
+		b := c.t.Params().B
+		rest := note[2+int(note[1]):]
+		if len(rest)%(8+2*b) != 0 {
+			return bad
+		}
+		sig := make([]uint16, b)
+		for ; len(rest) > 0; rest = rest[8+2*b:] {
+			for j := range sig {
+				sig[j] = binary.LittleEndian.Uint16(rest[8+2*j:])
+			}
+			c.t.PutSignature(binary.LittleEndian.Uint64(rest), sig)
+		}
+	case 'x':
+		if (len(note)-1)%8 != 0 {
+			return bad
+		}
+		for rest := note[1:]; len(rest) > 0; rest = rest[8:] {
+			c.t.Remove(binary.LittleEndian.Uint64(rest))
+		}
+	}
+	return nil
+}
+
+// followJournal reads the journal's tail, when the index follows one, so
+// that what other processes committed before now is in memory.
+func (x *Index) followJournal(ctx context.Context) error {
+	if t := x.mem.Load(); t != nil && t.follow != nil {
+		return t.sync(ctx, time.Now())
 	}
 	return nil
 }

@@ -16,7 +16,8 @@ import (
 // servers) keep their postings in memory; each writes at random, and
 // every query on either, right after a write on the other, gives the
 // matches an index reading the postings from Redis gives. A third index
-// loaded late replays the journal to the same postings.
+// loaded late replays the journal to the same postings. The journal's
+// notes keep both collapse tables equal to the stored documents.
 func TestLoadPostingsFollowsJournal(t *testing.T) {
 	url := redistest.Start(t).URL()
 	open := func() store.Store {
@@ -32,7 +33,13 @@ func TestLoadPostingsFollowsJournal(t *testing.T) {
 	a := mustOpen(t, st, cfg)
 	b := mustOpen(t, open(), Config{})
 	plain := mustOpen(t, open(), Config{})
+	var cols []*Collapser
 	for _, x := range []*Index{a, b} {
+		c, err := x.NewCollapser(CollapseOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		cols = append(cols, c)
 		if _, err := x.LoadPostings(bg); err != nil {
 			t.Fatal(err)
 		}
@@ -65,6 +72,30 @@ func TestLoadPostingsFollowsJournal(t *testing.T) {
 			}
 			if !slices.Equal(got, want) {
 				t.Fatalf("step %d: from memory %v, from Redis %v", step, got, want)
+			}
+		}
+	}
+	// Both collapse tables hold the signatures of exactly the stored
+	// documents, whoever wrote them (the journal's notes).
+	for _, x := range []*Index{a, b} {
+		if err := x.followJournal(bg); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := range 25 {
+		nm := fmt.Sprintf("n%02d", i)
+		d, stored, err := plain.Get(bg, nm)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var want []uint16
+		if stored {
+			want, _ = cols[0].t.Signature(nil, d.Sketch.Values)
+		}
+		for k, c := range cols {
+			got, ok := c.t.Get(nil, ID(nm))
+			if ok != stored || !slices.Equal(got, want) {
+				t.Errorf("collapse table %d: %s: %v %v, stored %v %v", k, nm, got, ok, want, stored)
 			}
 		}
 	}

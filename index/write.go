@@ -58,6 +58,7 @@ func (x *Index) Add(ctx context.Context, docs ...*Doc) (AddResult, error) {
 	if err := x.fps.add(ctx, x, b, fps); err != nil {
 		return AddResult{}, err
 	}
+	x.noteAdded(b, docs)
 	if err := b.Commit(ctx); err != nil {
 		x.fps.failed()
 		return AddResult{}, fmt.Errorf("index: adding %d documents: %w", res.Added+res.Replaced, err)
@@ -188,6 +189,7 @@ func (x *Index) Remove(ctx context.Context, names ...string) (int, error) {
 	if err != nil {
 		return 0, err
 	}
+	x.noteRemoved(b, ids)
 	if err := b.Commit(ctx); err != nil {
 		return 0, fmt.Errorf("index: removing %d documents: %w", n, err)
 	}

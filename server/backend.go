@@ -138,13 +138,6 @@ func OpenIndex(st store.Store, o IndexOptions) (*IndexBackend, error) {
 	if err != nil {
 		return nil, fmt.Errorf("server: %w", err)
 	}
-	if !o.StorePostings {
-		if _, err := x.LoadPostings(ctx); err != nil && !st.Capabilities().Shared {
-			return nil, fmt.Errorf("server: %w", err)
-		}
-		// A shared store without a journal of the whole index keeps
-		// serving lookups from the store.
-	}
 	sk, err := x.NewSketcher()
 	if err != nil {
 		return nil, fmt.Errorf("server: %w", err)
@@ -152,6 +145,15 @@ func OpenIndex(st store.Store, o IndexOptions) (*IndexBackend, error) {
 	col, err := x.NewCollapser(index.CollapseOptions{Unverified: o.CollapseUnverified})
 	if err != nil {
 		return nil, fmt.Errorf("server: %w", err)
+	}
+	// After the collapser: replaying a shared store's journal also fills
+	// its table with every process's signatures.
+	if !o.StorePostings {
+		if _, err := x.LoadPostings(ctx); err != nil && !st.Capabilities().Shared {
+			return nil, fmt.Errorf("server: %w", err)
+		}
+		// A shared store without a journal of the whole index keeps
+		// serving lookups from the store.
 	}
 	b := &IndexBackend{st: st, x: x, hdr: x.Header(), col: col, name: o.StoreName, features: !o.NoFeatures}
 	b.skPool.Put(sk)

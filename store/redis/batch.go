@@ -35,8 +35,14 @@ type op struct {
 type batch struct {
 	s      *Store
 	ops    []op
+	notes  [][]byte
 	closed bool
 }
+
+var _ store.JournalBatch = (*batch)(nil)
+
+// Note implements store.JournalBatch.
+func (b *batch) Note(note []byte) { b.notes = append(b.notes, slices.Clone(note)) }
 
 func (b *batch) AddPosting(key, id uint64) {
 	b.ops = append(b.ops, op{kind: opAdd, key: key, id: id})
@@ -58,9 +64,9 @@ func (b *batch) PutMeta(name string, value []byte) {
 
 func (b *batch) DeleteMeta(name string) { b.ops = append(b.ops, op{kind: opDeleteMeta, name: name}) }
 
-func (b *batch) Len() int { return len(b.ops) }
+func (b *batch) Len() int { return len(b.ops) + len(b.notes) }
 
-func (b *batch) Close() { b.ops, b.closed = nil, true }
+func (b *batch) Close() { b.ops, b.notes, b.closed = nil, nil, true }
 
 // Commit implements store.Batch. Runs of AddPosting (or RemovePosting) on
 // one key become one SADD (SREM) with many members.
@@ -75,7 +81,7 @@ func (b *batch) Commit(ctx context.Context) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	if len(b.ops) == 0 {
+	if len(b.ops) == 0 && len(b.notes) == 0 {
 		return nil
 	}
 	queue := func(p goredis.Pipeliner) error {
@@ -123,7 +129,7 @@ func (b *batch) Commit(ctx context.Context) error {
 	if err != nil {
 		return s.wrap(err)
 	}
-	b.ops = b.ops[:0]
+	b.ops, b.notes = b.ops[:0], nil
 	return nil
 }
 
@@ -134,7 +140,7 @@ const journalOps = 1 << 16
 // journal queues, after the batch's writes and in its transaction, the
 // stream entries that log its posting writes (see Store.ReadJournal): each
 // a field "o" of 17-byte records, a flag byte (1 add, 0 remove) and the
-// key and id big-endian.
+// key and id big-endian; then one entry per note, a field "n".
 func (b *batch) journal(ctx context.Context, p goredis.Pipeliner) {
 	var rec []byte
 	n := 0
@@ -160,4 +166,7 @@ func (b *batch) journal(ctx context.Context, p goredis.Pipeliner) {
 		}
 	}
 	flush()
+	for _, note := range b.notes {
+		p.XAdd(ctx, &goredis.XAddArgs{Stream: b.s.keys.journal(), Values: []any{"n", note}})
+	}
 }

@@ -623,7 +623,7 @@ const journalRead = 512
 // ReadJournal implements store.Journaled: XRANGE over the journal stream
 // from just after after, journalRead entries per round trip. Positions
 // are stream entry ids.
-func (s *Store) ReadJournal(ctx context.Context, after string, fn func(key, id uint64, add bool) error) (string, error) {
+func (s *Store) ReadJournal(ctx context.Context, after string, fn func(key, id uint64, add bool, note []byte) error) (string, error) {
 	if s.closed.Load() {
 		return after, store.ErrClosed
 	}
@@ -640,6 +640,13 @@ func (s *Store) ReadJournal(ctx context.Context, after string, fn func(key, id u
 			return after, s.wrap(err)
 		}
 		for _, m := range msgs {
+			if v, ok := m.Values["n"].(string); ok {
+				if err := fn(0, 0, false, []byte(v)); err != nil {
+					return after, err
+				}
+				after = m.ID
+				continue
+			}
 			v, _ := m.Values["o"].(string)
 			if len(v)%17 != 0 {
 				return after, fmt.Errorf("%w: journal entry %s of %d bytes", store.ErrCorrupt, m.ID, len(v))
@@ -647,7 +654,7 @@ func (s *Store) ReadJournal(ctx context.Context, after string, fn func(key, id u
 			for i := 0; i < len(v); i += 17 {
 				key := binary.BigEndian.Uint64([]byte(v[i+1 : i+9]))
 				id := binary.BigEndian.Uint64([]byte(v[i+9 : i+17]))
-				if err := fn(key, id, v[i] == 1); err != nil {
+				if err := fn(key, id, v[i] == 1, nil); err != nil {
 					return after, err
 				}
 			}
