@@ -96,7 +96,8 @@ type Candidate struct {
 }
 
 // Candidates appends the unverified candidates of s (ids sharing a key with
-// it), in increasing id order, to dst: one multi-key posting lookup.
+// it), in increasing id order, to dst: one multi-key posting lookup (in
+// memory after LoadPostings).
 func (x *Index) Candidates(ctx context.Context, dst []Candidate, s *sketch.Sketch) ([]Candidate, error) {
 	keys, err := x.Keys(make([]uint64, 0, x.scheme.NumKeys()), s)
 	if err != nil || len(keys) == 0 {

@@ -66,6 +66,8 @@ type flags struct {
 	collapseC  int
 	qbatch     int
 	dir        string
+	block      int
+	cache      int64
 }
 
 func main() {
@@ -84,6 +86,8 @@ func main() {
 	flag.IntVar(&f.collapseC, "collapse-c", 1, "concurrent clients in the collapse phase")
 	flag.StringVar(&f.cpuprofile, "cpuprofile", "", "write a CPU profile of the mixed phase (server and load generator; the generator's samples carry the label side=loadgen) to this file")
 	flag.IntVar(&f.qbatch, "qbatch", 1, "documents per query request in the mixed phase (a client batching its queries)")
+	flag.IntVar(&f.block, "block", 0, "Pebble data block size in bytes for the tables the run writes (store.PebbleOptions.BlockBytes; 0 the store's default)")
+	flag.Int64Var(&f.cache, "cache", 0, "Pebble block cache in bytes (store.PebbleOptions.CacheBytes; 0 the store's default)")
 	flag.StringVar(&f.dir, "dir", "", "keep the Pebble store in this directory and, when it already holds one, reuse it without preloading (the default is a temporary directory)")
 	flag.Parse()
 	if err := run(f); err != nil {
@@ -209,7 +213,7 @@ func run(f flags) error {
 		var err error
 		t0 := time.Now()
 		if f.storeKind == "pebble" {
-			st, err = store.OpenPebble(pebbleDir, nil)
+			st, err = store.OpenPebble(pebbleDir, &store.PebbleOptions{BlockBytes: f.block, CacheBytes: f.cache})
 		} else {
 			st, err = redis.Open(ctx, redisURL, &redis.Options{Prefix: "bench"})
 		}
