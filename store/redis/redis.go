@@ -34,6 +34,17 @@
 // a replica that had not received a write loses it unless the server is
 // configured to wait for replicas; this package does not issue WAIT.
 //
+// Every batch also appends its posting writes, and the notes its writer
+// adds, to a journal: a Redis stream under the prefix, written in the
+// batch's own transaction (store.Journaled). A server that keeps the
+// postings in memory (index.LoadPostings) replays it at start and reads
+// its tail before each lookup, so it sees every other server's writes
+// without asking Redis for posting sets. The journal grows with every
+// write (17 bytes per posting write) and is not trimmed. On a cluster
+// without a hash tag the journal is one more key in one slot, written in
+// its master's pipeline: a reader may see a batch's journal entry before
+// or after the batch's other writes land, as it may see any of them.
+//
 // This package is not an index and not a cache: it stores what package
 // index writes, and keeps no copy of its own.
 package redis
