@@ -195,65 +195,17 @@ var errBulkClosed = errors.New("index: bulk is closed")
 
 // logBatch is a store.Batch that only records its writes, to replay them
 // into a batch or a bulk once the Bulk knows its size.
-type logBatch struct {
-	ops  []logOp
-	recs []byte // the records' bytes, in order
-	n    int
-}
-
-type logOp struct {
-	kind    byte // 'a' AddPosting, 'r' RemovePosting, 'd' PutDoc, 'x' DeleteDoc, 'm' PutMeta, 'M' DeleteMeta
-	key, id uint64
-	rec     int    // PutDoc, PutMeta: the end of the value in recs (it starts at the previous op's end)
-	name    string // PutMeta, DeleteMeta
-}
-
-func (l *logBatch) op(o logOp) {
-	o.rec = len(l.recs)
-	l.ops = append(l.ops, o)
-	l.n++
-}
-
-func (l *logBatch) AddPosting(key, id uint64)    { l.op(logOp{kind: 'a', key: key, id: id}) }
-func (l *logBatch) RemovePosting(key, id uint64) { l.op(logOp{kind: 'r', key: key, id: id}) }
-func (l *logBatch) PutDoc(id uint64, rec []byte) {
-	l.recs = append(l.recs, rec...)
-	l.op(logOp{kind: 'd', id: id})
-}
-func (l *logBatch) DeleteDoc(id uint64) { l.op(logOp{kind: 'x', id: id}) }
-func (l *logBatch) PutMeta(name string, value []byte) {
-	l.recs = append(l.recs, value...)
-	l.op(logOp{kind: 'm', name: name})
-}
-func (l *logBatch) DeleteMeta(name string) { l.op(logOp{kind: 'M', name: name}) }
-func (l *logBatch) Len() int               { return l.n }
+type logBatch struct{ store.Writes }
 
 // Commit is never called: a Bulk replays the log instead.
 func (l *logBatch) Commit(context.Context) error {
 	return errors.New("index: internal error: a write log was committed")
 }
 
-func (l *logBatch) Close() { l.ops, l.recs, l.n = nil, nil, 0 }
+func (l *logBatch) Close() { l.Writes = store.Writes{} }
 
 // replay applies the recorded writes to b, in order, and empties the log.
 func (l *logBatch) replay(b store.Batch) {
-	start := 0
-	for _, o := range l.ops {
-		switch o.kind {
-		case 'a':
-			b.AddPosting(o.key, o.id)
-		case 'r':
-			b.RemovePosting(o.key, o.id)
-		case 'd':
-			b.PutDoc(o.id, l.recs[start:o.rec])
-		case 'x':
-			b.DeleteDoc(o.id)
-		case 'm':
-			b.PutMeta(o.name, l.recs[start:o.rec])
-		case 'M':
-			b.DeleteMeta(o.name)
-		}
-		start = o.rec
-	}
+	l.Replay(b)
 	l.Close()
 }

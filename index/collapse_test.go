@@ -1,64 +1,26 @@
 package index_test
 
 import (
-	"bufio"
-	"compress/gzip"
 	"context"
-	"encoding/json"
 	"fmt"
 	"math"
-	"os"
 	"slices"
 	"sync/atomic"
 	"testing"
 
+	"github.com/neardup/neardup/corpus/corpustest"
 	"github.com/neardup/neardup/index"
 	"github.com/neardup/neardup/sample"
 	"github.com/neardup/neardup/store"
 )
 
-// readJSONL reads a gzipped JSON-lines file of the shipped corpus.
-func readJSONL[T any](t testing.TB, path string) []T {
-	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	zr, err := gzip.NewReader(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out []T
-	sc := bufio.NewScanner(zr)
-	sc.Buffer(nil, 1<<24)
-	for sc.Scan() {
-		var v T
-		if err := json.Unmarshal(sc.Bytes(), &v); err != nil {
-			t.Fatal(err)
-		}
-		out = append(out, v)
-	}
-	if err := sc.Err(); err != nil {
-		t.Fatal(err)
-	}
-	return out
-}
-
-type corpusDoc struct{ ID, Text string }
-
-type corpusPair struct {
-	A, B    string
-	Jaccard float64
-}
-
 // licences indexes the shipped corpus (testdata/licenses: 474 texts; every
 // pair with exact 5-shingle Jaccard >= 0.5 is listed in pairs.jsonl.gz,
 // all others are below 0.5) at threshold thr, with feature sets, in st.
-func licences(t testing.TB, st store.Store, thr float64) (*index.Index, []*index.Doc, []corpusPair) {
+func licences(t testing.TB, st store.Store, thr float64) (*index.Index, []*index.Doc, []corpustest.Pair) {
 	t.Helper()
-	raw := readJSONL[corpusDoc](t, "../testdata/licenses/docs.jsonl.gz")
-	pairs := readJSONL[corpusPair](t, "../testdata/licenses/pairs.jsonl.gz")
+	raw := corpustest.Docs(t, "../testdata/licenses")
+	pairs := corpustest.Pairs(t, "../testdata/licenses")
 	x, err := index.Open(ctx, st, index.Config{Threshold: thr})
 	if err != nil {
 		t.Fatal(err)

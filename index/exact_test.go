@@ -1,6 +1,7 @@
 package index
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"testing"
@@ -157,7 +158,7 @@ func TestJoinMatchesKeys(t *testing.T) {
 		if calls != int64(x.Scheme().NumKeys()) {
 			t.Errorf("progress reached %d of %d passes", calls, x.Scheme().NumKeys())
 		}
-		if !slices.IsSortedFunc(pairs, func(a, b JoinPair) int { return cmpU(uint64(a.A)<<32|uint64(a.B), uint64(b.A)<<32|uint64(b.B)) }) {
+		if !slices.IsSortedFunc(pairs, func(a, b JoinPair) int { return cmp.Compare(uint64(a.A)<<32|uint64(a.B), uint64(b.A)<<32|uint64(b.B)) }) {
 			t.Fatal("pairs not sorted")
 		}
 		got := map[[2]uint32]int32{}

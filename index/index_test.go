@@ -1,6 +1,7 @@
 package index
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -417,7 +418,7 @@ func TestWeightedVerification(t *testing.T) {
 	s.Sketch(&sa, []byte(text), false)
 	s.Sketch(&sb, []byte(text+"iota kappa lambda"), false)
 	a, b := x.NewDoc("a", &sa, true), x.NewDoc("b", &sb, true)
-	if a.Weighted == nil || a.Features != nil || !slices.IsSortedFunc(a.Weighted, func(p, q feature.Feature) int { return cmpU(p.ID, q.ID) }) {
+	if a.Weighted == nil || a.Features != nil || !slices.IsSortedFunc(a.Weighted, func(p, q feature.Feature) int { return cmp.Compare(p.ID, q.ID) }) {
 		t.Fatalf("NewDoc of a weighted sampler: %+v", a)
 	}
 	mustAdd(t, x, a)
@@ -430,14 +431,4 @@ func TestWeightedVerification(t *testing.T) {
 		t.Fatalf("Verify %v and Query %v disagree", c.Exact, ms[0].Exact)
 	}
 	checkClean(t, x)
-}
-
-func cmpU(a, b uint64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }

@@ -1,47 +1,17 @@
 package server_test
 
 import (
-	"bufio"
-	"compress/gzip"
 	"context"
-	"encoding/json"
 	"math"
-	"os"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/neardup/neardup/corpus/corpustest"
 	"github.com/neardup/neardup/lsh"
 	"github.com/neardup/neardup/server"
 	"github.com/neardup/neardup/server/api"
 )
-
-func readJSONL[T any](t *testing.T, path string) []T {
-	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	zr, err := gzip.NewReader(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out []T
-	sc := bufio.NewScanner(zr)
-	sc.Buffer(nil, 1<<24)
-	for sc.Scan() {
-		var v T
-		if err := json.Unmarshal(sc.Bytes(), &v); err != nil {
-			t.Fatal(err)
-		}
-		out = append(out, v)
-	}
-	if err := sc.Err(); err != nil {
-		t.Fatal(err)
-	}
-	return out
-}
 
 // TestCollapseCorpus checks collapse against pairwise exact verification
 // on the shipped licences corpus (testdata/licenses: 474 texts; every
@@ -65,13 +35,8 @@ func readJSONL[T any](t *testing.T, path string) []T {
 // rate departs from the independent-sample S-curve (the lsh package tests
 // it against P(J) exactly on independent samples).
 func TestCollapseCorpus(t *testing.T) {
-	type corpusDoc struct{ ID, Text string }
-	type pair struct {
-		A, B    string
-		Jaccard float64
-	}
-	docs := readJSONL[corpusDoc](t, "../testdata/licenses/docs.jsonl.gz")
-	pairs := readJSONL[pair](t, "../testdata/licenses/pairs.jsonl.gz")
+	docs := corpustest.Docs(t, "../testdata/licenses")
+	pairs := corpustest.Pairs(t, "../testdata/licenses")
 	jac := map[[2]string]float64{}
 	for _, p := range pairs {
 		jac[[2]string{p.A, p.B}], jac[[2]string{p.B, p.A}] = p.Jaccard, p.Jaccard

@@ -7,7 +7,17 @@ package sketch
 // file similarity of package chunk/filesim all call it. Two empty sets have
 // similarity 1. Cost: O(|A|+|B|), no allocation.
 func ExactJaccard(a, b []uint64) float64 {
-	inter, union := 0, 0
+	inter, union := Overlap(a, b)
+	if union == 0 {
+		return 1
+	}
+	return float64(inter) / float64(union)
+}
+
+// Overlap returns the sizes of the intersection and the union of two
+// sorted sets of ids (duplicates allowed and ignored), from which
+// ExactJaccard is made. Cost: O(|A|+|B|), no allocation.
+func Overlap(a, b []uint64) (inter, union int) {
 	i, j := 0, 0
 	for i < len(a) || j < len(b) {
 		switch {
@@ -24,10 +34,7 @@ func ExactJaccard(a, b []uint64) float64 {
 			j = skipRun(b, j)
 		}
 	}
-	if union == 0 {
-		return 1
-	}
-	return float64(inter) / float64(union)
+	return inter, union
 }
 
 func skipRun(s []uint64, i int) int {

@@ -230,3 +230,11 @@ func ExampleSketch_Clone() {
 	fmt.Println(a.Values, b.Values)
 	// Output: [1 2 3] [99 2 3]
 }
+
+// Overlap counts what ExactJaccard divides: {1,2,3} and {2,3,4} share 2 of
+// 4 ids.
+func ExampleOverlap() {
+	inter, union := sketch.Overlap([]uint64{1, 2, 3}, []uint64{2, 3, 3, 4})
+	fmt.Println(inter, union, sketch.ExactJaccard([]uint64{1, 2, 3}, []uint64{2, 3, 4}))
+	// Output: 2 4 0.5
+}

@@ -304,3 +304,31 @@ func ExampleDiskUsage() {
 	fmt.Println(n > 0, err)
 	// Output: true <nil>
 }
+
+// A Writes records writes to decide later where they go: here it is
+// inspected, then replayed into a store's batch.
+func ExampleWrites() {
+	ctx := context.Background()
+	var w store.Writes
+	w.AddPosting(7, 1)
+	w.PutDoc(1, []byte("rec"))
+	w.PutMeta("config", []byte("k=64"))
+	for i := range w.Len() {
+		o := w.Op(i)
+		fmt.Printf("%v key=%d id=%d name=%q value=%q\n", o.Kind, o.Key, o.ID, o.Name, o.Value)
+	}
+
+	s := store.NewMemory()
+	b := s.NewBatch()
+	w.Replay(b)
+	b.Commit(ctx)
+	w.Reset()
+	ids, _ := s.Postings(ctx, 7, nil)
+	rec, _, _ := s.Doc(ctx, 1, nil)
+	fmt.Println(ids, string(rec), w.Len())
+	// Output:
+	// AddPosting key=7 id=1 name="" value=""
+	// PutDoc key=0 id=1 name="" value="rec"
+	// PutMeta key=0 id=0 name="config" value="k=64"
+	// [1] rec 0
+}

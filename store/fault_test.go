@@ -167,6 +167,38 @@ func commitUntilError(_ *store.Pebble, b store.Batch, next *int) error {
 	return nil
 }
 
+// threeTables flushes three tables of five batches each into L0, below
+// Pebble's compaction threshold.
+func threeTables(t *testing.T, s *store.Pebble, b store.Batch, next *int) {
+	for range 3 {
+		commitBatches(t, b, next, 5)
+		if err := s.Flush(); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// compactAndWrite compacts, then writes five more batches of overlapping
+// keys, five times over, and returns the first error: Pebble may have
+// compacted the tables of threeTables on its own before the fault is on
+// (or moved them without reading), leaving a compaction nothing to write
+// or read, so each round gives it new overlapping tables.
+func compactAndWrite(s *store.Pebble, b store.Batch, next *int) error {
+	for range 5 {
+		if err := s.Compact(context.Background()); err != nil {
+			return err
+		}
+		for range 5 {
+			writeCrashBatch(b, *next)
+			if err := b.Commit(context.Background()); err != nil {
+				return err
+			}
+			*next++
+		}
+	}
+	return nil
+}
+
 func commitBatches(t *testing.T, b store.Batch, next *int, n int) {
 	t.Helper()
 	for range n {
@@ -202,63 +234,21 @@ func TestPebbleFaults(t *testing.T) {
 			match: func(op errorfs.Op) bool { return isSync(op.Kind) && strings.HasSuffix(op.Path, ".sst") }},
 		{name: "manifest-enospc", match: writesTo("MANIFEST"), err: syscall.ENOSPC, act: commitUntilError},
 		{name: "compaction-enospc", match: writesTo(".sst"), err: syscall.ENOSPC,
-			prepare: func(t *testing.T, s *store.Pebble, b store.Batch, next *int) {
-				for range 3 { // three tables in L0, below the compaction threshold
-					commitBatches(t, b, next, 5)
-					if err := s.Flush(); err != nil {
-						t.Fatal(err)
-					}
-				}
-			},
+			prepare: threeTables,
 			// Pebble may have compacted the tables on its own before the
 			// fault is on, leaving Compact nothing to write: then more
 			// overlapping tables are written and compacted.
-			act: func(s *store.Pebble, b store.Batch, next *int) error {
-				for range 5 {
-					if err := s.Compact(context.Background()); err != nil {
-						return err
-					}
-					for range 5 {
-						writeCrashBatch(b, *next)
-						if err := b.Commit(context.Background()); err != nil {
-							return err
-						}
-						*next++
-					}
-				}
-				return nil
-			}},
+			act: compactAndWrite},
 		{name: "compaction-read-eio", err: syscall.EIO,
 			match: func(op errorfs.Op) bool {
 				return op.Kind == errorfs.OpFileReadAt && strings.HasSuffix(op.Path, ".sst")
 			},
-			prepare: func(t *testing.T, s *store.Pebble, b store.Batch, next *int) {
-				for range 3 {
-					commitBatches(t, b, next, 5)
-					if err := s.Flush(); err != nil {
-						t.Fatal(err)
-					}
-				}
-			},
+			prepare: threeTables,
 			// Pebble may have compacted the tables (or may move them
 			// without reading) before the fault is on: then more
 			// overlapping tables are flushed and compacted, which
 			// reads them (a flushed table is not in the cache).
-			act: func(s *store.Pebble, b store.Batch, next *int) error {
-				for range 5 {
-					if err := s.Compact(context.Background()); err != nil {
-						return err
-					}
-					for range 5 {
-						writeCrashBatch(b, *next)
-						if err := b.Commit(context.Background()); err != nil {
-							return err
-						}
-						*next++
-					}
-				}
-				return nil
-			}},
+			act: compactAndWrite},
 		{name: "close-enospc", match: writesTo(".sst"), err: syscall.ENOSPC,
 			act: func(s *store.Pebble, _ store.Batch, _ *int) error { return s.Close() }},
 	}

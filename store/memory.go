@@ -71,23 +71,7 @@ func (s *Memory) LookupPostings(ctx context.Context, keys []uint64, fn func(i in
 
 // LookupDocs implements Store.
 func (s *Memory) LookupDocs(ctx context.Context, ids []uint64, fn func(i int, rec []byte, ok bool) error) error {
-	var rec []byte
-	for i, id := range ids {
-		if i&63 == 0 {
-			if err := ctx.Err(); err != nil {
-				return err
-			}
-		}
-		var ok bool
-		var err error
-		if rec, ok, err = s.Doc(ctx, id, rec[:0]); err != nil {
-			return err
-		}
-		if err := fn(i, rec, ok); err != nil {
-			return err
-		}
-	}
-	return nil
+	return lookupDocs(ctx, ids, s.Doc, fn)
 }
 
 // ScanPostings implements Store. It snapshots the postings first, so fn
@@ -178,48 +162,15 @@ func (s *Memory) Close() error {
 // NewBatch implements Store.
 func (s *Memory) NewBatch() Batch { return &memBatch{s: s} }
 
-type opKind uint8
-
-const (
-	opAdd opKind = iota
-	opRemove
-	opPutDoc
-	opDeleteDoc
-	opPutMeta
-	opDeleteMeta
-)
-
-type memOp struct {
-	kind    opKind
-	key, id uint64
-	name    string
-	value   []byte
-}
-
+// memBatch records its writes and applies them under the store's lock at
+// Commit.
 type memBatch struct {
+	Writes
 	s      *Memory
-	ops    []memOp
 	closed bool
 }
 
-func (b *memBatch) AddPosting(key, id uint64) {
-	b.ops = append(b.ops, memOp{kind: opAdd, key: key, id: id})
-}
-func (b *memBatch) RemovePosting(key, id uint64) {
-	b.ops = append(b.ops, memOp{kind: opRemove, key: key, id: id})
-}
-func (b *memBatch) PutDoc(id uint64, rec []byte) {
-	b.ops = append(b.ops, memOp{kind: opPutDoc, id: id, value: slices.Clone(rec)})
-}
-func (b *memBatch) DeleteDoc(id uint64) { b.ops = append(b.ops, memOp{kind: opDeleteDoc, id: id}) }
-func (b *memBatch) PutMeta(name string, value []byte) {
-	b.ops = append(b.ops, memOp{kind: opPutMeta, name: name, value: slices.Clone(value)})
-}
-func (b *memBatch) DeleteMeta(name string) {
-	b.ops = append(b.ops, memOp{kind: opDeleteMeta, name: name})
-}
-func (b *memBatch) Len() int { return len(b.ops) }
-func (b *memBatch) Close()   { b.ops, b.closed = nil, true }
+func (b *memBatch) Close() { b.Writes, b.closed = Writes{}, true }
 
 func (b *memBatch) Commit(ctx context.Context) error {
 	if b.closed {
@@ -234,33 +185,34 @@ func (b *memBatch) Commit(ctx context.Context) error {
 	if s.closed {
 		return ErrClosed
 	}
-	for _, op := range b.ops {
-		switch op.kind {
-		case opAdd:
-			l := s.postings[op.key]
-			if i, found := slices.BinarySearch(l, op.id); !found {
-				s.postings[op.key] = slices.Insert(l, i, op.id)
+	for i := range b.Len() {
+		op := b.Op(i)
+		switch op.Kind {
+		case OpAddPosting:
+			l := s.postings[op.Key]
+			if i, found := slices.BinarySearch(l, op.ID); !found {
+				s.postings[op.Key] = slices.Insert(l, i, op.ID)
 			}
-		case opRemove:
-			l := s.postings[op.key]
-			if i, found := slices.BinarySearch(l, op.id); found {
+		case OpRemovePosting:
+			l := s.postings[op.Key]
+			if i, found := slices.BinarySearch(l, op.ID); found {
 				l = slices.Delete(l, i, i+1)
 				if len(l) == 0 {
-					delete(s.postings, op.key)
+					delete(s.postings, op.Key)
 				} else {
-					s.postings[op.key] = l
+					s.postings[op.Key] = l
 				}
 			}
-		case opPutDoc:
-			s.docs[op.id] = op.value
-		case opDeleteDoc:
-			delete(s.docs, op.id)
-		case opPutMeta:
-			s.meta[op.name] = op.value
-		case opDeleteMeta:
-			delete(s.meta, op.name)
+		case OpPutDoc:
+			s.docs[op.ID] = slices.Clone(op.Value)
+		case OpDeleteDoc:
+			delete(s.docs, op.ID)
+		case OpPutMeta:
+			s.meta[op.Name] = slices.Clone(op.Value)
+		case OpDeleteMeta:
+			delete(s.meta, op.Name)
 		}
 	}
-	b.ops = b.ops[:0]
+	b.Reset()
 	return nil
 }

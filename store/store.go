@@ -196,3 +196,25 @@ type JournalBatch interface {
 	// collapse signatures of the documents a batch adds).
 	Note(note []byte)
 }
+
+// lookupDocs serves LookupDocs with one Doc per id, for stores whose point
+// reads cost no round trip; it checks ctx every 64 ids.
+func lookupDocs(ctx context.Context, ids []uint64, doc func(context.Context, uint64, []byte) ([]byte, bool, error), fn func(i int, rec []byte, ok bool) error) error {
+	var rec []byte
+	for i, id := range ids {
+		if i&63 == 0 {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+		}
+		var ok bool
+		var err error
+		if rec, ok, err = doc(ctx, id, rec[:0]); err != nil {
+			return err
+		}
+		if err := fn(i, rec, ok); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -92,3 +92,33 @@ func ExampleIndex_Query() {
 	// file 1: 119 matches, exact J 0.93
 	// 3 files indexed
 }
+
+// Summarize accounts for a tree's chunks: two copies of one file and an
+// edited third share most chunks, so a chunk store keeps about a third of
+// the bytes, and the copies are reported as identical.
+func ExampleSummarize() {
+	s, _ := chunk.NewSigner(chunk.Options{Avg: 1024})
+	a := file(1, 64<<10)
+	edited := append(append([]byte{}, a[:32<<10]...), file(2, 4<<10)...)
+	edited = append(edited, a[32<<10:]...)
+	sum := filesim.Summarize([]*chunk.Signature{s.SignBytes(a), s.SignBytes(edited), s.SignBytes(a)})
+	fmt.Println(sum.Files, "files,", sum.Bytes, "bytes,", sum.UniqueBytes < sum.Bytes/2)
+	fmt.Printf("kept %.2f of the bytes\n", sum.DedupRatio())
+	fmt.Println("identical:", sum.Identical, "distinct:", len(sum.Distinct))
+	all := filesim.Lengths(sum.Cut, sum.Last)
+	fmt.Println(all.Count == int(sum.Chunks), all.Min <= all.Max)
+	// Output:
+	// 3 files, 200704 bytes, true
+	// kept 0.36 of the bytes
+	// identical: [[0 2]] distinct: 2
+	// true true
+}
+
+func ExampleLengths() {
+	st := filesim.Lengths([]int{2, 4}, []int{6})
+	fmt.Printf("%+v\n", st)
+	fmt.Printf("%+v\n", filesim.Lengths())
+	// Output:
+	// {Count:3 Mean:4 SD:1.6329931618554525 Min:2 Max:6}
+	// {Count:0 Mean:0 SD:0 Min:0 Max:0}
+}

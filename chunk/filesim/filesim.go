@@ -21,8 +21,10 @@
 // Estimates from 12 samples have a standard error near 0.14, so the Index
 // only proposes candidates; Groups (similar files of a whole tree, joined
 // into connected components) and Similar (the files closest to one) confirm
-// them with ExactJaccard on the chunk lists. This package does not read
-// files or cut chunks (package chunk does).
+// them with ExactJaccard on the chunk lists; Summarize gives a tree's
+// chunk-level account (what a store of distinct chunks keeps, which files
+// are identical). This package does not read files or cut chunks (package
+// chunk does).
 package filesim
 
 import (

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"math"
 	"os"
 	"slices"
 
@@ -150,10 +149,8 @@ func runCompare(ctx context.Context, env *Env, opts compareOptions) error {
 }
 
 // exactJaccard returns the exact Jaccard similarity of two feature sets
-// (ids distinct within each, as the extractor gives them), computed by the
-// index's exact verification (sketch.ExactJaccard), and the size of their
-// intersection, which follows from it: J = s/(|A|+|B|-s), so
-// s = J(|A|+|B|)/(1+J). Two empty sets have similarity 1.
+// (sketch.ExactJaccard, the index's exact verification) and the size of
+// their intersection. Two empty sets have similarity 1.
 func exactJaccard(a, b []feature.Feature) (float64, int) {
 	ids := func(fs []feature.Feature) []uint64 {
 		out := make([]uint64, len(fs))
@@ -163,11 +160,9 @@ func exactJaccard(a, b []feature.Feature) (float64, int) {
 		slices.Sort(out)
 		return out
 	}
-	j := sketch.ExactJaccard(ids(a), ids(b))
-	if len(a)+len(b) == 0 {
-		return j, 0
-	}
-	return j, int(math.Round(j * float64(len(a)+len(b)) / (1 + j)))
+	ia, ib := ids(a), ids(b)
+	inter, _ := sketch.Overlap(ia, ib)
+	return sketch.ExactJaccard(ia, ib), inter
 }
 
 // compareDocs returns documents A and B: whole files (or standard input

@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"compress/gzip"
 	"context"
 	"encoding/json"
 	"errors"
@@ -15,41 +14,21 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/neardup/neardup/corpus/corpustest"
 	"github.com/neardup/neardup/feature"
 	"github.com/neardup/neardup/internal/rng"
 )
 
-type licensePair struct {
-	A, B    string
-	Jaccard float64
-}
+// licensesDir is the shipped corpus with its ground truth.
+var licensesDir = filepath.Join("..", "..", "testdata", "licenses")
 
 // licensePairs returns pairs of the ground truth (pairs.jsonl.gz) spread
 // over its Jaccard range: the lowest, quantiles, and an identical pair.
-func licensePairs(t *testing.T, n int) []licensePair {
+func licensePairs(t *testing.T, n int) []corpustest.Pair {
 	t.Helper()
-	f, err := os.Open(filepath.Join("..", "..", "testdata", "licenses", "pairs.jsonl.gz"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	zr, err := gzip.NewReader(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var all []licensePair
-	dec := json.NewDecoder(zr)
-	for {
-		var p licensePair
-		if err := dec.Decode(&p); err == io.EOF {
-			break
-		} else if err != nil {
-			t.Fatal(err)
-		}
-		all = append(all, p)
-	}
+	all := corpustest.Pairs(t, licensesDir)
 	sort.SliceStable(all, func(i, j int) bool { return all[i].Jaccard < all[j].Jaccard })
-	var out []licensePair
+	var out []corpustest.Pair
 	for i := 0; i < n; i++ {
 		out = append(out, all[i*(len(all)-1)/(n-1)])
 	}

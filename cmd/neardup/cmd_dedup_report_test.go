@@ -1,12 +1,8 @@
 package main
 
 import (
-	"bufio"
-	"compress/gzip"
 	"context"
-	"encoding/json"
 	"html"
-	"io"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -15,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/neardup/neardup/corpus"
+	"github.com/neardup/neardup/corpus/corpustest"
 	"github.com/neardup/neardup/dedup"
 	"github.com/neardup/neardup/lsh"
 	"github.com/neardup/neardup/report"
@@ -44,15 +41,6 @@ func licenseResult(t *testing.T) (*dedup.Result, map[string]string) {
 	if err := r.Err(); err != nil {
 		t.Fatal(err)
 	}
-	f, err := os.Open(filepath.Join("..", "..", "testdata", "licenses", "pairs.jsonl.gz"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	zr, err := gzip.NewReader(f)
-	if err != nil {
-		t.Fatal(err)
-	}
 	parent := map[int]int{}
 	var find func(int) int
 	find = func(x int) int {
@@ -64,17 +52,7 @@ func licenseResult(t *testing.T) (*dedup.Result, map[string]string) {
 		return parent[x]
 	}
 	sim := map[[2]int]float64{}
-	dec := json.NewDecoder(bufio.NewReader(zr))
-	for {
-		var p struct {
-			A, B    string
-			Jaccard float64
-		}
-		if err := dec.Decode(&p); err == io.EOF {
-			break
-		} else if err != nil {
-			t.Fatal(err)
-		}
+	for _, p := range corpustest.Pairs(t, licensesDir) {
 		if p.Jaccard < 0.9 {
 			continue
 		}

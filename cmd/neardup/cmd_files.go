@@ -8,7 +8,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"sort"
 	"syscall"
 
 	"github.com/spf13/cobra"
@@ -208,13 +207,4 @@ func sameAsAny(target string, paths []string) (string, bool) {
 // existing file but never one of inputs.
 func writeFileSafely(path string, inputs []string, write func(w io.Writer) error) error {
 	return createOutput(context.Background(), path, outFile{Inputs: inputs, Replace: true}, write)
-}
-
-func sortedSums[V any](m map[chunk.Sum]V) []chunk.Sum {
-	keys := make([]chunk.Sum, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Slice(keys, func(i, j int) bool { return string(keys[i][:]) < string(keys[j][:]) })
-	return keys
 }

@@ -79,7 +79,8 @@ type filesScanResult struct {
 	ChunkSizes     filesChunkStats `json:"chunk_sizes"`
 	Similar        filesSimilarity `json:"similar"`
 	Plot           string          `json:"plot,omitempty"`
-	cut, last      []int
+	// sum is what the figures above come from.
+	sum filesim.Summary
 }
 
 type filesDupGroup struct {
@@ -164,18 +165,16 @@ func runFilesScan(ctx context.Context, env *Env, opts filesScanOptions) error {
 	if err != nil {
 		return err
 	}
-	res := scanSigned(signed, o)
+	sigs := make([]*chunk.Signature, len(signed))
+	for i, f := range signed {
+		sigs[i] = f.Sig
+	}
+	sum := filesim.Summarize(sigs)
+	res := scanResult(signed, sum, o)
 	res.Skipped = walkProblems + readProblems
 
 	// Similar files: one file per distinct content, in path order.
-	byRoot := make(map[chunk.Sum][]int)
-	for i, f := range signed {
-		byRoot[f.Sig.Root] = append(byRoot[f.Sig.Root], i)
-	}
-	var reps []int
-	for _, root := range sortedSums(byRoot) {
-		reps = append(reps, byRoot[root][0])
-	}
+	reps := sum.Distinct
 	sort.Slice(reps, func(i, j int) bool { return signed[reps[i]].Path < signed[reps[j]].Path })
 	lists := make([][]chunk.Ref, len(reps))
 	for i, r := range reps {
@@ -198,7 +197,7 @@ func runFilesScan(ctx context.Context, env *Env, opts filesScanOptions) error {
 	}
 
 	if opts.Plot != "" && res.Chunks > 0 {
-		l := report.ChunkLengths{Cut: res.cut, Last: res.last, Min: o.Min, Max: o.Max}
+		l := report.ChunkLengths{Cut: sum.Cut, Last: sum.Last, Min: o.Min, Max: o.Max}
 		err := writeFileSafely(opts.Plot, nil, func(w io.Writer) error {
 			return report.ChunkSizes(w, plotFormat, report.Chart{Title: "Chunk sizes (winnowing)"}, l, opts.Bins)
 		})
@@ -214,63 +213,22 @@ func runFilesScan(ctx context.Context, env *Env, opts filesScanOptions) error {
 	return nil
 }
 
-// scanSigned computes the duplicate, dedup-ratio and chunk-length figures
-// of signed files.
-func scanSigned(signed []signedFile, o chunk.Options) filesScanResult {
-	res := filesScanResult{Files: len(signed), Duplicates: []filesDupGroup{}}
-	// Chunk-level dedup: the first occurrence of each chunk hash counts.
-	seen := make(map[chunk.Sum]struct{})
-	var sum, sum2 float64
-	for _, f := range signed {
-		for i, r := range f.Sig.Chunks {
-			res.Chunks++
-			res.Bytes += int64(r.Length)
-			sum += float64(r.Length)
-			sum2 += float64(r.Length) * float64(r.Length)
-			if _, ok := seen[r.Sum]; !ok {
-				seen[r.Sum] = struct{}{}
-				res.UniqueBytes += int64(r.Length)
-			}
-			if i == len(f.Sig.Chunks)-1 {
-				res.last = append(res.last, r.Length)
-			} else {
-				res.cut = append(res.cut, r.Length)
-			}
-		}
+// scanResult is files scan's account of the signed files, from their
+// summary: lengths to a tenth of a byte, the ratio to six places, the
+// identical files by path.
+func scanResult(signed []signedFile, sum filesim.Summary, o chunk.Options) filesScanResult {
+	res := filesScanResult{Files: sum.Files, Duplicates: []filesDupGroup{},
+		Chunks: sum.Chunks, Bytes: sum.Bytes, UniqueChunks: sum.UniqueChunks, UniqueBytes: sum.UniqueBytes,
+		DedupRatio: round6(sum.DedupRatio()), sum: sum}
+	round1 := func(x float64) float64 { return math.Round(x*10) / 10 }
+	lenStat := func(st filesim.LengthStats) filesLenStat {
+		return filesLenStat{Count: st.Count, Mean: round1(st.Mean), Min: st.Min, Max: st.Max}
 	}
-	res.UniqueChunks = len(seen)
-	res.DedupRatio = 1
-	if res.Bytes > 0 {
-		res.DedupRatio = round6(float64(res.UniqueBytes) / float64(res.Bytes))
-	}
-	cs := &res.ChunkSizes
-	cs.Window = [2]int{o.Min, o.Max}
-	cs.Cut, cs.Last = lenStat(res.cut), lenStat(res.last)
-	if res.Chunks > 0 {
-		n := float64(res.Chunks)
-		mean := sum / n
-		cs.Mean = math.Round(mean*10) / 10
-		cs.SD = math.Round(math.Sqrt(math.Max(0, sum2/n-mean*mean))*10) / 10
-		cs.Min, cs.Max = cs.Cut.Min, cs.Cut.Max
-		if cs.Cut.Count == 0 || (cs.Last.Count > 0 && cs.Last.Min < cs.Min) {
-			cs.Min = cs.Last.Min
-		}
-		if cs.Last.Count > 0 && cs.Last.Max > cs.Max {
-			cs.Max = cs.Last.Max
-		}
-	}
-
-	// Exact duplicates by signature root.
-	byRoot := make(map[chunk.Sum][]int)
-	for i, f := range signed {
-		byRoot[f.Sig.Root] = append(byRoot[f.Sig.Root], i)
-	}
-	for _, root := range sortedSums(byRoot) {
-		g := byRoot[root]
-		if len(g) < 2 {
-			continue
-		}
-		d := filesDupGroup{Bytes: signed[g[0]].Size, Root: root.String()[:16]}
+	all := filesim.Lengths(sum.Cut, sum.Last)
+	res.ChunkSizes = filesChunkStats{Mean: round1(all.Mean), SD: round1(all.SD), Min: all.Min, Max: all.Max,
+		Cut: lenStat(filesim.Lengths(sum.Cut)), Last: lenStat(filesim.Lengths(sum.Last)), Window: [2]int{o.Min, o.Max}}
+	for _, g := range sum.Identical {
+		d := filesDupGroup{Bytes: signed[g[0]].Size, Root: signed[g[0]].Sig.Root.String()[:16]}
 		for _, i := range g {
 			d.Files = append(d.Files, signed[i].Path)
 		}
@@ -280,21 +238,6 @@ func scanSigned(signed []signedFile, o chunk.Options) filesScanResult {
 	}
 	sort.Slice(res.Duplicates, func(i, j int) bool { return res.Duplicates[i].Files[0] < res.Duplicates[j].Files[0] })
 	return res
-}
-
-func lenStat(xs []int) filesLenStat {
-	s := filesLenStat{Count: len(xs)}
-	if len(xs) == 0 {
-		return s
-	}
-	s.Min, s.Max = xs[0], xs[0]
-	var sum float64
-	for _, x := range xs {
-		sum += float64(x)
-		s.Min, s.Max = min(s.Min, x), max(s.Max, x)
-	}
-	s.Mean = math.Round(sum/float64(len(xs))*10) / 10
-	return s
 }
 
 func printFilesScan(w io.Writer, res *filesScanResult, opts filesScanOptions) {
@@ -339,7 +282,7 @@ func printHistogram(w io.Writer, res *filesScanResult, bins int) {
 	width := float64(hi) / float64(bins)
 	counts := make([]int, bins)
 	peak := 0
-	for _, xs := range [][]int{res.cut, res.last} {
+	for _, xs := range [][]int{res.sum.Cut, res.sum.Last} {
 		for _, s := range xs {
 			b := min(int(float64(s-1)/width), bins-1)
 			counts[b]++

@@ -239,6 +239,20 @@ func (s *indexSession) doc(d *corpus.Document, withFeatures bool, sk *sample.Ske
 
 func (s *indexSession) close() error { return s.st.Close() }
 
+// openAddInput opens the input of index add, noting rejected records in
+// rejects, with a progress bar over its bytes.
+func openAddInput(env *Env, opts indexOptions, rejects *rejectLog) (*corpus.Reader, *progress.Bar, error) {
+	r, err := openFeatCorpusLog(env, opts.Args, opts.Corpus, "index add", rejects)
+	if err != nil {
+		return nil, nil, err
+	}
+	var po progress.Options
+	if !opts.Quiet {
+		po = progress.Options{W: env.Stderr, Interactive: env.Interactive}
+	}
+	return r, progress.New(po, "add", r.TotalBytes(), "bytes"), nil
+}
+
 func runIndexAdd(ctx context.Context, env *Env, opts indexOptions) error {
 	if err := checkMaxRejected(opts.MaxRejected); err != nil {
 		return err
@@ -254,16 +268,11 @@ func runIndexAdd(ctx context.Context, env *Env, opts indexOptions) error {
 	}
 	defer s.close()
 	var rejects rejectLog
-	r, err := openFeatCorpusLog(env, opts.Args, opts.Corpus, "index add", &rejects)
+	r, bar, err := openAddInput(env, opts, &rejects)
 	if err != nil {
 		return err
 	}
 	defer r.Close()
-	var po progress.Options
-	if !opts.Quiet {
-		po = progress.Options{W: env.Stderr, Interactive: env.Interactive}
-	}
-	bar := progress.New(po, "add", r.TotalBytes(), "bytes")
 	// One bulk for the whole input: a large one is sorted and ingested as
 	// finished tables, a small one stays one write-ahead-log batch.
 	bk, err := s.x.NewBulk()

@@ -1,8 +1,6 @@
 package main
 
 import (
-	"bufio"
-	"compress/gzip"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -11,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/neardup/neardup/corpus/corpustest"
 	"github.com/neardup/neardup/internal/rng"
 )
 
@@ -18,20 +17,10 @@ import (
 // file in dir and returns its path.
 func firstDocs(t *testing.T, dir string, n int) string {
 	t.Helper()
-	f, err := os.Open(sampleCorpus)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	zr, err := gzip.NewReader(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sc := bufio.NewScanner(zr)
-	sc.Buffer(nil, 1<<24)
 	var b strings.Builder
-	for i := 0; i < n && sc.Scan(); i++ {
-		b.Write(sc.Bytes())
+	lines := corpustest.ReadJSONL[json.RawMessage](t, sampleCorpus)
+	for _, line := range lines[:min(n, len(lines))] {
+		b.Write(line)
 		b.WriteByte('\n')
 	}
 	path := filepath.Join(dir, "small.jsonl")

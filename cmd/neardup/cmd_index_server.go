@@ -76,16 +76,11 @@ func runIndexAddServer(ctx context.Context, env *Env, opts indexOptions, url str
 		return err
 	}
 	var rejects rejectLog
-	r, err := openFeatCorpusLog(env, opts.Args, opts.Corpus, "index add", &rejects)
+	r, bar, err := openAddInput(env, opts, &rejects)
 	if err != nil {
 		return err
 	}
 	defer r.Close()
-	var po progress.Options
-	if !opts.Quiet {
-		po = progress.Options{W: env.Stderr, Interactive: env.Interactive}
-	}
-	bar := progress.New(po, "add", r.TotalBytes(), "bytes")
 	added, matched := 0, 0
 	err = sendBatches(ctx, r, bar, func(batch []api.Document) error {
 		res, err := c.Add(ctx, batch, false)

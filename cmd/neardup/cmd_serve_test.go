@@ -1,18 +1,16 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
-	"compress/gzip"
 	"context"
 	"encoding/json"
-	"os"
 	"regexp"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/neardup/neardup/corpus/corpustest"
 	"github.com/neardup/neardup/store/redis/redistest"
 )
 
@@ -88,23 +86,8 @@ func runMainStdin(t *testing.T, stdin string, args ...string) (int, string, stri
 // licenceIDs returns the ids of the shipped corpus, in order.
 func licenceIDs(t *testing.T) []string {
 	t.Helper()
-	f, err := os.Open(sampleCorpus)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	zr, err := gzip.NewReader(f)
-	if err != nil {
-		t.Fatal(err)
-	}
 	var ids []string
-	sc := bufio.NewScanner(zr)
-	sc.Buffer(nil, 1<<24)
-	for sc.Scan() {
-		var d struct{ ID string }
-		if err := json.Unmarshal(sc.Bytes(), &d); err != nil {
-			t.Fatal(err)
-		}
+	for _, d := range corpustest.Docs(t, licensesDir) {
 		ids = append(ids, d.ID)
 	}
 	return ids
@@ -246,22 +229,8 @@ func TestServeUsage(t *testing.T) {
 // 0.5 or more (testdata/licenses/pairs.jsonl.gz), both ways round.
 func licenceJaccard(t *testing.T) map[[2]string]float64 {
 	t.Helper()
-	f, err := os.Open("../../testdata/licenses/pairs.jsonl.gz")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	zr, err := gzip.NewReader(f)
-	if err != nil {
-		t.Fatal(err)
-	}
 	jac := map[[2]string]float64{}
-	dec := json.NewDecoder(zr)
-	for dec.More() {
-		var p licensePair
-		if err := dec.Decode(&p); err != nil {
-			t.Fatal(err)
-		}
+	for _, p := range corpustest.Pairs(t, licensesDir) {
 		jac[[2]string{p.A, p.B}], jac[[2]string{p.B, p.A}] = p.Jaccard, p.Jaccard
 	}
 	return jac

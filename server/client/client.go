@@ -223,54 +223,46 @@ func (c *Client) once(ctx context.Context, method, u string, body []byte, out an
 // turn). On an error, the results of the batches already committed are
 // returned with it.
 func (c *Client) Add(ctx context.Context, docs []api.Document, ifNew bool) ([]api.AddResult, error) {
-	res := make([]api.AddResult, 0, len(docs))
-	for len(docs) > 0 {
-		n := min(len(docs), c.o.BatchSize)
-		var out api.AddResponse
-		if err := c.do(ctx, "POST", "/v1/documents", api.AddRequest{Documents: docs[:n], IfNew: ifNew}, &out); err != nil {
-			return res, err
-		}
-		if len(out.Results) != n {
-			return res, fmt.Errorf("client: %d results for %d documents", len(out.Results), n)
-		}
-		res = append(res, out.Results...)
-		docs = docs[n:]
-	}
-	return res, nil
+	return inBatches(ctx, c, "/v1/documents", docs, func(batch []api.Document) any {
+		return api.AddRequest{Documents: batch, IfNew: ifNew}
+	}, func(r *api.AddResponse) []api.AddResult { return r.Results })
 }
 
 // Query returns the near-duplicates of each document, in batches of
 // BatchSize.
 func (c *Client) Query(ctx context.Context, docs []api.Document) ([]api.QueryResult, error) {
-	res := make([]api.QueryResult, 0, len(docs))
-	for len(docs) > 0 {
-		n := min(len(docs), c.o.BatchSize)
-		var out api.QueryResponse
-		if err := c.do(ctx, "POST", "/v1/query", api.QueryRequest{Documents: docs[:n]}, &out); err != nil {
-			return res, err
-		}
-		if len(out.Results) != n {
-			return res, fmt.Errorf("client: %d results for %d documents", len(out.Results), n)
-		}
-		res = append(res, out.Results...)
-		docs = docs[n:]
-	}
-	return res, nil
+	return inBatches(ctx, c, "/v1/query", docs, func(batch []api.Document) any {
+		return api.QueryRequest{Documents: batch}
+	}, func(r *api.QueryResponse) []api.QueryResult { return r.Results })
 }
 
 // QuerySketches returns the near-duplicates of sketches made by the
 // caller (sketch.Sketch.MarshalBinary, with the index's header), in
 // batches of BatchSize.
 func (c *Client) QuerySketches(ctx context.Context, sks []api.Sketch) ([]api.QueryResult, error) {
-	res := make([]api.QueryResult, 0, len(sks))
-	for len(sks) > 0 {
-		n := min(len(sks), c.o.BatchSize)
-		var out api.QueryResponse
-		if err := c.do(ctx, "POST", "/v1/query", api.QueryRequest{Sketches: sks[:n]}, &out); err != nil {
+	return inBatches(ctx, c, "/v1/query", sks, func(batch []api.Sketch) any {
+		return api.QueryRequest{Sketches: batch}
+	}, func(r *api.QueryResponse) []api.QueryResult { return r.Results })
+}
+
+// inBatches posts items to path in turn, BatchSize at a time, each batch
+// in the request body made by body, and collects the results of every
+// reply (results picks them out), one per item. On an error the results
+// of the batches already answered are returned with it.
+func inBatches[T, Resp, R any](ctx context.Context, c *Client, path string, items []T, body func([]T) any, results func(*Resp) []R) ([]R, error) {
+	res := make([]R, 0, len(items))
+	for len(items) > 0 {
+		n := min(len(items), c.o.BatchSize)
+		var out Resp
+		if err := c.do(ctx, "POST", path, body(items[:n]), &out); err != nil {
 			return res, err
 		}
-		res = append(res, out.Results...)
-		sks = sks[n:]
+		got := results(&out)
+		if len(got) != n {
+			return res, fmt.Errorf("client: %d results for %d items", len(got), n)
+		}
+		res = append(res, got...)
+		items = items[n:]
 	}
 	return res, nil
 }

@@ -10,31 +10,13 @@ import (
 	"github.com/neardup/neardup/store"
 )
 
-type opKind uint8
-
-const (
-	opAdd opKind = iota
-	opRemove
-	opPutDoc
-	opDeleteDoc
-	opPutMeta
-	opDeleteMeta
-)
-
-type op struct {
-	kind    opKind
-	key, id uint64
-	name    string
-	value   []byte
-}
-
 // batch collects writes and sends them in one pipeline: wrapped in
 // MULTI/EXEC when the store is Atomic, plain (one pipeline per master, each
 // command atomic on its own) on a cluster whose keys span slots. Commands
 // on one key keep their order either way, so later writes win.
 type batch struct {
+	store.Writes
 	s      *Store
-	ops    []op
 	notes  [][]byte
 	closed bool
 }
@@ -44,29 +26,10 @@ var _ store.JournalBatch = (*batch)(nil)
 // Note implements store.JournalBatch.
 func (b *batch) Note(note []byte) { b.notes = append(b.notes, slices.Clone(note)) }
 
-func (b *batch) AddPosting(key, id uint64) {
-	b.ops = append(b.ops, op{kind: opAdd, key: key, id: id})
-}
+// Len implements store.Batch: the writes and the notes.
+func (b *batch) Len() int { return b.Writes.Len() + len(b.notes) }
 
-func (b *batch) RemovePosting(key, id uint64) {
-	b.ops = append(b.ops, op{kind: opRemove, key: key, id: id})
-}
-
-func (b *batch) PutDoc(id uint64, rec []byte) {
-	b.ops = append(b.ops, op{kind: opPutDoc, id: id, value: slices.Clone(rec)})
-}
-
-func (b *batch) DeleteDoc(id uint64) { b.ops = append(b.ops, op{kind: opDeleteDoc, id: id}) }
-
-func (b *batch) PutMeta(name string, value []byte) {
-	b.ops = append(b.ops, op{kind: opPutMeta, name: name, value: slices.Clone(value)})
-}
-
-func (b *batch) DeleteMeta(name string) { b.ops = append(b.ops, op{kind: opDeleteMeta, name: name}) }
-
-func (b *batch) Len() int { return len(b.ops) + len(b.notes) }
-
-func (b *batch) Close() { b.ops, b.notes, b.closed = nil, nil, true }
+func (b *batch) Close() { b.Writes, b.notes, b.closed = store.Writes{}, nil, true }
 
 // Commit implements store.Batch. Runs of AddPosting (or RemovePosting) on
 // one key become one SADD (SREM) with many members.
@@ -81,41 +44,44 @@ func (b *batch) Commit(ctx context.Context) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	if len(b.ops) == 0 && len(b.notes) == 0 {
+	if b.Len() == 0 {
 		return nil
 	}
 	queue := func(p goredis.Pipeliner) error {
-		ops := b.ops
-		for len(ops) > 0 {
-			o := ops[0]
-			switch o.kind {
-			case opAdd, opRemove:
+		for i := 0; i < b.Writes.Len(); {
+			o := b.Op(i)
+			switch o.Kind {
+			case store.OpAddPosting, store.OpRemovePosting:
 				n := 1
-				for n < len(ops) && ops[n].kind == o.kind && ops[n].key == o.key {
+				for i+n < b.Writes.Len() {
+					next := b.Op(i + n)
+					if next.Kind != o.Kind || next.Key != o.Key {
+						break
+					}
 					n++
 				}
 				members := make([]any, n)
-				for i := range n {
-					members[i] = member(ops[i].id)
+				for j := range n {
+					members[j] = member(b.Op(i + j).ID)
 				}
-				k := s.key(func(buf []byte) []byte { return s.keys.posting(buf, o.key) })
-				if o.kind == opAdd {
+				k := s.key(func(buf []byte) []byte { return s.keys.posting(buf, o.Key) })
+				if o.Kind == store.OpAddPosting {
 					p.SAdd(ctx, k, members...)
 				} else {
 					p.SRem(ctx, k, members...)
 				}
-				ops = ops[n:]
+				i += n
 				continue
-			case opPutDoc:
-				p.HSet(ctx, s.keys.docBucket(o.id), docField(o.id), o.value)
-			case opDeleteDoc:
-				p.HDel(ctx, s.keys.docBucket(o.id), docField(o.id))
-			case opPutMeta:
-				p.HSet(ctx, s.keys.meta(), o.name, o.value)
-			case opDeleteMeta:
-				p.HDel(ctx, s.keys.meta(), o.name)
+			case store.OpPutDoc:
+				p.HSet(ctx, s.keys.docBucket(o.ID), docField(o.ID), o.Value)
+			case store.OpDeleteDoc:
+				p.HDel(ctx, s.keys.docBucket(o.ID), docField(o.ID))
+			case store.OpPutMeta:
+				p.HSet(ctx, s.keys.meta(), o.Name, o.Value)
+			case store.OpDeleteMeta:
+				p.HDel(ctx, s.keys.meta(), o.Name)
 			}
-			ops = ops[1:]
+			i++
 		}
 		b.journal(ctx, p)
 		return nil
@@ -129,7 +95,8 @@ func (b *batch) Commit(ctx context.Context) error {
 	if err != nil {
 		return s.wrap(err)
 	}
-	b.ops, b.notes = b.ops[:0], nil
+	b.Reset()
+	b.notes = nil
 	return nil
 }
 
@@ -150,17 +117,18 @@ func (b *batch) journal(ctx context.Context, p goredis.Pipeliner) {
 			rec, n = nil, 0
 		}
 	}
-	for _, o := range b.ops {
-		if o.kind != opAdd && o.kind != opRemove {
+	for i := range b.Writes.Len() {
+		o := b.Op(i)
+		if o.Kind != store.OpAddPosting && o.Kind != store.OpRemovePosting {
 			continue
 		}
 		flag := byte(0)
-		if o.kind == opAdd {
+		if o.Kind == store.OpAddPosting {
 			flag = 1
 		}
 		rec = append(rec, flag)
-		rec = binary.BigEndian.AppendUint64(rec, o.key)
-		rec = binary.BigEndian.AppendUint64(rec, o.id)
+		rec = binary.BigEndian.AppendUint64(rec, o.Key)
+		rec = binary.BigEndian.AppendUint64(rec, o.ID)
 		if n++; n == journalOps {
 			flush()
 		}

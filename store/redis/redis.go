@@ -50,6 +50,7 @@
 package redis
 
 import (
+	"cmp"
 	"context"
 	"encoding/binary"
 	"errors"
@@ -537,7 +538,7 @@ func (s *Store) ScanDocs(ctx context.Context, fn func(id uint64, rec []byte) err
 			}
 		}
 		// HSCAN may return an element more than once.
-		slices.SortFunc(entries, func(a, b entry) int { return cmpU64(a.id, b.id) })
+		slices.SortFunc(entries, func(a, b entry) int { return cmp.Compare(a.id, b.id) })
 		entries = slices.CompactFunc(entries, func(a, b entry) bool { return a.id == b.id })
 		var rec []byte
 		for _, e := range entries {
@@ -551,16 +552,6 @@ func (s *Store) ScanDocs(ctx context.Context, fn func(id uint64, rec []byte) err
 		}
 	}
 	return nil
-}
-
-func cmpU64(a, b uint64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // ScanPostings implements store.Store. It lists the index's posting keys
