@@ -63,6 +63,7 @@ func (x *Index) NewBulk() (*Bulk, error) {
 		return nil, ErrBulkOpen
 	}
 	x.bulkOpen = true
+	x.dropPostings() // a Bulk's writes do not reach the in-memory postings
 	return &Bulk{x: x, b: &logBatch{}, ids: map[uint64]struct{}{}}, nil
 }
 

@@ -61,7 +61,7 @@ func (x *Index) Check(ctx context.Context, repair bool) (CheckReport, error) {
 	x.wmu.Lock()
 	defer x.wmu.Unlock()
 	var r CheckReport
-	w := &repairer{st: x.st, on: repair}
+	w := &repairer{x: x, st: x.st, on: repair}
 	defer w.close()
 
 	// Records: each must decode; collect the postings they make.
@@ -201,6 +201,7 @@ func (x *Index) checkMeta(ctx context.Context, r *CheckReport, w *repairer) erro
 
 // repairer batches repairs when on, and does nothing otherwise.
 type repairer struct {
+	x  *Index
 	st store.Store
 	on bool
 	b  store.Batch
@@ -212,6 +213,7 @@ func (w *repairer) do(ctx context.Context, fn func(store.Batch)) error {
 	}
 	if w.b == nil {
 		w.b = w.st.NewBatch()
+		w.x.dropPostings() // repairs do not reach the in-memory postings
 	}
 	fn(w.b)
 	if w.b.Len() >= 4096 {

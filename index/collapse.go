@@ -54,9 +54,13 @@ type CollapseResult struct {
 
 // Collapser collapses ranked lists of document names with a collapse
 // table the index keeps up to date: once made, every Add and Remove of its
-// Index puts or removes the signatures of the documents it writes. Ids the
-// table has not seen (documents stored before the Collapser was made, or
-// by another process sharing the store) are read from the store the first
+// Index puts or removes the signatures of the documents it writes. On a
+// journaled shared store (store.Journaled) whose postings the index keeps
+// in memory (LoadPostings), the signatures of every process's adds travel
+// in the journal: loading it fills the table, and each Collapse first
+// reads the journal's tail. Ids the table has not seen otherwise
+// (documents stored before the Collapser was made, or written by a
+// process with other table parameters) are read from the store the first
 // time a Collapse meets them, in one multi-key record lookup; Load reads
 // them all at once. A document replaced by another process keeps its old
 // signature here until it is read again (verification always reads the
@@ -152,6 +156,9 @@ func (c *Collapser) Load(ctx context.Context) (int, error) {
 // record lookup for the names the table has not seen and, when verifying,
 // one for the documents of the pairs it proposes.
 func (c *Collapser) Collapse(ctx context.Context, names []string) (CollapseResult, error) {
+	if err := c.x.followJournal(ctx); err != nil {
+		return CollapseResult{}, err
+	}
 	ids := make([]uint64, len(names))
 	pos := make(map[uint64]int, len(names)) // id -> first position
 	for i, n := range names {

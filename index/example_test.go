@@ -246,3 +246,21 @@ func ExampleAccept() {
 	// false
 	// true
 }
+
+func ExampleIndex_LoadPostings() {
+	x, _ := index.Open(ctx, store.NewMemory(), index.Config{})
+	s, _ := x.NewSketcher()
+	x.Add(ctx, doc(x, s, "a", text(0, 500)))
+	// A server loads the postings once; its adds keep them current.
+	n, err := x.LoadPostings(ctx)
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println("postings in memory:", n)
+	x.Add(ctx, doc(x, s, "b", text(1000, 500)))
+	ms, _ := x.Query(ctx, nil, doc(x, s, "q", text(1002, 498)), "")
+	fmt.Println(ms[0].Name)
+	// Output:
+	// postings in memory: 18
+	// b
+}

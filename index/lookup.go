@@ -15,7 +15,9 @@ import (
 
 // QueryMany finds the stored documents near each of qs as Query does, with
 // two store round trips for the whole batch: one multi-key posting lookup
-// (store.LookupPostings) for the keys of every query, then one multi-key
+// (store.LookupPostings, or the in-memory postings after LoadPostings:
+// then no round trip, or one read of a shared store's journal) for the
+// keys of every query, then one multi-key
 // record lookup (store.LookupDocs) for the union of their candidates, each
 // record decoded once however many queries share it. skip(i, id) leaves id
 // out of qs[i]'s candidates (skip may be nil). fn(i, matches) is called
@@ -43,7 +45,7 @@ func (x *Index) QueryMany(ctx context.Context, qs []*Doc, skip func(i int, id ui
 	}
 	var hits []hit
 	if len(keys) > 0 {
-		err := x.st.LookupPostings(ctx, keys, func(k int, ids []uint64) error {
+		err := x.lookupPostings(ctx, keys, func(k int, ids []uint64) error {
 			q := owner[k]
 			for _, id := range ids {
 				if skip == nil || !skip(int(q), id) {

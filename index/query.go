@@ -96,14 +96,15 @@ type Candidate struct {
 }
 
 // Candidates appends the unverified candidates of s (ids sharing a key with
-// it), in increasing id order, to dst: one multi-key posting lookup.
+// it), in increasing id order, to dst: one multi-key posting lookup (in
+// memory after LoadPostings).
 func (x *Index) Candidates(ctx context.Context, dst []Candidate, s *sketch.Sketch) ([]Candidate, error) {
 	keys, err := x.Keys(make([]uint64, 0, x.scheme.NumKeys()), s)
 	if err != nil || len(keys) == 0 {
 		return dst, err
 	}
 	var ids []uint64
-	err = x.st.LookupPostings(ctx, keys, func(_ int, got []uint64) error {
+	err = x.lookupPostings(ctx, keys, func(_ int, got []uint64) error {
 		ids = append(ids, got...)
 		return nil
 	})

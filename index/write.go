@@ -50,6 +50,7 @@ func (x *Index) Add(ctx context.Context, docs ...*Doc) (AddResult, error) {
 		b = x.st.NewBatch()
 	}
 	defer b.Close()
+	b, rec := x.record(b)
 	res, fps, err := x.stage(ctx, b, docs, nil)
 	if err != nil {
 		return AddResult{}, err
@@ -57,11 +58,13 @@ func (x *Index) Add(ctx context.Context, docs ...*Doc) (AddResult, error) {
 	if err := x.fps.add(ctx, x, b, fps); err != nil {
 		return AddResult{}, err
 	}
+	x.noteAdded(b, docs)
 	if err := b.Commit(ctx); err != nil {
 		x.fps.failed()
 		return AddResult{}, fmt.Errorf("index: adding %d documents: %w", res.Added+res.Replaced, err)
 	}
 	x.fps.committed()
+	x.committed(rec)
 	if c := x.collapser.Load(); c != nil {
 		c.putAll(docs)
 	}
@@ -160,7 +163,7 @@ func (x *Index) Remove(ctx context.Context, names ...string) (int, error) {
 	if x.bulkOpen {
 		return 0, ErrBulkOpen
 	}
-	b := x.st.NewBatch()
+	b, rec := x.record(x.st.NewBatch())
 	defer b.Close()
 	var d Doc
 	var keys []uint64
@@ -186,9 +189,11 @@ func (x *Index) Remove(ctx context.Context, names ...string) (int, error) {
 	if err != nil {
 		return 0, err
 	}
+	x.noteRemoved(b, ids)
 	if err := b.Commit(ctx); err != nil {
 		return 0, fmt.Errorf("index: removing %d documents: %w", n, err)
 	}
+	x.committed(rec)
 	if c := x.collapser.Load(); c != nil {
 		for _, id := range ids {
 			c.t.Remove(id)

@@ -89,6 +89,15 @@ type IndexOptions struct {
 	// query verifies a candidate, with a 16-byte table leaning to recall:
 	// every collapsed pair is then a verified pair at the threshold.
 	CollapseUnverified bool
+	// StorePostings reads every candidate lookup's postings from the
+	// store. The default loads them into memory when the index opens
+	// (index.LoadPostings: about 16 bytes per posting) and serves lookups
+	// from there: for a store of this process alone (Pebble, memory) kept
+	// current by this process's writes, for a shared one (Redis) by
+	// reading the store's journal of every process's writes before each
+	// lookup. A shared store whose journal does not hold the index's whole
+	// history (an index created before journals) is read as before.
+	StorePostings bool
 }
 
 // IndexBackend is the Backend over package index, with a sketcher for text
@@ -105,8 +114,10 @@ type IndexBackend struct {
 	hdr      sketch.Header
 	col      *index.Collapser
 	name     string
-	skPool   sync.Pool // *sample.Sketcher
-	addMu    sync.Mutex
+	skPool   sync.Pool  // *sample.Sketcher
+	addMu    sync.Mutex // held by the request committing a group of adds
+	queueMu  sync.Mutex // guards queue
+	queue    []*addRequest
 	added    atomic.Int64
 	removed  atomic.Int64
 	queried  atomic.Int64
@@ -134,6 +145,15 @@ func OpenIndex(st store.Store, o IndexOptions) (*IndexBackend, error) {
 	col, err := x.NewCollapser(index.CollapseOptions{Unverified: o.CollapseUnverified})
 	if err != nil {
 		return nil, fmt.Errorf("server: %w", err)
+	}
+	// After the collapser: replaying a shared store's journal also fills
+	// its table with every process's signatures.
+	if !o.StorePostings {
+		if _, err := x.LoadPostings(ctx); err != nil && !st.Capabilities().Shared {
+			return nil, fmt.Errorf("server: %w", err)
+		}
+		// A shared store without a journal of the whole index keeps
+		// serving lookups from the store.
 	}
 	b := &IndexBackend{st: st, x: x, hdr: x.Header(), col: col, name: o.StoreName, features: !o.NoFeatures}
 	b.skPool.Put(sk)
@@ -172,16 +192,104 @@ func (b *IndexBackend) Header() sketch.Header { return b.hdr }
 // so they are verified exactly like stored ones; a document matching a
 // stored document that an earlier one of the batch replaces sees the new
 // version only. The accepted documents are then written by one index.Add.
+//
+// Concurrent Adds are committed together (group commit): each request
+// queues its sketched documents, and whichever request holds the add lock
+// next takes every queued one and processes them as one sequence, in
+// arrival order, with one index.Add — one durable commit for all of them,
+// where serial Adds would pay one each. The results are those of running
+// the requests one after the other: a later request's documents see the
+// earlier ones' as stored. Should the group fail on one request's input
+// (an id collision), its requests are run again one by one, so that only
+// the faulty one fails.
 func (b *IndexBackend) Add(ctx context.Context, docs []api.Document, ifNew bool) ([]api.AddResult, error) {
-	sk := make([]*index.Doc, len(docs))
-	self := make([]uint64, len(docs))
+	req := &addRequest{docs: make([]*index.Doc, len(docs)), ifNew: ifNew}
 	for i, d := range docs {
-		sk[i] = b.sketchText(d)
-		self[i] = index.ID(d.ID)
+		req.docs[i] = b.sketchText(d)
 	}
+	b.queueMu.Lock()
+	b.queue = append(b.queue, req)
+	b.queueMu.Unlock()
 	b.addMu.Lock()
 	defer b.addMu.Unlock()
-	stored := make([][]index.Match, len(docs))
+	// Either an earlier holder of addMu took req and finished it before
+	// letting go, or req is still queued and is taken here.
+	b.queueMu.Lock()
+	group := b.queue
+	b.queue = nil
+	b.queueMu.Unlock()
+	if len(group) > 0 {
+		b.addGroup(ctx, group)
+	}
+	return req.res, req.err
+}
+
+// addRequest is one Add waiting for its group's commit.
+type addRequest struct {
+	docs  []*index.Doc
+	ifNew bool
+	res   []api.AddResult
+	err   error
+}
+
+// maxGroupDocs bounds the documents of one group commit.
+const maxGroupDocs = 4096
+
+// addGroup runs queued requests with b.addMu held: as one sequence when
+// it can, else one by one. Each request gets its results or its error.
+func (b *IndexBackend) addGroup(ctx context.Context, group []*addRequest) {
+	if len(group) == 1 {
+		r := group[0]
+		r.res, r.err = b.addDocs(ctx, r.docs, func(int) bool { return r.ifNew })
+		return
+	}
+	// The group's work is the leader's, done for the others too: it is
+	// not cut short when the leader's own client goes away.
+	ctx = context.WithoutCancel(ctx)
+	for len(group) > 0 {
+		n, docs := 0, 0
+		for n < len(group) && (n == 0 || docs+len(group[n].docs) <= maxGroupDocs) {
+			docs += len(group[n].docs)
+			n++
+		}
+		part := group[:n]
+		group = group[n:]
+		var all []*index.Doc
+		var owner []int // request of each document
+		for i, r := range part {
+			all = append(all, r.docs...)
+			for range r.docs {
+				owner = append(owner, i)
+			}
+		}
+		res, err := b.addDocs(ctx, all, func(i int) bool { return part[owner[i]].ifNew })
+		if err != nil && errors.Is(err, ErrInput) && len(part) > 1 {
+			for _, r := range part {
+				b.addGroup(ctx, []*addRequest{r})
+			}
+			continue
+		}
+		at := 0
+		for _, r := range part {
+			if err != nil {
+				r.err = err
+			} else {
+				r.res = res[at : at+len(r.docs) : at+len(r.docs)]
+			}
+			at += len(r.docs)
+		}
+	}
+}
+
+// addDocs finds the near-duplicates of docs and adds them as Add says,
+// ifNew(i) telling whether docs[i] is added only when new. Called with
+// b.addMu held.
+func (b *IndexBackend) addDocs(ctx context.Context, sk []*index.Doc, ifNew func(i int) bool) ([]api.AddResult, error) {
+	self := make([]uint64, len(sk))
+	for i, d := range sk {
+		self[i] = index.ID(d.Name)
+	}
+	stored := make([][]index.Match, len(sk))
 	err := b.x.QueryMany(ctx, sk, func(i int, id uint64) bool { return id == self[i] }, func(i int, ms []index.Match) error {
 		stored[i] = slices.Clone(ms)
 		return nil
@@ -190,12 +298,12 @@ func (b *IndexBackend) Add(ctx context.Context, docs []api.Document, ifNew bool)
 		return nil, err
 	}
 	var pending *index.Index // the accepted documents of the batch
-	if len(docs) > 1 {
+	if len(sk) > 1 {
 		if pending, err = index.Open(ctx, store.NewMemory(), b.x.Config()); err != nil {
 			return nil, err
 		}
 	}
-	res := make([]api.AddResult, len(docs))
+	res := make([]api.AddResult, len(sk))
 	var batch []index.Match
 	accepted := map[string]int{} // name -> index in sk of the last accepted version
 	for i, d := range sk {
@@ -220,7 +328,7 @@ func (b *IndexBackend) Add(ctx context.Context, docs []api.Document, ifNew bool)
 			return ms[i].Name < ms[j].Name
 		})
 		res[i] = api.AddResult{ID: d.Name, Matches: toAPI([]api.Match{}, ms)}
-		if ifNew && len(ms) > 0 {
+		if ifNew(i) && len(ms) > 0 {
 			continue
 		}
 		if pending != nil {

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -10,6 +11,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -147,17 +149,40 @@ func (s *Server) writeError(w http.ResponseWriter, err error) {
 	writeJSON(w, he.code, api.Error{Error: he.msg, Field: he.field})
 }
 
+// bufs holds the buffers request bodies are read into and replies
+// encoded in.
+var bufs = sync.Pool{New: func() any { return new([]byte) }}
+
+// maxPooled bounds the buffers kept for reuse.
+const maxPooled = 1 << 20
+
+func putBuf(b *[]byte) {
+	if cap(*b) <= maxPooled {
+		bufs.Put(b)
+	}
+}
+
 func writeJSON(w http.ResponseWriter, code int, v any) error {
-	b, err := json.Marshal(v)
+	bp := bufs.Get().(*[]byte)
+	defer putBuf(bp)
+	b, err := marshal((*bp)[:0], v)
+	*bp = b
 	if err != nil {
 		return err
 	}
-	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("X-Content-Type-Options", "nosniff")
+	h := w.Header()
+	h["Content-Type"] = jsonContentType
+	h["X-Content-Type-Options"] = nosniff
 	w.WriteHeader(code)
-	_, err = w.Write(append(b, '\n'))
+	*bp = append(b, '\n')
+	_, err = w.Write(*bp)
 	return err
 }
+
+var (
+	jsonContentType = []string{"application/json"}
+	nosniff         = []string{"nosniff"}
+)
 
 // decode reads one JSON object from the body into v, refusing unknown
 // fields and trailing data, and names the problem of a bad body.
@@ -168,7 +193,17 @@ func (s *Server) decode(r *http.Request, v any) error {
 			return errorf(http.StatusUnsupportedMediaType, "", "Content-Type %q, want application/json", ct)
 		}
 	}
-	dec := json.NewDecoder(r.Body)
+	bp := bufs.Get().(*[]byte)
+	defer putBuf(bp)
+	body, err := readAll((*bp)[:0], r.Body)
+	*bp = body
+	if err != nil {
+		return s.jsonError(err)
+	}
+	if fastDecode(body, v) {
+		return nil
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
 		return s.jsonError(err)
@@ -181,6 +216,23 @@ func (s *Server) decode(r *http.Request, v any) error {
 		return errorf(http.StatusBadRequest, "", "invalid JSON: data after the top-level object")
 	}
 	return nil
+}
+
+// readAll appends everything r holds to dst.
+func readAll(dst []byte, r io.Reader) ([]byte, error) {
+	for {
+		if len(dst) == cap(dst) {
+			dst = append(dst, 0)[:len(dst)]
+		}
+		n, err := r.Read(dst[len(dst):cap(dst)])
+		dst = dst[:len(dst)+n]
+		if err == io.EOF {
+			return dst, nil
+		}
+		if err != nil {
+			return dst, err
+		}
+	}
 }
 
 func (s *Server) jsonError(err error) error {

@@ -517,3 +517,48 @@ func TestHTMLFlag(t *testing.T) {
 		}
 	}
 }
+
+// TestAddGroupCommit: concurrent adds are committed in groups, with the
+// results of running them one after the other: of two near-duplicates
+// added at once by different requests, exactly one reply names the other
+// (the later one's), and every acknowledged document is stored.
+func TestAddGroupCommit(t *testing.T) {
+	r := serve(t, openStore(t, "pebble", ""), server.Options{}, nil)
+	const pairs = 24
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	named := map[string]string{} // id -> the id its reply named
+	for i := range 2 * pairs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			base := text(uint64(100+i/2), 300)
+			id := fmtID("p", uint64(i))
+			res, err := r.C.Add(context.Background(), []api.Document{doc(id, edit(base, uint64(i), 1))}, false)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			if !res[0].Added {
+				t.Errorf("%s not added", id)
+			}
+			for _, m := range res[0].Matches {
+				named[id] = m.ID
+			}
+		}()
+	}
+	wg.Wait()
+	for i := 0; i < 2*pairs; i += 2 {
+		a, b := fmtID("p", uint64(i)), fmtID("p", uint64(i+1))
+		if (named[a] == b) == (named[b] == a) {
+			t.Errorf("pair %s, %s: replies name %q and %q; exactly one should name the other", a, b, named[a], named[b])
+		}
+		for _, id := range []string{a, b} {
+			if _, err := r.C.Get(context.Background(), id); err != nil {
+				t.Errorf("acknowledged %s: %v", id, err)
+			}
+		}
+	}
+}

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"bytes"
 	"context"
 	"encoding/binary"
 	"errors"
@@ -669,9 +670,44 @@ func (s *Pebble) Doc(_ context.Context, id uint64, dst []byte) ([]byte, bool, er
 	return s.get(docKey(&kb, id), dst)
 }
 
-// LookupDocs implements Store.
-func (s *Pebble) LookupDocs(ctx context.Context, ids []uint64, fn func(i int, rec []byte, ok bool) error) error {
-	return lookupDocs(ctx, ids, s.Doc, fn)
+// LookupDocs implements Store: one iterator serves every id, each a
+// prefix seek whose Bloom filters skip the levels without the record (a
+// Get builds an iterator over the levels per record), and fn sees the
+// record where the iterator holds it, uncopied.
+func (s *Pebble) LookupDocs(ctx context.Context, ids []uint64, fn func(i int, rec []byte, ok bool) error) (err error) {
+	if err := s.usable(); err != nil {
+		return err
+	}
+	defer s.h.recoverFault("read", &err)
+	l, err := s.iter()
+	if err != nil {
+		return s.readErr(err)
+	}
+	defer s.putIter(l)
+	it := l.it
+	for i, id := range ids {
+		if i&63 == 0 {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+		}
+		k := l.key[:9]
+		k[0] = kindDoc
+		binary.BigEndian.PutUint64(k[1:], id)
+		var rec []byte
+		ok := it.SeekPrefixGE(k) && bytes.Equal(it.Key(), k)
+		if ok {
+			if rec, err = it.ValueAndErr(); err != nil {
+				return s.readErr(fmt.Errorf("document %016x: %w", id, err))
+			}
+		} else if err := it.Error(); err != nil {
+			return s.readErr(fmt.Errorf("document %016x: %w", id, err))
+		}
+		if err := fn(i, rec, ok); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // Meta implements Store.

@@ -168,6 +168,35 @@ func NewBulk(s Store) Batch {
 	return s.NewBatch()
 }
 
+// Journaled is implemented by shared stores that log the posting writes of
+// every committed batch, in commit order (store/redis: a Redis stream
+// written in the batch's own MULTI/EXEC), with notes the batch's writer
+// adds (JournalBatch). A process that keeps the postings in memory
+// (index.LoadPostings) replays the journal to load them and reads its
+// tail before each lookup to follow what the other processes commit. The
+// journal holds every posting write since the store's first batch under
+// its name, so it is the complete history only of an index created on a
+// store that was already journaled (package index records that).
+type Journaled interface {
+	// ReadJournal calls fn with every posting write (note nil; add true
+	// for AddPosting, false for RemovePosting) and every note (note not
+	// nil, key and id 0) of the batches committed after position after
+	// ("" for the start of the journal), in commit order, and returns the
+	// position of the last batch read (after itself when there is none).
+	// note is valid only during the call. An error from fn stops the read
+	// and is returned; the writes of a batch are then partly delivered.
+	ReadJournal(ctx context.Context, after string, fn func(key, id uint64, add bool, note []byte) error) (string, error)
+}
+
+// JournalBatch is implemented by the batches of a Journaled store.
+type JournalBatch interface {
+	Batch
+	// Note adds an opaque note to the batch's journal entry, delivered to
+	// readers after the batch's posting writes (package index logs the
+	// collapse signatures of the documents a batch adds).
+	Note(note []byte)
+}
+
 // lookupDocs serves LookupDocs with one Doc per id, for stores whose point
 // reads cost no round trip; it checks ctx every 64 ids.
 func lookupDocs(ctx context.Context, ids []uint64, doc func(context.Context, uint64, []byte) ([]byte, bool, error), fn func(i int, rec []byte, ok bool) error) error {

@@ -23,6 +23,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"flag"
 	"fmt"
@@ -36,7 +37,10 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
+
+	"github.com/google/pprof/profile"
 
 	"github.com/neardup/neardup/server"
 	"github.com/neardup/neardup/server/api"
@@ -60,6 +64,10 @@ type flags struct {
 	seed       uint64
 	cpuprofile string
 	collapseC  int
+	qbatch     int
+	dir        string
+	block      int
+	cache      int64
 }
 
 func main() {
@@ -76,7 +84,11 @@ func main() {
 	flag.IntVar(&f.batch, "batch", 256, "documents per add request while preloading")
 	flag.Uint64Var(&f.seed, "seed", 1, "generator seed")
 	flag.IntVar(&f.collapseC, "collapse-c", 1, "concurrent clients in the collapse phase")
-	flag.StringVar(&f.cpuprofile, "cpuprofile", "", "write a CPU profile of the mixed phase (server and load generator) to this file")
+	flag.StringVar(&f.cpuprofile, "cpuprofile", "", "write a CPU profile of the mixed phase (server and load generator; the generator's samples carry the label side=loadgen) to this file")
+	flag.IntVar(&f.qbatch, "qbatch", 1, "documents per query request in the mixed phase (a client batching its queries)")
+	flag.IntVar(&f.block, "block", 0, "Pebble data block size in bytes for the tables the run writes (store.PebbleOptions.BlockBytes; 0 the store's default)")
+	flag.Int64Var(&f.cache, "cache", 0, "Pebble block cache in bytes (store.PebbleOptions.CacheBytes; 0 the store's default)")
+	flag.StringVar(&f.dir, "dir", "", "keep the Pebble store in this directory and, when it already holds one, reuse it without preloading (the default is a temporary directory)")
 	flag.Parse()
 	if err := run(f); err != nil {
 		fmt.Fprintln(os.Stderr, "bench/serve:", err)
@@ -185,12 +197,23 @@ func run(f flags) error {
 		return fmt.Errorf("-store %q: want pebble, redis or cluster", f.storeKind)
 	}
 
+	pebbleDir, reuse := tmp+"/pebble", false
+	if f.dir != "" {
+		if f.storeKind != "pebble" {
+			return fmt.Errorf("-dir needs -store pebble")
+		}
+		pebbleDir = f.dir
+		if ents, err := os.ReadDir(f.dir); err == nil && len(ents) > 0 {
+			reuse = true
+		}
+	}
 	var insts []instance
 	for range f.servers {
 		var st store.Store
 		var err error
+		t0 := time.Now()
 		if f.storeKind == "pebble" {
-			st, err = store.OpenPebble(tmp+"/pebble", nil)
+			st, err = store.OpenPebble(pebbleDir, &store.PebbleOptions{BlockBytes: f.block, CacheBytes: f.cache})
 		} else {
 			st, err = redis.Open(ctx, redisURL, &redis.Options{Prefix: "bench"})
 		}
@@ -201,6 +224,7 @@ func run(f flags) error {
 		if err != nil {
 			return err
 		}
+		fmt.Printf("server opened its index in %.1f s\n", time.Since(t0).Seconds())
 		s, err := server.New(b, server.Options{MaxInFlight: 4 * f.conc})
 		if err != nil {
 			return err
@@ -215,6 +239,9 @@ func run(f flags) error {
 		insts = append(insts, instance{url: "http://" + l.Addr().String(), stop: func() error {
 			cancel()
 			err := <-done
+			if ferr := b.Flush(ctx); err == nil {
+				err = ferr // as neardup serve does at shutdown
+			}
 			if cerr := st.Close(); err == nil {
 				err = cerr
 			}
@@ -244,6 +271,10 @@ func run(f flags) error {
 	// Preload, 4 loaders spread over the servers.
 	start := time.Now()
 	var next atomic.Int64
+	if reuse {
+		next.Store(int64(f.n))
+		fmt.Printf("preload: reusing the store in %s\n", f.dir)
+	}
 	var wg sync.WaitGroup
 	errc := make(chan error, 8)
 	for w := range 4 {
@@ -275,7 +306,9 @@ func run(f flags) error {
 	default:
 	}
 	el := time.Since(start)
-	fmt.Printf("preload: %d documents in %.1f s (%.0f documents/s, batches of %d)\n", f.n, el.Seconds(), float64(f.n)/el.Seconds(), f.batch)
+	if !reuse {
+		fmt.Printf("preload: %d documents in %.1f s (%.0f documents/s, batches of %d)\n", f.n, el.Seconds(), float64(f.n)/el.Seconds(), f.batch)
+	}
 
 	// Mixed queries and adds.
 	type sample struct {
@@ -284,37 +317,44 @@ func run(f flags) error {
 		found bool
 	}
 	results := make([][]sample, f.conc)
-	if f.cpuprofile != "" {
-		pf, err := os.Create(f.cpuprofile)
-		if err != nil {
-			return err
-		}
-		defer pf.Close()
-		if err := pprof.StartCPUProfile(pf); err != nil {
-			return err
-		}
+	// The mixed phase is always profiled, to tell the load generator's
+	// share of the CPU from the server's (its goroutines, and the client
+	// connections they start, carry the label side=loadgen).
+	var prof bytes.Buffer
+	if err := pprof.StartCPUProfile(&prof); err != nil {
+		return err
 	}
+	cpu0 := processCPU()
+	t0 := time.Now()
 	deadline := time.Now().Add(f.duration)
 	var failures atomic.Int64
 	var addSeq atomic.Int64
 	for w := range f.conc {
 		wg.Add(1)
-		go func() {
+		go pprof.Do(ctx, pprof.Labels("side", "loadgen"), func(ctx context.Context) {
 			defer wg.Done()
 			r := rand.New(rand.NewPCG(f.seed, uint64(w)+1000))
 			c := clients[w%len(clients)]
+			qs := make([]api.Document, f.qbatch)
 			for salt := uint64(0); time.Now().Before(deadline); salt++ {
-				i := r.IntN(f.n)
 				t0 := time.Now()
 				if r.Float64() < f.queryShare {
-					res, err := c.Query(ctx, []api.Document{cp.variant(i, salt<<8|uint64(w))})
+					for j := range qs {
+						qs[j] = cp.variant(r.IntN(f.n), salt<<16|uint64(j)<<8|uint64(w))
+					}
+					t0 = time.Now()
+					res, err := c.Query(ctx, qs)
 					if err != nil {
 						failures.Add(1)
 						continue
 					}
-					results[w] = append(results[w], sample{d: time.Since(t0), found: len(res[0].Matches) > 0})
+					d := time.Since(t0)
+					for _, x := range res {
+						results[w] = append(results[w], sample{d: d, found: len(x.Matches) > 0})
+					}
 				} else {
 					d := cp.doc(f.n + int(addSeq.Add(1)))
+					t0 = time.Now()
 					if _, err := c.Add(ctx, []api.Document{d}, false); err != nil {
 						failures.Add(1)
 						continue
@@ -322,11 +362,20 @@ func run(f flags) error {
 					results[w] = append(results[w], sample{add: true, d: time.Since(t0)})
 				}
 			}
-		}()
+		})
 	}
 	wg.Wait()
+	wall := time.Since(t0)
+	cpu := processCPU() - cpu0
+	pprof.StopCPUProfile()
 	if f.cpuprofile != "" {
-		pprof.StopCPUProfile()
+		if err := os.WriteFile(f.cpuprofile, prof.Bytes(), 0o644); err != nil {
+			return err
+		}
+	}
+	share, err := labelShare(prof.Bytes(), "side", "loadgen")
+	if err != nil {
+		return err
 	}
 	var q, a []time.Duration
 	found := 0
@@ -344,7 +393,9 @@ func run(f flags) error {
 	}
 	secs := f.duration.Seconds()
 	fmt.Printf("mixed (%d clients, %.0f%% queries, %v): %.0f requests/s, %d failed\n", f.conc, 100*f.queryShare, f.duration, float64(len(q)+len(a))/secs, failures.Load())
-	report("query", q, secs, fmt.Sprintf("%.1f%% found a near-duplicate", 100*float64(found)/float64(max(len(q), 1))))
+	fmt.Printf("CPU in the mixed phase: %.1f s over %.1f s of wall time (%.2f of %d cores); the load generator took %.0f%% of it (profile samples labelled side=loadgen), the server(s) and the rest %.0f%%\n",
+		cpu.Seconds(), wall.Seconds(), cpu.Seconds()/wall.Seconds(), runtime.NumCPU(), 100*share, 100*(1-share))
+	report("query", q, secs, fmt.Sprintf("%.1f%% found a near-duplicate; %d per request, latency per request", 100*float64(found)/float64(max(len(q), 1)), f.qbatch))
 	report("add", a, secs, "")
 
 	// Collapse of 100 known ids.
@@ -403,6 +454,37 @@ func report(name string, d []time.Duration, secs float64, note string) {
 	pct := func(p float64) time.Duration { return d[min(len(d)-1, int(p*float64(len(d))))] }
 	fmt.Printf("%-12s %8d  %8.0f/s  p50 %8v  p99 %8v  p99.9 %8v  max %8v  %s\n", name, len(d), float64(len(d))/secs,
 		pct(0.5).Round(time.Microsecond), pct(0.99).Round(time.Microsecond), pct(0.999).Round(time.Microsecond), d[len(d)-1].Round(time.Microsecond), note)
+}
+
+// processCPU returns the CPU time (user and system) the process used so
+// far.
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// labelShare returns the share of a CPU profile's samples that carry the
+// label key=value.
+func labelShare(raw []byte, key, value string) (float64, error) {
+	p, err := profile.Parse(bytes.NewReader(raw))
+	if err != nil {
+		return 0, fmt.Errorf("reading the CPU profile: %w", err)
+	}
+	var all, with int64
+	for _, s := range p.Sample {
+		v := s.Value[len(s.Value)-1]
+		all += v
+		if slices.Contains(s.Label[key], value) {
+			with += v
+		}
+	}
+	if all == 0 {
+		return 0, nil
+	}
+	return float64(with) / float64(all), nil
 }
 
 // printLoad prints the machine's load average (the run shares its cores).

@@ -2,6 +2,8 @@ package redis
 
 import (
 	"context"
+	"encoding/binary"
+	"slices"
 
 	goredis "github.com/redis/go-redis/v9"
 
@@ -15,10 +17,19 @@ import (
 type batch struct {
 	store.Writes
 	s      *Store
+	notes  [][]byte
 	closed bool
 }
 
-func (b *batch) Close() { b.Writes, b.closed = store.Writes{}, true }
+var _ store.JournalBatch = (*batch)(nil)
+
+// Note implements store.JournalBatch.
+func (b *batch) Note(note []byte) { b.notes = append(b.notes, slices.Clone(note)) }
+
+// Len implements store.Batch: the writes and the notes.
+func (b *batch) Len() int { return b.Writes.Len() + len(b.notes) }
+
+func (b *batch) Close() { b.Writes, b.notes, b.closed = store.Writes{}, nil, true }
 
 // Commit implements store.Batch. Runs of AddPosting (or RemovePosting) on
 // one key become one SADD (SREM) with many members.
@@ -37,12 +48,12 @@ func (b *batch) Commit(ctx context.Context) error {
 		return nil
 	}
 	queue := func(p goredis.Pipeliner) error {
-		for i := 0; i < b.Len(); {
+		for i := 0; i < b.Writes.Len(); {
 			o := b.Op(i)
 			switch o.Kind {
 			case store.OpAddPosting, store.OpRemovePosting:
 				n := 1
-				for i+n < b.Len() {
+				for i+n < b.Writes.Len() {
 					next := b.Op(i + n)
 					if next.Kind != o.Kind || next.Key != o.Key {
 						break
@@ -72,6 +83,7 @@ func (b *batch) Commit(ctx context.Context) error {
 			}
 			i++
 		}
+		b.journal(ctx, p)
 		return nil
 	}
 	var err error
@@ -84,5 +96,45 @@ func (b *batch) Commit(ctx context.Context) error {
 		return s.wrap(err)
 	}
 	b.Reset()
+	b.notes = nil
 	return nil
+}
+
+// journalOps bounds the posting writes of one journal entry (17 bytes
+// each: a batch of a whole build is logged as several entries, in order).
+const journalOps = 1 << 16
+
+// journal queues, after the batch's writes and in its transaction, the
+// stream entries that log its posting writes (see Store.ReadJournal): each
+// a field "o" of 17-byte records, a flag byte (1 add, 0 remove) and the
+// key and id big-endian; then one entry per note, a field "n".
+func (b *batch) journal(ctx context.Context, p goredis.Pipeliner) {
+	var rec []byte
+	n := 0
+	flush := func() {
+		if n > 0 {
+			p.XAdd(ctx, &goredis.XAddArgs{Stream: b.s.keys.journal(), Values: []any{"o", rec}})
+			rec, n = nil, 0
+		}
+	}
+	for i := range b.Writes.Len() {
+		o := b.Op(i)
+		if o.Kind != store.OpAddPosting && o.Kind != store.OpRemovePosting {
+			continue
+		}
+		flag := byte(0)
+		if o.Kind == store.OpAddPosting {
+			flag = 1
+		}
+		rec = append(rec, flag)
+		rec = binary.BigEndian.AppendUint64(rec, o.Key)
+		rec = binary.BigEndian.AppendUint64(rec, o.ID)
+		if n++; n == journalOps {
+			flush()
+		}
+	}
+	flush()
+	for _, note := range b.notes {
+		p.XAdd(ctx, &goredis.XAddArgs{Stream: b.s.keys.journal(), Values: []any{"n", note}})
+	}
 }

@@ -12,6 +12,8 @@ import (
 //	P:d:<bucket 2 bytes>   hash: field <id 8 bytes> → document record;
 //	                       bucket = id >> 52 (4,096 buckets)
 //	P:m                    hash: field name → metadata value
+//	P:j                    stream: the journal of posting writes, one
+//	                       entry per batch (store.Journaled)
 //
 // Binary parts may contain '{' or '}' and so change which cluster slot a
 // key falls in, never which key it is; no command here names two keys, so
@@ -53,6 +55,8 @@ func (k keyspace) oneSlot() bool {
 	j := strings.IndexByte(k.prefix[i+1:], '}')
 	return j > 0
 }
+
+func (k keyspace) journal() string { return k.prefix + ":j" }
 
 func (k keyspace) posting(dst []byte, key uint64) []byte {
 	dst = append(dst, k.prefix...)

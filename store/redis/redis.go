@@ -34,6 +34,17 @@
 // a replica that had not received a write loses it unless the server is
 // configured to wait for replicas; this package does not issue WAIT.
 //
+// Every batch also appends its posting writes, and the notes its writer
+// adds, to a journal: a Redis stream under the prefix, written in the
+// batch's own transaction (store.Journaled). A server that keeps the
+// postings in memory (index.LoadPostings) replays it at start and reads
+// its tail before each lookup, so it sees every other server's writes
+// without asking Redis for posting sets. The journal grows with every
+// write (17 bytes per posting write) and is not trimmed. On a cluster
+// without a hash tag the journal is one more key in one slot, written in
+// its master's pipeline: a reader may see a batch's journal entry before
+// or after the batch's other writes land, as it may see any of them.
+//
 // This package is not an index and not a cache: it stores what package
 // index writes, and keeps no copy of its own.
 package redis
@@ -41,6 +52,7 @@ package redis
 import (
 	"cmp"
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"net/url"
@@ -99,7 +111,10 @@ type Store struct {
 	bufs    sync.Pool // *[]byte for building keys
 }
 
-var _ store.Store = (*Store)(nil)
+var (
+	_ store.Store     = (*Store)(nil)
+	_ store.Journaled = (*Store)(nil)
+)
 
 // quietLogger drops go-redis's log lines: every failure also reaches the
 // caller as an error, and libraries here never print.
@@ -603,3 +618,52 @@ func (s *Store) ScanPostings(ctx context.Context, fn func(key, id uint64) error)
 
 // NewBatch implements store.Store.
 func (s *Store) NewBatch() store.Batch { return &batch{s: s} }
+
+// journalRead is the number of journal entries one XRANGE reads.
+const journalRead = 512
+
+// ReadJournal implements store.Journaled: XRANGE over the journal stream
+// from just after after, journalRead entries per round trip. Positions
+// are stream entry ids.
+func (s *Store) ReadJournal(ctx context.Context, after string, fn func(key, id uint64, add bool, note []byte) error) (string, error) {
+	if s.closed.Load() {
+		return after, store.ErrClosed
+	}
+	for {
+		if err := ctx.Err(); err != nil {
+			return after, err
+		}
+		start := "-"
+		if after != "" {
+			start = "(" + after
+		}
+		msgs, err := s.c.XRangeN(ctx, s.keys.journal(), start, "+", journalRead).Result()
+		if err != nil {
+			return after, s.wrap(err)
+		}
+		for _, m := range msgs {
+			if v, ok := m.Values["n"].(string); ok {
+				if err := fn(0, 0, false, []byte(v)); err != nil {
+					return after, err
+				}
+				after = m.ID
+				continue
+			}
+			v, _ := m.Values["o"].(string)
+			if len(v)%17 != 0 {
+				return after, fmt.Errorf("%w: journal entry %s of %d bytes", store.ErrCorrupt, m.ID, len(v))
+			}
+			for i := 0; i < len(v); i += 17 {
+				key := binary.BigEndian.Uint64([]byte(v[i+1 : i+9]))
+				id := binary.BigEndian.Uint64([]byte(v[i+9 : i+17]))
+				if err := fn(key, id, v[i] == 1, nil); err != nil {
+					return after, err
+				}
+			}
+			after = m.ID
+		}
+		if len(msgs) < journalRead {
+			return after, nil
+		}
+	}
+}

@@ -1,0 +1,506 @@
+package index
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/neardup/neardup/store"
+)
+
+// Postings in memory, for serving (LoadPostings). A query's candidate
+// lookup reads one posting list per LSH key (17 for the default scheme):
+// from an embedded store each is a prefix seek through the memtables and
+// every level's Bloom filter (most of a query's CPU time at a million
+// documents), from a network store one command each. A process that
+// answers many queries over one store instead keeps a copy of every
+// posting in a hash table here: the store stays the durable truth, and the
+// copy is loaded from it once (one scan of the postings) and kept current
+// by the index's own writes, applied after each commit and before the
+// write returns. A lookup is then a probe of an open-addressing table.
+//
+// The table is a multimap with linear probing over one uint64 per slot:
+// the high 32 bits are the top half of a bijective mix of the lookup key
+// (a multiplication by an odd constant), the low 32 a document number
+// (1-based, so an empty slot is 0) naming a document id in a slice. The
+// home slot of a key is the top log2(slots) bits of its mix, so it is
+// known from the slot alone (for growing and for deleting by backward
+// shift). A lookup walks from the home slot to the first empty one and
+// takes the documents whose top half matches. Two different keys share a
+// top half with probability 2^-32: a lookup meets such a foreign slot
+// with that probability per slot it walks past, and it only adds a
+// candidate that verification then rejects. Memory: 8 bytes per slot at a
+// load factor between 3/8 and 3/4 (11 to 21 bytes per posting), plus 12
+// bytes and a map entry per document.
+
+// memPostings is the in-memory copy of the store's postings.
+type memPostings struct {
+	mu    sync.RWMutex
+	slots []uint64 // top half of mix(key) << 32 | doc number; 0 is empty
+	shift uint     // 64 - log2(len(slots))
+	used  int      // non-empty slots
+	ids   []uint64 // doc number - 1 -> id
+	refs  []uint32 // doc number - 1 -> postings it holds (0: free)
+	free  []uint32 // doc numbers to reuse
+	num   map[uint64]uint32
+	// follow, for a shared store, reads the journal; nil for a store of
+	// this process alone, whose writes the index applies itself.
+	follow *follower
+}
+
+const memMinBits = 10
+
+func newMemPostings() *memPostings {
+	return &memPostings{slots: make([]uint64, 1<<memMinBits), shift: 64 - memMinBits, num: map[uint64]uint32{}}
+}
+
+// mix is a bijection of the keys whose top bits are well spread even when
+// a scheme's keys use fewer than 64 bits.
+func mix(key uint64) uint64 { return key * 0x9e3779b97f4a7c15 }
+
+func tagOf(key uint64) uint64 { return mix(key) &^ math.MaxUint32 }
+
+// lookup calls fn with the id of every document posted under key. Called
+// with mu held for reading.
+func (t *memPostings) lookup(key uint64, fn func(id uint64)) {
+	tag := tagOf(key)
+	mask := len(t.slots) - 1
+	for i := int(tag >> t.shift); ; i = (i + 1) & mask {
+		s := t.slots[i]
+		if s == 0 {
+			return
+		}
+		if s&^math.MaxUint32 == tag {
+			fn(t.ids[uint32(s)-1])
+		}
+	}
+}
+
+// find returns the slot holding v, or -1.
+func (t *memPostings) find(v uint64) int {
+	mask := len(t.slots) - 1
+	for i := int(v >> t.shift); ; i = (i + 1) & mask {
+		switch t.slots[i] {
+		case 0:
+			return -1
+		case v:
+			return i
+		}
+	}
+}
+
+// add posts id under key (a no-op if it is there). Called with mu held.
+func (t *memPostings) add(key, id uint64) error {
+	tag := tagOf(key)
+	n, ok := t.num[id]
+	if ok {
+		if t.find(tag|uint64(n)) >= 0 {
+			return nil
+		}
+	} else {
+		if len(t.free) > 0 {
+			n = t.free[len(t.free)-1]
+			t.free = t.free[:len(t.free)-1]
+			t.ids[n-1] = id
+		} else {
+			if len(t.ids) >= math.MaxUint32-1 {
+				return errors.New("index: more than 2^32-2 documents for the in-memory postings")
+			}
+			t.ids, t.refs = append(t.ids, id), append(t.refs, 0)
+			n = uint32(len(t.ids))
+		}
+		t.num[id] = n
+	}
+	if (t.used+1)*4 > len(t.slots)*3 {
+		if len(t.slots) == 1<<32 {
+			return errors.New("index: more than 2^32 postings in memory")
+		}
+		t.resize(len(t.slots) * 2)
+	}
+	t.put(tag | uint64(n))
+	t.used++
+	t.refs[n-1]++
+	return nil
+}
+
+// put stores v in the first empty slot from its home.
+func (t *memPostings) put(v uint64) {
+	mask := len(t.slots) - 1
+	i := int(v >> t.shift)
+	for t.slots[i] != 0 {
+		i = (i + 1) & mask
+	}
+	t.slots[i] = v
+}
+
+// resize rehashes into n slots (a power of two).
+func (t *memPostings) resize(n int) {
+	old := t.slots
+	t.slots = make([]uint64, n)
+	t.shift = uint(64 - log2(n))
+	for _, v := range old {
+		if v != 0 {
+			t.put(v)
+		}
+	}
+}
+
+func log2(n int) int {
+	b := 0
+	for 1<<b < n {
+		b++
+	}
+	return b
+}
+
+// remove removes id from under key (a no-op if it is not there), by
+// backward shift: later slots of the probe run move up so that no lookup
+// meets an empty slot before its key's slots. Called with mu held.
+func (t *memPostings) remove(key, id uint64) {
+	n, ok := t.num[id]
+	if !ok {
+		return
+	}
+	i := t.find(tagOf(key) | uint64(n))
+	if i < 0 {
+		return
+	}
+	mask := len(t.slots) - 1
+	for j := (i + 1) & mask; t.slots[j] != 0; j = (j + 1) & mask {
+		h := int(t.slots[j] >> t.shift)
+		// slots[j] may move to i when its home is not cyclically in (i, j].
+		if (j > i && (h <= i || h > j)) || (j < i && h <= i && h > j) {
+			t.slots[i] = t.slots[j]
+			i = j
+		}
+	}
+	t.slots[i] = 0
+	t.used--
+	if t.refs[n-1]--; t.refs[n-1] == 0 {
+		delete(t.num, id)
+		t.free = append(t.free, n)
+	}
+}
+
+// postings reports the number of postings held.
+func (t *memPostings) postings() int {
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	return t.used
+}
+
+// postingOp is a posting write recorded for the in-memory table.
+type postingOp struct {
+	key, id uint64
+	add     bool
+}
+
+// apply applies recorded writes in order.
+func (t *memPostings) apply(ops []postingOp) error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for _, o := range ops {
+		if !o.add {
+			t.remove(o.key, o.id)
+		} else if err := t.add(o.key, o.id); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// recorder is a store.Batch that passes every write to b and records the
+// posting writes, to apply to the in-memory table once b is committed.
+type recorder struct {
+	store.Batch
+	ops []postingOp
+}
+
+func (r *recorder) AddPosting(key, id uint64) {
+	r.Batch.AddPosting(key, id)
+	r.ops = append(r.ops, postingOp{key, id, true})
+}
+
+func (r *recorder) RemovePosting(key, id uint64) {
+	r.Batch.RemovePosting(key, id)
+	r.ops = append(r.ops, postingOp{key, id, false})
+}
+
+// record wraps b in a recorder when the index serves postings from memory.
+// Called with x.wmu held.
+func (x *Index) record(b store.Batch) (store.Batch, *recorder) {
+	if t := x.mem.Load(); t == nil || t.follow != nil {
+		return b, nil // no table, or one that reads every write from the journal
+	}
+	r := &recorder{Batch: b}
+	return r, r
+}
+
+// committed applies what r recorded (nil: nothing) to the in-memory table
+// after its batch was committed. Should the table refuse (beyond 2^32
+// documents), the index stops serving from it and reads the store again.
+// Called with x.wmu held.
+func (x *Index) committed(r *recorder) {
+	if r == nil {
+		return
+	}
+	if t := x.mem.Load(); t != nil {
+		if err := t.apply(r.ops); err != nil {
+			x.mem.Store(nil)
+		}
+	}
+}
+
+// journalMeta marks an index created on a journaled store
+// (store.Journaled): the journal holds all its posting writes.
+const journalMeta = "neardup.index.journal"
+
+// LoadPostings copies every posting of the store into memory and from
+// then on answers the index's candidate lookups (Candidates, Query,
+// QueryMany, QueryBatch) from the copy. It returns the number of postings
+// loaded. The store remains the durable record: the copy is rebuilt by
+// the next LoadPostings, in this process or another.
+//
+// A store of this process alone (store.Capabilities Shared false) is read
+// with one scan of its postings, and this Index's Add and Remove apply
+// their writes to the copy after each commit. A shared store must be
+// journaled (store.Journaled, as store/redis is) and must have been so
+// since the index was created: the copy is loaded by replaying the
+// journal, and before each lookup the journal's tail is read (one round
+// trip, shared by the lookups that wait for it) and applied, so a lookup
+// sees every write any process committed before it began. Otherwise
+// LoadPostings fails and the index keeps reading postings from the store.
+//
+// Opening a Bulk or repairing with Check drops the copy (queries read the
+// store again until the next LoadPostings). Memory: about 16 bytes per
+// posting (one per LSH key and one per fingerprint of each document),
+// plus about 40 bytes per document.
+func (x *Index) LoadPostings(ctx context.Context) (int, error) {
+	var js store.Journaled
+	if x.st.Capabilities().Shared {
+		j, ok := x.st.(store.Journaled)
+		if ok {
+			_, ok, _ = x.st.Meta(ctx, journalMeta, nil)
+		}
+		if !ok {
+			return 0, errors.New("index: postings in memory need a store of this process alone, or a journaled one holding the index's whole history; this one is shared")
+		}
+		js = j
+	}
+	x.wmu.Lock()
+	defer x.wmu.Unlock()
+	if x.bulkOpen {
+		return 0, ErrBulkOpen
+	}
+	t := newMemPostings()
+	var err error
+	if js != nil {
+		t.follow = &follower{js: js, began: time.Now(), note: x.applyNote}
+		t.follow.pos, err = js.ReadJournal(ctx, "", func(key, id uint64, add bool, note []byte) error {
+			if note != nil {
+				return x.applyNote(note)
+			}
+			if !add {
+				t.remove(key, id)
+				return nil
+			}
+			return t.add(key, id)
+		})
+	} else {
+		err = x.st.ScanPostings(ctx, func(key, id uint64) error {
+			return t.add(key, id)
+		})
+	}
+	if err != nil {
+		return 0, fmt.Errorf("index: loading the postings: %w", err)
+	}
+	x.mem.Store(t)
+	return t.used, nil
+}
+
+// follower reads a journaled store's tail into the in-memory postings.
+type follower struct {
+	js    store.Journaled
+	mu    sync.Mutex // serializes reads of the journal
+	pos   string     // the journal position applied
+	began time.Time  // when the last completed read began
+	note  func([]byte) error
+}
+
+// sync applies what the journal holds beyond the table's position,
+// unless a read that began after start has completed meanwhile (it holds
+// everything committed before start).
+func (t *memPostings) sync(ctx context.Context, start time.Time) error {
+	f := t.follow
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.began.After(start) {
+		return nil
+	}
+	began := time.Now()
+	var ops []postingOp
+	var notes [][]byte
+	pos, err := f.js.ReadJournal(ctx, f.pos, func(key, id uint64, add bool, note []byte) error {
+		if note != nil {
+			notes = append(notes, slices.Clone(note))
+		} else {
+			ops = append(ops, postingOp{key, id, add})
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("index: following the store's journal: %w", err)
+	}
+	if err := t.apply(ops); err != nil {
+		return err
+	}
+	for _, n := range notes {
+		if err := f.note(n); err != nil {
+			return err
+		}
+	}
+	f.pos, f.began = pos, began
+	return nil
+}
+
+// dropPostings stops serving postings from memory. Called with x.wmu held.
+func (x *Index) dropPostings() { x.mem.Store(nil) }
+
+// lookupPostings is store.LookupPostings, answered by the in-memory table
+// when the index has one. fn's ids are not ordered.
+func (x *Index) lookupPostings(ctx context.Context, keys []uint64, fn func(i int, ids []uint64) error) error {
+	t := x.mem.Load()
+	if t == nil {
+		return x.st.LookupPostings(ctx, keys, fn)
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if t.follow != nil {
+		if err := t.sync(ctx, time.Now()); err != nil {
+			return err
+		}
+	}
+	var buf [16]uint64
+	ids := buf[:0]
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	for i, k := range keys {
+		ids = ids[:0]
+		t.lookup(k, func(id uint64) { ids = append(ids, id) })
+		if err := fn(i, ids); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Journal notes (store.JournalBatch) carry the collapse signatures of the
+// documents a batch adds and the ids a batch removes, so that every
+// process's collapse table follows the others' writes:
+//
+//	'c' | uvarint len(params) | params (lsh.Params.String of the table) |
+//	    n × (id uint64 LE | B × signature uint16 LE)
+//	'x' | n × id uint64 LE
+//
+// A process whose table has other parameters ignores 'c' notes (and reads
+// those documents from the store when a collapse meets them).
+
+// noteAdded adds to b, if it is a journaled store's batch and the index
+// has a collapser, the note of the signatures of docs (of each name, its
+// last occurrence).
+func (x *Index) noteAdded(b store.Batch, docs []*Doc) {
+	jb, ok := b.(store.JournalBatch)
+	c := x.collapser.Load()
+	if !ok || c == nil {
+		return
+	}
+	p := c.t.Params().String()
+	note := append([]byte{'c'}, byte(len(p)))
+	note = append(note, p...)
+	last := make(map[string]int, len(docs))
+	for i, d := range docs {
+		last[d.Name] = i
+	}
+	var sig []uint16
+	for i, d := range docs {
+		if last[d.Name] != i {
+			continue
+		}
+		var err error
+		if sig, err = c.t.Signature(sig[:0], d.Sketch.Values); err != nil {
+			continue // too short for a signature: unknown to collapse
+		}
+		note = binary.LittleEndian.AppendUint64(note, ID(d.Name))
+		for _, v := range sig {
+			note = binary.LittleEndian.AppendUint16(note, v)
+		}
+	}
+	jb.Note(note)
+}
+
+// noteRemoved adds to b, if it is a journaled store's batch, the note of
+// the removed ids.
+func (x *Index) noteRemoved(b store.Batch, ids []uint64) {
+	jb, ok := b.(store.JournalBatch)
+	if !ok || len(ids) == 0 {
+		return
+	}
+	note := []byte{'x'}
+	for _, id := range ids {
+		note = binary.LittleEndian.AppendUint64(note, id)
+	}
+	jb.Note(note)
+}
+
+// applyNote applies a journal note to the collapse table, if any.
+func (x *Index) applyNote(note []byte) error {
+	c := x.collapser.Load()
+	if c == nil || len(note) == 0 {
+		return nil
+	}
+	bad := fmt.Errorf("%w: journal note of %d bytes", ErrCorrupt, len(note))
+	switch note[0] {
+	case 'c':
+		if len(note) < 2 || len(note) < 2+int(note[1]) {
+			return bad
+		}
+		if string(note[2:2+int(note[1])]) != c.t.Params().String() {
+			return nil
+		}
+		b := c.t.Params().B
+		rest := note[2+int(note[1]):]
+		if len(rest)%(8+2*b) != 0 {
+			return bad
+		}
+		sig := make([]uint16, b)
+		for ; len(rest) > 0; rest = rest[8+2*b:] {
+			for j := range sig {
+				sig[j] = binary.LittleEndian.Uint16(rest[8+2*j:])
+			}
+			c.t.PutSignature(binary.LittleEndian.Uint64(rest), sig)
+		}
+	case 'x':
+		if (len(note)-1)%8 != 0 {
+			return bad
+		}
+		for rest := note[1:]; len(rest) > 0; rest = rest[8:] {
+			c.t.Remove(binary.LittleEndian.Uint64(rest))
+		}
+	}
+	return nil
+}
+
+// followJournal reads the journal's tail, when the index follows one, so
+// that what other processes committed before now is in memory.
+func (x *Index) followJournal(ctx context.Context) error {
+	if t := x.mem.Load(); t != nil && t.follow != nil {
+		return t.sync(ctx, time.Now())
+	}
+	return nil
+}
