@@ -8,10 +8,14 @@
 // (also its Go memory limit, as neardup dedup sets it), in memory when
 // -memory-mib is 0.
 //
-// `neardup dedup` itself refuses standard input (it reads its inputs a
-// second time to write the kept corpus), so the child runs the library
-// pipeline — read, sketch, join, verify, cluster — and writes no kept
-// corpus; the time of writing kept documents is not in these numbers.
+// By default the child runs the library pipeline — read, sketch, join,
+// verify, cluster — and writes no kept corpus. With -neardup BINARY the
+// child is the real command instead, `BINARY dedup - --memory M --out DIR
+// --exact never`, which spools standard input (zstd) into its work
+// directory and writes every output, the kept corpus (kept/stdin.jsonl.zst)
+// included; the recall is then read from DIR/pairs.jsonl and the spill from
+// DIR/summary.json, and the parent also samples the disk DIR takes (peak,
+// and the spool's size) every second. DIR is removed after measuring.
 //
 // The parent reports, per configuration, the child's wall time, CPU
 // seconds and peak RSS (from its rusage), the load average, the recall of
@@ -20,6 +24,7 @@
 //
 //	go run ./ooc -n 1000000 -memory-mib 512 -compare
 //	go run ./ooc -n 10000000 -memory-mib 4096
+//	go build -o /tmp/neardup ../cmd/neardup && go run ./ooc -neardup /tmp/neardup -n 1000000 -memory-mib 512
 package main
 
 import (
@@ -30,6 +35,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -37,6 +43,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -60,6 +67,7 @@ type flags struct {
 	workers   int
 	tmp       string
 	out       string
+	neardup   string // the neardup binary run as the child, "" for the library child
 
 	child string // internal: the file the child writes its pairs to
 }
@@ -82,6 +90,7 @@ func main() {
 	flag.IntVar(&o.workers, "workers", 2, "dedup workers (and the child's GOMAXPROCS)")
 	flag.StringVar(&o.tmp, "tmp", os.TempDir(), "where the work directories go")
 	flag.StringVar(&o.out, "out", "", "also write the results as JSON to this file")
+	flag.StringVar(&o.neardup, "neardup", "", "run this neardup binary (neardup dedup - --memory M --out DIR) as the child instead of the library pipeline: every output written, the kept corpus zstd-compressed")
 	flag.StringVar(&o.child, "child", "", "internal: run dedup on standard input and write the pairs to this file")
 	flag.Parse()
 	if o.child != "" {
@@ -265,6 +274,13 @@ type result struct {
 	RunBytes      float64          `json:"run_bytes_per_doc"`
 	Stages        []dedup.Stage    `json:"stages"`
 	SpilledByName map[string]int64 `json:"spilled_by_stage"`
+	// With -neardup: the peak disk use of the output directory (work
+	// files, spool, index, outputs), the largest size seen of the stdin
+	// spool, and the kept corpus's size, sampled every second.
+	PeakDisk  int64            `json:"peak_disk_bytes,omitempty"`
+	PeakParts map[string]int64 `json:"peak_disk_bytes_by_part,omitempty"` // index, work, kept, …
+	SpoolSize int64            `json:"spool_bytes,omitempty"`
+	KeptSize  int64            `json:"kept_bytes,omitempty"`
 }
 
 func loadavg() string {
@@ -295,6 +311,16 @@ func parent(o flags, memoryMiB int64) (result, error) {
 	pairsPath := filepath.Join(dir, "pairs.bin")
 	cmd := exec.Command(self, "-child", pairsPath, "-memory-mib", fmt.Sprint(memoryMiB), "-k", fmt.Sprint(o.k),
 		"-threshold", fmt.Sprint(o.threshold), "-workers", fmt.Sprint(o.workers), "-tmp", dir)
+	outDir := filepath.Join(dir, "out")
+	if o.neardup != "" {
+		res.Config = "neardup dedup - " + res.Config
+		args := []string{"dedup", "-", "--out", outDir, "--k", fmt.Sprint(o.k), "--threshold", fmt.Sprint(o.threshold),
+			"--workers", fmt.Sprint(o.workers), "--exact", "never", "--json"}
+		if memoryMiB > 0 {
+			args = append(args, "--memory", fmt.Sprintf("%dMiB", memoryMiB))
+		}
+		cmd = exec.Command(o.neardup, args...)
+	}
 	cmd.Env = append(os.Environ(), "GOMAXPROCS="+strconv.Itoa(o.workers))
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
@@ -332,8 +358,35 @@ func parent(o flags, memoryMiB int64) (result, error) {
 		}
 		genErr <- stdin.Close()
 	}()
+	stopDisk := make(chan struct{})
+	diskDone := make(chan struct{})
+	go func() { // the disk the command's output directory takes
+		defer close(diskDone)
+		if o.neardup == "" {
+			return
+		}
+		t := time.NewTicker(time.Second)
+		defer t.Stop()
+		for {
+			total, spool, parts := dirSize(outDir)
+			res.PeakDisk, res.SpoolSize = max(res.PeakDisk, total), max(res.SpoolSize, spool)
+			if res.PeakParts == nil {
+				res.PeakParts = map[string]int64{}
+			}
+			for k, v := range parts {
+				res.PeakParts[k] = max(res.PeakParts[k], v)
+			}
+			select {
+			case <-stopDisk:
+				return
+			case <-t.C:
+			}
+		}
+	}()
 	werr := cmd.Wait()
 	res.Wall = time.Since(start).Seconds()
+	close(stopDisk)
+	<-diskDone
 	if gerr := <-genErr; werr == nil && gerr != nil {
 		werr = fmt.Errorf("streaming the corpus: %w", gerr)
 	}
@@ -348,6 +401,18 @@ func parent(o flags, memoryMiB int64) (result, error) {
 		res.PeakRSS = ru.Maxrss << 10 // KiB on Linux
 	}
 	var sum dedup.Summary
+	if o.neardup != "" { // the summary as written, not as printed
+		b, err := os.ReadFile(filepath.Join(outDir, "summary.json"))
+		if err != nil {
+			return res, err
+		}
+		sumOut.Reset()
+		sumOut.Write(b)
+		res.KeptSize, _, _ = dirSize(filepath.Join(outDir, "kept"))
+		if err := pairsFromJSONL(filepath.Join(outDir, "pairs.jsonl"), pairsPath); err != nil {
+			return res, err
+		}
+	}
 	if err := json.Unmarshal([]byte(sumOut.String()), &sum); err != nil {
 		return res, fmt.Errorf("child summary: %w", err)
 	}
@@ -436,6 +501,75 @@ func child(o flags) error {
 	return json.NewEncoder(os.Stdout).Encode(res.Summary)
 }
 
+// pairsFromJSONL converts the command's pairs.jsonl (a and b, the ids)
+// into the child's pairs file (document numbers, 2 × uint32).
+func pairsFromJSONL(src, dst string) error {
+	in, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	f, err := os.Create(dst)
+	if err != nil {
+		return err
+	}
+	w := bufio.NewWriter(f)
+	sc := bufio.NewScanner(in)
+	sc.Buffer(nil, 16<<20)
+	var b [8]byte
+	for sc.Scan() {
+		var p struct{ A, B string }
+		if err := json.Unmarshal(sc.Bytes(), &p); err != nil {
+			f.Close()
+			return fmt.Errorf("%s: %w", src, err)
+		}
+		a, okA := parseName(p.A)
+		c, okC := parseName(p.B)
+		if !okA || !okC {
+			continue
+		}
+		binary.LittleEndian.PutUint32(b[:], uint32(a))
+		binary.LittleEndian.PutUint32(b[4:], uint32(c))
+		if _, err := w.Write(b[:]); err != nil {
+			f.Close()
+			return err
+		}
+	}
+	if err := sc.Err(); err != nil {
+		f.Close()
+		return fmt.Errorf("%s: %w", src, err)
+	}
+	if err := w.Flush(); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+// dirSize is the bytes of the files under dir, of its stdin spool
+// (work/stdin.spool.zst) alone, and per entry of dir (index, work, kept,
+// files). Files that vanish while it walks are skipped.
+func dirSize(dir string) (total, spool int64, parts map[string]int64) {
+	parts = map[string]int64{}
+	filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return nil
+		}
+		if fi, err := d.Info(); err == nil {
+			total += fi.Size()
+			if d.Name() == "stdin.spool.zst" {
+				spool = fi.Size()
+			}
+			if rel, err := filepath.Rel(dir, p); err == nil {
+				part, _, _ := strings.Cut(filepath.ToSlash(rel), "/")
+				parts[part] += fi.Size()
+			}
+		}
+		return nil
+	})
+	return total, spool, parts
+}
+
 func parseName(s string) (int, bool) {
 	if !strings.HasPrefix(s, "d") {
 		return 0, false
@@ -456,14 +590,30 @@ func selfCPU() float64 {
 // report prints a Markdown table of the results.
 func report(w io.Writer, o flags, res []result) {
 	fmt.Fprintf(w, "## bench/ooc: %d streamed documents × %d words, %.0f%% planted near-duplicates (1–3 words substituted)\n\n", o.n, o.words, 100*o.dup)
-	fmt.Fprintf(w, "`%s` — %s, %d CPUs, child GOMAXPROCS=%d, k = %d, threshold %g, verification by sketch estimate; no kept corpus is written (neardup dedup refuses standard input).\n\n",
-		strings.Join(os.Args, " "), runtime.Version(), runtime.NumCPU(), o.workers, o.k, o.threshold)
+	what := "the library pipeline (dedup.Run) on standard input; no kept corpus is written"
+	if o.neardup != "" {
+		what = "the real command `neardup dedup - --exact never --out DIR` on standard input, every output written (kept/stdin.jsonl.zst)"
+	}
+	fmt.Fprintf(w, "`%s` — %s, %d CPUs, child GOMAXPROCS=%d, k = %d, threshold %g, verification by sketch estimate; %s.\n\n",
+		strings.Join(os.Args, " "), runtime.Version(), runtime.NumCPU(), o.workers, o.k, o.threshold, what)
 	fmt.Fprintln(w, "| configuration | wall s | child CPU s | generator CPU s | peak RSS MiB | load before → after | out of core | pairs | recall (planted) | by 1/2/3 words | sketch file B/doc | sorted runs B/doc |")
 	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|---|---|---|")
 	for _, r := range res {
 		fmt.Fprintf(w, "| %s | %.1f | %.1f | %.1f | %.0f | %s → %s | %v | %d | %.4f (%d/%d) | %.4f / %.4f / %.4f | %.0f | %.1f |\n",
 			r.Config, r.Wall, r.CPU, r.ParentCPU, float64(r.PeakRSS)/(1<<20), r.LoadBefore, r.LoadAfter, r.External, r.Pairs,
 			r.Recall, r.Found, r.Planted, r.RecallBySubs[1], r.RecallBySubs[2], r.RecallBySubs[3], r.SketchBytes, r.RunBytes)
+	}
+	for _, r := range res {
+		if r.PeakDisk > 0 {
+			fmt.Fprintf(w, "\n%s: output directory peak %.0f MiB (%.0f B/doc), stdin spool %.0f MiB (%.0f B/doc), kept corpus %.0f MiB\n",
+				r.Config, float64(r.PeakDisk)/(1<<20), float64(r.PeakDisk)/float64(r.Docs), float64(r.SpoolSize)/(1<<20),
+				float64(r.SpoolSize)/float64(r.Docs), float64(r.KeptSize)/(1<<20))
+			for _, k := range slices.Sorted(maps.Keys(r.PeakParts)) {
+				if v := r.PeakParts[k]; v >= 1<<20 {
+					fmt.Fprintf(w, "  peak of %s: %.0f MiB (%.0f B/doc)\n", k, float64(v)/(1<<20), float64(v)/float64(r.Docs))
+				}
+			}
+		}
 	}
 	if len(res) == 2 && res[0].Wall > 0 {
 		fmt.Fprintf(w, "\nout of core / in memory: %.2f× wall, %.2f× child CPU\n", res[1].Wall/res[0].Wall, res[1].CPU/res[0].CPU)

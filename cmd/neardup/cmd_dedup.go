@@ -108,7 +108,9 @@ verifies them, clusters them, and writes to the directory --out:
                   group or the rows after a corrupt page), reason
                   (bad-json, missing-text, too-large, duplicate-id, …) and
                   error (the cause, naming both sources for duplicate-id).
-  kept/           the deduplicated corpus, in the inputs' format
+  kept/           the deduplicated corpus, in the inputs' format; what is
+                  kept of standard input ("-") goes to kept/stdin.FORMAT.zst
+                  (e.g. kept/stdin.jsonl.zst), zstd-compressed
   summary.json    read = kept + duplicates + rejected, rejected by reason,
                   the configuration, time, peak memory and bytes spilled
                   per stage (stages overlap: the pipeline streams, so their
@@ -126,6 +128,11 @@ uninterrupted run. Changed inputs or flags refuse to resume, saying what
 changed; standard input cannot be resumed. --shard i/n runs stage 1 alone
 over a share of the input files, into --work; "neardup dedup merge" joins
 the shards and finishes the run (see its help).
+
+Standard input ("-") is read once: while it is sketched, its bytes are
+copied zstd-compressed to --work/stdin.spool.zst (removed at the end
+unless --keep-work; the disk needs room for it), from which the kept
+documents are written.
 
 The index lives in a Pebble store (--store DIR, by default OUT/index, made
 afresh); give --store an existing index to deduplicate against earlier runs,
@@ -146,7 +153,8 @@ naming the commonest reason and an example record.`,
 		Example: `  neardup dedup testdata/licenses/docs.jsonl.gz --out out
   neardup dedup crawl/ --threshold 0.9 --store index/ --out run2 --report report.html
   neardup dedup docs.jsonl --keep longest --star --exact always
-  neardup dedup pages.warc.gz --weighted tfidf --threshold 0.7`,
+  neardup dedup pages.warc.gz --weighted tfidf --threshold 0.7
+  zstdcat crawl.jsonl.zst | neardup dedup - --memory 4GiB --out run`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Inputs = args
@@ -285,6 +293,21 @@ func runDedup(ctx context.Context, env *Env, opts dedupOptions) error {
 	if opts.KeyField != "" {
 		copts.MetaFields = []string{opts.KeyField}
 	}
+	copts.Stdin = env.Stdin
+	var spool *stdinSpool // standard input, kept for the kept corpus
+	if hasStdin(opts.Inputs) {
+		if spool, err = newStdinSpool(do.WorkDir, env.Stdin); err != nil {
+			return err
+		}
+		defer func() {
+			if do.KeepWork {
+				spool.Finish()
+			} else {
+				spool.Remove()
+			}
+		}()
+		copts.Stdin = spool
+	}
 	r, docs, err := dedupRecords(opts.Inputs, copts, !hasStdin(opts.Inputs))
 	if err != nil {
 		return usagef("%v", err)
@@ -340,6 +363,13 @@ func runDedup(ctx context.Context, env *Env, opts dedupOptions) error {
 		do.ExportBands = bands
 	}
 	res, err := dedup.Run(ctx, docs, do)
+	if spool != nil {
+		// A short spool fails the run, whatever the reader made of the
+		// spool's error: the kept corpus would miss documents.
+		if serr := spool.Finish(); serr != nil {
+			return serr
+		}
+	}
 	if err != nil {
 		return configError(err)
 	}
@@ -357,7 +387,7 @@ func runDedup(ctx context.Context, env *Env, opts dedupOptions) error {
 	// The run counted the inputs' warnings and skips (those of inputs
 	// finished before a resumption too); skips met walking are the reader's.
 	res.Summary.Skipped += openSkipped
-	if err := writeDedupOutputs(ctx, opts, copts, po, res); err != nil {
+	if err := writeDedupOutputs(ctx, opts, copts, spool, po, res); err != nil {
 		return err
 	}
 	if !do.KeepWork {
@@ -463,7 +493,7 @@ func checkDedupOut(opts dedupOptions) error {
 	}
 	for _, in := range opts.Inputs {
 		if in == "-" {
-			return usagef("dedup reads its inputs twice (to write the kept documents); standard input is not supported: save it to a file first")
+			continue
 		}
 		if abs1, err1 := filepath.Abs(in); err1 == nil {
 			if abs2, err2 := filepath.Abs(opts.Out); err2 == nil && (abs1 == abs2 || strings.HasPrefix(abs1, abs2+string(filepath.Separator))) {
@@ -531,8 +561,8 @@ func dedupEvents(po progress.Options, r *corpus.Reader, skipped int64, logf func
 }
 
 // writeDedupOutputs writes pairs, clusters, the kept corpus (reading the
-// inputs again), the report and the summary.
-func writeDedupOutputs(ctx context.Context, opts dedupOptions, copts corpus.Options, po progress.Options, res *dedup.Result) error {
+// inputs again, standard input from spool), the report and the summary.
+func writeDedupOutputs(ctx context.Context, opts dedupOptions, copts corpus.Options, spool *stdinSpool, po progress.Options, res *dedup.Result) error {
 	write := func(name string, fn func(f *os.File) error) error {
 		killPoint("write", name)
 		f, err := os.Create(filepath.Join(opts.Out, name))
@@ -561,9 +591,20 @@ func writeDedupOutputs(ctx context.Context, opts dedupOptions, copts corpus.Opti
 	if err := os.RemoveAll(keptDir); err != nil {
 		return err
 	}
-	mw, err := corpus.NewMirrorWriter(keptDir)
+	mirror, err := corpus.NewMirrorWriter(keptDir)
 	if err != nil {
 		return err
+	}
+	var mw corpus.FilterWriter = mirror
+	if spool != nil {
+		mw = &stdinKeptWriter{MirrorWriter: mirror}
+		in, err := spool.Open()
+		if err != nil {
+			mirror.Close()
+			return err
+		}
+		defer in.Close()
+		copts.Stdin = in
 	}
 	// The inputs are read a second time and copied through the mirror
 	// writer, which is also told what is dropped and given the records
@@ -600,6 +641,14 @@ func writeDedupOutputs(ctx context.Context, opts dedupOptions, copts corpus.Opti
 		return fmt.Errorf("wrote %d kept documents, expected %d (did an input change during the run?)", n, res.Summary.Kept)
 	}
 	if opts.Report != "" {
+		if spool != nil {
+			rc, err := spool.Open()
+			if err != nil {
+				return err
+			}
+			defer rc.Close()
+			copts.Stdin = rc
+		}
 		src := &reportSource{Inputs: opts.Inputs, Corpus: copts, Features: res.Index.Sketch.Features}
 		if err := writeDedupReportFrom(ctx, opts.Report, res, src); err != nil {
 			return err

@@ -1,0 +1,192 @@
+package main
+
+// Standard input for dedup: the kept documents are written by reading the
+// inputs a second time, which standard input cannot be. So while dedup
+// reads standard input to sketch it, the bytes it reads are copied,
+// zstd-compressed, into a spool file in the work directory, and the second
+// pass (the kept corpus, the report) reads the spool instead. The kept
+// documents of standard input go to kept/stdin.<format>.zst, zstd-compressed
+// whatever the input's compression: a stream too big to keep is the reason
+// to pipe it.
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+
+	"github.com/klauspost/compress/zstd"
+
+	"github.com/neardup/neardup/corpus"
+)
+
+// stdinSpoolName is the spool's file name in the work directory.
+const stdinSpoolName = "stdin.spool.zst"
+
+// stdinSpool is a reader of standard input that copies what it reads into
+// a zstd-compressed file. Not safe for concurrent use.
+type stdinSpool struct {
+	path string
+	src  io.Reader
+	w    io.WriteCloser // the spool file
+	bw   *bufio.Writer
+	zw   *zstd.Encoder
+	n    int64 // bytes spooled (uncompressed)
+	err  error // the first write error: the spool is short
+	done bool
+}
+
+// newStdinSpool creates the spool dir/stdin.spool.zst (and dir) for src.
+func newStdinSpool(dir string, src io.Reader) (*stdinSpool, error) {
+	path := filepath.Join(dir, stdinSpoolName)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, spoolError(path, err)
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, spoolError(path, err)
+	}
+	s, err := newSpoolTo(path, f, src)
+	if err != nil {
+		f.Close()
+		os.Remove(path)
+		return nil, err
+	}
+	return s, nil
+}
+
+// newSpoolTo spools src into w, which path names in errors.
+func newSpoolTo(path string, w io.WriteCloser, src io.Reader) (*stdinSpool, error) {
+	bw := bufio.NewWriterSize(w, 256<<10)
+	// One encoder goroutine, the fastest level, small buffers: the spool
+	// must not take cores or memory from the sketches.
+	zw, err := zstd.NewWriter(bw, zstd.WithEncoderLevel(zstd.SpeedFastest), zstd.WithEncoderConcurrency(1), zstd.WithLowerEncoderMem(true))
+	if err != nil {
+		return nil, spoolError(path, err)
+	}
+	return &stdinSpool{path: path, src: src, w: w, bw: bw, zw: zw}, nil
+}
+
+// spoolError names the spool once: an error about its own path is said
+// without the path again.
+func spoolError(path string, err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) && pe.Path == path {
+		return fmt.Errorf("spool of standard input %s: %s: %w", path, pe.Op, pe.Err)
+	}
+	return fmt.Errorf("spool of standard input %s: %w", path, err)
+}
+
+// Read reads src and spools what it read. After a failed spool write it
+// returns that error: the input is not read further than it was kept.
+func (s *stdinSpool) Read(p []byte) (int, error) {
+	if s.err != nil {
+		return 0, s.err
+	}
+	n, err := s.src.Read(p)
+	if n > 0 {
+		if _, werr := s.zw.Write(p[:n]); werr != nil {
+			s.err = spoolError(s.path, werr)
+			return 0, s.err
+		}
+		s.n += int64(n)
+	}
+	return n, err
+}
+
+// Finish flushes and closes the spool file. It returns the first write
+// error, of Read's or its own; then the spool does not hold all that was
+// read and must not be used. Calling it again returns the same.
+func (s *stdinSpool) Finish() error {
+	if s.done {
+		return s.err
+	}
+	s.done = true
+	err := s.zw.Close()
+	if err == nil {
+		err = s.bw.Flush()
+	}
+	if cerr := s.w.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil && s.err == nil {
+		s.err = spoolError(s.path, err)
+	}
+	return s.err
+}
+
+// Open returns a reader of the spooled bytes (after Finish).
+func (s *stdinSpool) Open() (io.ReadCloser, error) {
+	if !s.done || s.err != nil {
+		return nil, fmt.Errorf("spool of standard input %s: not complete", s.path)
+	}
+	f, err := os.Open(s.path)
+	if err != nil {
+		return nil, spoolError(s.path, err)
+	}
+	zr, err := zstd.NewReader(f, zstd.WithDecoderConcurrency(1), zstd.WithDecoderLowmem(true))
+	if err != nil {
+		f.Close()
+		return nil, spoolError(s.path, err)
+	}
+	return &spoolReader{zr: zr, f: f, path: s.path}, nil
+}
+
+// Remove closes and removes the spool file.
+func (s *stdinSpool) Remove() error {
+	s.Finish()
+	if err := os.Remove(s.path); err != nil && !os.IsNotExist(err) {
+		return spoolError(s.path, err)
+	}
+	return nil
+}
+
+// spoolReader decompresses the spool file.
+type spoolReader struct {
+	zr   *zstd.Decoder
+	f    *os.File
+	path string
+}
+
+func (r *spoolReader) Read(p []byte) (int, error) {
+	n, err := r.zr.Read(p)
+	if err != nil && err != io.EOF {
+		err = spoolError(r.path, err)
+	}
+	return n, err
+}
+
+func (r *spoolReader) Close() error {
+	r.zr.Close()
+	return r.f.Close()
+}
+
+// stdinKeptWriter passes documents to a MirrorWriter, those of standard
+// input renamed stdin.<format>.zst and written zstd-compressed.
+type stdinKeptWriter struct {
+	*corpus.MirrorWriter
+	d corpus.Document
+}
+
+var _ corpus.FilterWriter = (*stdinKeptWriter)(nil)
+
+// stdinKeptName is the kept file of standard input read in format f.
+func stdinKeptName(f corpus.Format) string { return "stdin." + f.String() + ".zst" }
+
+func (w *stdinKeptWriter) doc(d *corpus.Document) *corpus.Document {
+	if d.Source != "-" {
+		return d
+	}
+	w.d = *d
+	w.d.Name, w.d.Compression = stdinKeptName(d.Format), corpus.CompressionZstd
+	return &w.d
+}
+
+func (w *stdinKeptWriter) Write(d *corpus.Document) error { return w.MirrorWriter.Write(w.doc(d)) }
+func (w *stdinKeptWriter) Drop(d *corpus.Document) error  { return w.MirrorWriter.Drop(w.doc(d)) }
+func (w *stdinKeptWriter) Companion(d *corpus.Document) error {
+	return w.MirrorWriter.Companion(w.doc(d))
+}
