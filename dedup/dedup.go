@@ -222,6 +222,7 @@ func Run(ctx context.Context, docs iter.Seq2[*corpus.Document, error], o Options
 	if err != nil {
 		return nil, err
 	}
+	releaseValues(r.res.Docs)
 	return r.finish(start)
 }
 
