@@ -25,6 +25,7 @@ import (
 	"os"
 	"slices"
 	"strconv"
+	"sync"
 	"sync/atomic"
 
 	"github.com/cockroachdb/pebble/v2/objstorage/objstorageprovider"
@@ -70,11 +71,11 @@ type pebbleBulk struct {
 	postings []bulkPosting
 	values   []bulkValue
 	seq      uint32
-	bytes    int64 // memory held by the buffer
-	n        int   // writes since the last Commit
-	runs     []string
-	dir      string // the run directory, once made
-	err      error  // the first error spilling a run
+	bytes    int64       // memory held by the buffer
+	n        int         // writes since the last Commit
+	runs     [2][]string // the run files of the values and of the postings
+	dir      string      // the run directory, once made
+	err      error       // the first error spilling a run
 	closed   bool
 }
 
@@ -129,6 +130,17 @@ func (b *pebbleBulk) grew(n int64) {
 // sorted sorts and deduplicates the buffer (the last write to a key wins)
 // and returns it as a source.
 func (b *pebbleBulk) sorted() *memSource {
+	// The values sort on a goroutine of their own, beside the postings.
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		slices.SortFunc(b.values, func(x, y bulkValue) int {
+			if c := bytesCompare(x.key, y.key); c != 0 {
+				return c
+			}
+			return cmp.Compare(x.seq, y.seq)
+		})
+		b.values = compactLast(b.values, func(x, y bulkValue) bool { return string(x.key) == string(y.key) })
+	})
 	slices.SortFunc(b.postings, func(x, y bulkPosting) int {
 		if c := cmp.Compare(x.key, y.key); c != 0 {
 			return c
@@ -139,13 +151,7 @@ func (b *pebbleBulk) sorted() *memSource {
 		return cmp.Compare(x.seq, y.seq)
 	})
 	b.postings = compactLast(b.postings, func(x, y bulkPosting) bool { return x.key == y.key && x.id == y.id })
-	slices.SortFunc(b.values, func(x, y bulkValue) int {
-		if c := bytesCompare(x.key, y.key); c != 0 {
-			return c
-		}
-		return cmp.Compare(x.seq, y.seq)
-	})
-	b.values = compactLast(b.values, func(x, y bulkValue) bool { return string(x.key) == string(y.key) })
+	wg.Wait()
 	return &memSource{postings: b.postings, values: b.values, vi: -1, pi: -1}
 }
 
@@ -182,21 +188,40 @@ func (b *pebbleBulk) runDir() (string, error) {
 	return dir, nil
 }
 
-// spill writes the buffer, sorted, as a run file: entries of
+// spill writes the buffer, sorted, as two run files, one of its values
+// and one of its postings (merged apart at Commit): entries of
 // uvarint(len(key)) key, op byte (0 delete, 1 set), uvarint(len(value)) value.
 func (b *pebbleBulk) spill() error {
 	dir, err := b.runDir()
 	if err != nil {
 		return err
 	}
-	fs := b.s.fs
-	name := fs.PathJoin(dir, fmt.Sprintf("run-%06d", len(b.runs)))
+	b.sorted()
+	var names [2]string
+	var errs [2]error
+	var wg sync.WaitGroup
+	for part, src := range b.parts() {
+		names[part] = b.s.fs.PathJoin(dir, fmt.Sprintf("run-%06d.%d", len(b.runs[part]), part))
+		wg.Go(func() { errs[part] = writeRun(b.s.fs, names[part], src) })
+	}
+	wg.Wait()
+	if err := cmp.Or(errs[0], errs[1]); err != nil {
+		return err
+	}
+	for part, name := range names {
+		b.runs[part] = append(b.runs[part], name)
+	}
+	b.reset()
+	return nil
+}
+
+// writeRun writes src to the run file name.
+func writeRun(fs vfs.FS, name string, src bulkSource) error {
 	f, err := fs.Create(name, vfs.WriteCategoryUnspecified)
 	if err != nil {
 		return err
 	}
 	w := bufio.NewWriterSize(f, 1<<20)
-	src := b.sorted()
 	var hdr [2*binary.MaxVarintLen64 + 1]byte
 	for src.next() {
 		k, v, del := src.key(), src.value(), src.del()
@@ -218,12 +243,14 @@ func (b *pebbleBulk) spill() error {
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
-	if err != nil {
-		return err
-	}
-	b.runs = append(b.runs, name)
-	b.reset()
-	return nil
+	return err
+}
+
+// parts returns the sorted buffer (sorted) as two sources over disjoint
+// key ranges: its values (documents 'd' and metadata 'm') and its
+// postings ('p').
+func (b *pebbleBulk) parts() [2]bulkSource {
+	return [2]bulkSource{&memSource{values: b.values, vi: -1, pi: -1}, &memSource{postings: b.postings, vi: -1, pi: -1}}
 }
 
 // Commit implements Batch: it merges the runs and the buffer, writes the
@@ -271,11 +298,37 @@ func (b *pebbleBulk) Commit(ctx context.Context) error {
 }
 
 // writeTables merges the runs and the buffer into tables in the bulk's
-// directory and returns their paths.
-func (b *pebbleBulk) writeTables() (paths []string, err error) {
+// directory and returns their paths in key order. The values and the
+// postings, disjoint key ranges, are merged and written by two goroutines
+// at once.
+func (b *pebbleBulk) writeTables() ([]string, error) {
+	dir, err := b.runDir()
+	if err != nil {
+		return nil, err
+	}
+	b.sorted()
+	parts := b.parts()
+	var paths [2][]string
+	var errs [2]error
+	var wg sync.WaitGroup
+	for part := range parts {
+		wg.Go(func() {
+			paths[part], errs[part] = b.writePart(dir, part, b.runs[part], parts[part])
+		})
+	}
+	wg.Wait()
+	if err := cmp.Or(errs[0], errs[1]); err != nil {
+		return nil, err
+	}
+	return append(paths[0], paths[1]...), nil
+}
+
+// writePart merges the run files runs and the buffer's part mem into
+// tables in dir and returns their paths.
+func (b *pebbleBulk) writePart(dir string, part int, runs []string, mem bulkSource) (paths []string, err error) {
 	s := b.s
 	sources := []bulkSource{}
-	for _, name := range b.runs {
+	for _, name := range runs {
 		f, err := s.fs.Open(name)
 		if err != nil {
 			return nil, err
@@ -283,12 +336,8 @@ func (b *pebbleBulk) writeTables() (paths []string, err error) {
 		defer f.Close()
 		sources = append(sources, &runSource{r: bufio.NewReaderSize(f, 1<<20), name: name})
 	}
-	sources = append(sources, b.sorted())
+	sources = append(sources, mem)
 	m := newMerge(sources)
-	dir, err := b.runDir()
-	if err != nil {
-		return nil, err
-	}
 	wopts := s.po.MakeWriterOptions(0, s.db.TableFormat())
 	var w *sstable.Writer
 	finish := func() error {
@@ -324,7 +373,7 @@ func (b *pebbleBulk) writeTables() (paths []string, err error) {
 			}
 		}
 		if w == nil {
-			path := s.fs.PathJoin(dir, fmt.Sprintf("table-%06d.sst", len(paths)))
+			path := s.fs.PathJoin(dir, fmt.Sprintf("table-%d-%06d.sst", part, len(paths)))
 			f, err := s.fs.Create(path, vfs.WriteCategoryUnspecified)
 			if err != nil {
 				return nil, err
@@ -359,7 +408,7 @@ func (b *pebbleBulk) writeTables() (paths []string, err error) {
 // discard drops the buffer and the runs.
 func (b *pebbleBulk) discard() {
 	b.reset()
-	b.n, b.err, b.runs = 0, nil, nil
+	b.n, b.err, b.runs = 0, nil, [2][]string{}
 	if b.dir != "" {
 		b.s.fs.RemoveAll(b.dir)
 		b.dir = ""
