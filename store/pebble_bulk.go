@@ -16,7 +16,6 @@ package store
 import (
 	"bufio"
 	"cmp"
-	"container/heap"
 	"context"
 	"encoding/binary"
 	"errors"
@@ -553,22 +552,42 @@ type mergeItem struct {
 	age int
 }
 
+// mergeHeap is a binary min-heap of the sources by (key, newest first),
+// sifted by hand: container/heap's interface calls cost as much as the
+// comparisons on a merge of millions of keys.
 type mergeHeap []*mergeItem
 
-func (h mergeHeap) Len() int { return len(h) }
-func (h mergeHeap) Less(i, j int) bool {
+func (h mergeHeap) less(i, j int) bool {
 	if c := bytesCompare(h[i].src.key(), h[j].src.key()); c != 0 {
 		return c < 0
 	}
 	return h[i].age > h[j].age // the newest first
 }
-func (h mergeHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
-func (h *mergeHeap) Push(x any)   { *h = append(*h, x.(*mergeItem)) }
-func (h *mergeHeap) Pop() any {
-	old := *h
-	x := old[len(old)-1]
-	*h = old[:len(old)-1]
-	return x
+
+// down restores the heap order below i.
+func (h mergeHeap) down(i int) {
+	for {
+		l := 2*i + 1
+		if l >= len(h) {
+			return
+		}
+		c := l
+		if r := l + 1; r < len(h) && h.less(r, l) {
+			c = r
+		}
+		if !h.less(c, i) {
+			return
+		}
+		h[i], h[c] = h[c], h[i]
+		i = c
+	}
+}
+
+// init orders the heap.
+func (h mergeHeap) init() {
+	for i := len(h)/2 - 1; i >= 0; i-- {
+		h.down(i)
+	}
 }
 
 func newMerge(sources []bulkSource) *merge {
@@ -582,7 +601,7 @@ func newMerge(sources []bulkSource) *merge {
 			m.fail = err
 		}
 	}
-	heap.Init(&m.h)
+	m.h.init()
 	return m
 }
 
@@ -610,13 +629,16 @@ func (m *merge) next() bool {
 // advance moves the source at the top of the heap to its next key.
 func (m *merge) advance(it *mergeItem) {
 	if it.src.next() {
-		heap.Fix(&m.h, 0)
+		m.h.down(0)
 		return
 	}
 	if err := it.src.err(); err != nil {
 		m.fail = err
 	}
-	heap.Pop(&m.h)
+	last := len(m.h) - 1
+	m.h[0] = m.h[last]
+	m.h = m.h[:last]
+	m.h.down(0)
 }
 
 func (m *merge) top() bulkSource { return m.cur.src }
