@@ -29,6 +29,10 @@ const (
 	maxRecycledBody = 4 << 20
 	// sketchChunk is the number of sketches of one arena chunk.
 	sketchChunk = 256
+	// bigDocsArray is the size of Result.Docs past which, in a run
+	// without a memory budget, each growth of the array is preceded by a
+	// collection (appendDocs).
+	bigDocsArray = 32 << 20
 )
 
 // jobs recycles jobs between the reader, the workers and the collector.
@@ -196,19 +200,25 @@ func metaBytes(docs []Doc) int64 {
 	return n
 }
 
-// appendDocs appends ds to docs. Under a memory budget, when docs must
-// grow into a new array that is large against the budget, the garbage is
-// collected first: the old and the new array are held together while the
-// documents are copied, and that peak should not come on top of the
-// garbage of the last collection cycle.
+// appendDocs appends ds to docs. When docs must grow into a new array
+// that is large (against the memory budget, or, without one, past
+// bigDocsArray), the garbage is collected first: the old and the new
+// array are held together while the documents are copied, and that peak
+// should not come on top of the garbage of the last collection cycle
+// (without it, the 1M-document batch run's heap reached 0.75 GiB for
+// 0.25 GiB live).
 func (r *run) appendDocs(docs, ds []Doc) []Doc {
-	if len(docs)+len(ds) <= cap(docs) || r.o.Memory <= 0 {
+	if len(docs)+len(ds) <= cap(docs) {
 		return append(docs, ds...)
 	}
 	n := len(docs) + len(ds)
 	c := max(n, cap(docs)+cap(docs)/4)
-	if int64(c)*int64(unsafe.Sizeof(Doc{})) > r.o.Memory/32 {
+	big := int64(c) * int64(unsafe.Sizeof(Doc{}))
+	switch {
+	case r.o.Memory > 0 && big > r.o.Memory/32, r.o.Memory <= 0 && big > bigDocsArray:
 		runtime.GC()
+	case r.o.Memory <= 0:
+		return append(docs, ds...)
 	}
 	grown := make([]Doc, n, c)
 	copy(grown, docs)
