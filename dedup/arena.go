@@ -200,6 +200,17 @@ func metaBytes(docs []Doc) int64 {
 	return n
 }
 
+// collectBeforeJoin collects the garbage of the sketch stage before the
+// in-memory join of n documents allocates its postings, when the run is
+// large (n*sizeof(Doc) past bigDocsArray): the join's peak then comes on
+// top of what the documents hold, not of that and the garbage left since
+// the last collection cycle.
+func collectBeforeJoin(n int) {
+	if int64(n)*int64(unsafe.Sizeof(Doc{})) > bigDocsArray {
+		runtime.GC()
+	}
+}
+
 // appendDocs appends ds to docs. When docs must grow into a new array
 // that is large (against the memory budget, or, without one, past
 // bigDocsArray), the garbage is collected first: the old and the new
