@@ -76,11 +76,6 @@ type pebbleBulk struct {
 	dir      string      // the run directory, once made
 	err      error       // the first error spilling a run
 	closed   bool
-	pending  *pendingSpill // the spill being written, if any
-	spare    struct {      // the buffer of the last spill, for reuse
-		postings []bulkPosting
-		values   []bulkValue
-	}
 }
 
 func (b *pebbleBulk) next() uint32 {
@@ -192,65 +187,30 @@ func (b *pebbleBulk) runDir() (string, error) {
 	return dir, nil
 }
 
-// spill hands the buffer to a goroutine that writes it, sorted, as two
-// run files, one of its values and one of its postings (merged apart at
-// Commit), while the bulk fills a second buffer; it first waits for the
-// previous spill. Run entries: uvarint(len(key)) key, op byte (0 delete,
-// 1 set), uvarint(len(value)) value.
+// spill writes the buffer, sorted, as two run files, one of its values
+// and one of its postings (merged apart at Commit): entries of
+// uvarint(len(key)) key, op byte (0 delete, 1 set), uvarint(len(value)) value.
 func (b *pebbleBulk) spill() error {
-	if err := b.wait(); err != nil {
-		return err
-	}
 	dir, err := b.runDir()
 	if err != nil {
 		return err
 	}
-	full := &pebbleBulk{s: b.s, postings: b.postings, values: b.values}
+	b.sorted()
 	var names [2]string
-	for part := range names {
+	var errs [2]error
+	var wg sync.WaitGroup
+	for part, src := range b.parts() {
 		names[part] = b.s.fs.PathJoin(dir, fmt.Sprintf("run-%06d.%d", len(b.runs[part]), part))
+		wg.Go(func() { errs[part] = writeRun(b.s.fs, names[part], src) })
 	}
-	b.postings, b.values = b.spare.postings, b.spare.values
-	b.reset()
-	done := make(chan error, 1)
-	b.pending = &pendingSpill{done: done, names: names, buf: full}
-	go func() {
-		full.sorted()
-		var errs [2]error
-		var wg sync.WaitGroup
-		for part, src := range full.parts() {
-			wg.Go(func() { errs[part] = writeRun(b.s.fs, names[part], src) })
-		}
-		wg.Wait()
-		done <- cmp.Or(errs[0], errs[1])
-	}()
-	return nil
-}
-
-// pendingSpill is a spill in progress.
-type pendingSpill struct {
-	done  chan error
-	names [2]string
-	buf   *pebbleBulk // the buffer being written
-}
-
-// wait waits for the spill in progress, if any, records its runs and
-// keeps its buffer for reuse.
-func (b *pebbleBulk) wait() error {
-	p := b.pending
-	if p == nil {
-		return nil
-	}
-	b.pending = nil
-	err := <-p.done
-	clear(p.buf.values) // drop the keys and values
-	b.spare.postings, b.spare.values = p.buf.postings[:0], p.buf.values[:0]
-	if err != nil {
+	wg.Wait()
+	if err := cmp.Or(errs[0], errs[1]); err != nil {
 		return err
 	}
-	for part, name := range p.names {
+	for part, name := range names {
 		b.runs[part] = append(b.runs[part], name)
 	}
+	b.reset()
 	return nil
 }
 
@@ -307,9 +267,6 @@ func (b *pebbleBulk) Commit(ctx context.Context) error {
 		return err
 	}
 	defer b.discard()
-	if err := b.wait(); err != nil && b.err == nil {
-		b.err = err
-	}
 	if b.err != nil {
 		return s.h.describe("bulk", b.err)
 	}
@@ -449,7 +406,6 @@ func (b *pebbleBulk) writePart(dir string, part int, runs []string, mem bulkSour
 
 // discard drops the buffer and the runs.
 func (b *pebbleBulk) discard() {
-	b.wait()
 	b.reset()
 	b.n, b.err, b.runs = 0, nil, [2][]string{}
 	if b.dir != "" {
@@ -463,7 +419,6 @@ func (b *pebbleBulk) Close() {
 	if !b.closed {
 		b.discard()
 		b.postings, b.values = nil, nil
-		b.spare.postings, b.spare.values = nil, nil
 		b.closed = true
 	}
 }
