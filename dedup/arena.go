@@ -2,6 +2,7 @@ package dedup
 
 import (
 	"runtime"
+	"runtime/debug"
 	"sync"
 	"unsafe"
 
@@ -207,7 +208,7 @@ func metaBytes(docs []Doc) int64 {
 // the last collection cycle.
 func collectBeforeJoin(n int) {
 	if int64(n)*int64(unsafe.Sizeof(Doc{})) > bigDocsArray {
-		runtime.GC()
+		debug.FreeOSMemory() // a collection, and the freed pages returned
 	}
 }
 
@@ -226,8 +227,12 @@ func (r *run) appendDocs(docs, ds []Doc) []Doc {
 	c := max(n, cap(docs)+cap(docs)/4)
 	big := int64(c) * int64(unsafe.Sizeof(Doc{}))
 	switch {
-	case r.o.Memory > 0 && big > r.o.Memory/32, r.o.Memory <= 0 && big > bigDocsArray:
+	case r.o.Memory > 0 && big > r.o.Memory/32:
 		runtime.GC()
+	case r.o.Memory <= 0 && big > bigDocsArray:
+		// The old arrays' pages go back to the system too: without a
+		// memory limit the runtime keeps them resident for a while.
+		debug.FreeOSMemory()
 	case r.o.Memory <= 0:
 		return append(docs, ds...)
 	}
