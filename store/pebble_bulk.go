@@ -16,6 +16,7 @@ package store
 import (
 	"bufio"
 	"cmp"
+	"container/heap"
 	"context"
 	"encoding/binary"
 	"errors"
@@ -24,7 +25,6 @@ import (
 	"os"
 	"slices"
 	"strconv"
-	"sync"
 	"sync/atomic"
 
 	"github.com/cockroachdb/pebble/v2/objstorage/objstorageprovider"
@@ -70,11 +70,11 @@ type pebbleBulk struct {
 	postings []bulkPosting
 	values   []bulkValue
 	seq      uint32
-	bytes    int64       // memory held by the buffer
-	n        int         // writes since the last Commit
-	runs     [2][]string // the run files of the values and of the postings
-	dir      string      // the run directory, once made
-	err      error       // the first error spilling a run
+	bytes    int64 // memory held by the buffer
+	n        int   // writes since the last Commit
+	runs     []string
+	dir      string // the run directory, once made
+	err      error  // the first error spilling a run
 	closed   bool
 }
 
@@ -129,17 +129,6 @@ func (b *pebbleBulk) grew(n int64) {
 // sorted sorts and deduplicates the buffer (the last write to a key wins)
 // and returns it as a source.
 func (b *pebbleBulk) sorted() *memSource {
-	// The values sort on a goroutine of their own, beside the postings.
-	var wg sync.WaitGroup
-	wg.Go(func() {
-		slices.SortFunc(b.values, func(x, y bulkValue) int {
-			if c := bytesCompare(x.key, y.key); c != 0 {
-				return c
-			}
-			return cmp.Compare(x.seq, y.seq)
-		})
-		b.values = compactLast(b.values, func(x, y bulkValue) bool { return string(x.key) == string(y.key) })
-	})
 	slices.SortFunc(b.postings, func(x, y bulkPosting) int {
 		if c := cmp.Compare(x.key, y.key); c != 0 {
 			return c
@@ -150,7 +139,13 @@ func (b *pebbleBulk) sorted() *memSource {
 		return cmp.Compare(x.seq, y.seq)
 	})
 	b.postings = compactLast(b.postings, func(x, y bulkPosting) bool { return x.key == y.key && x.id == y.id })
-	wg.Wait()
+	slices.SortFunc(b.values, func(x, y bulkValue) int {
+		if c := bytesCompare(x.key, y.key); c != 0 {
+			return c
+		}
+		return cmp.Compare(x.seq, y.seq)
+	})
+	b.values = compactLast(b.values, func(x, y bulkValue) bool { return string(x.key) == string(y.key) })
 	return &memSource{postings: b.postings, values: b.values, vi: -1, pi: -1}
 }
 
@@ -187,40 +182,21 @@ func (b *pebbleBulk) runDir() (string, error) {
 	return dir, nil
 }
 
-// spill writes the buffer, sorted, as two run files, one of its values
-// and one of its postings (merged apart at Commit): entries of
+// spill writes the buffer, sorted, as a run file: entries of
 // uvarint(len(key)) key, op byte (0 delete, 1 set), uvarint(len(value)) value.
 func (b *pebbleBulk) spill() error {
 	dir, err := b.runDir()
 	if err != nil {
 		return err
 	}
-	b.sorted()
-	var names [2]string
-	var errs [2]error
-	var wg sync.WaitGroup
-	for part, src := range b.parts() {
-		names[part] = b.s.fs.PathJoin(dir, fmt.Sprintf("run-%06d.%d", len(b.runs[part]), part))
-		wg.Go(func() { errs[part] = writeRun(b.s.fs, names[part], src) })
-	}
-	wg.Wait()
-	if err := cmp.Or(errs[0], errs[1]); err != nil {
-		return err
-	}
-	for part, name := range names {
-		b.runs[part] = append(b.runs[part], name)
-	}
-	b.reset()
-	return nil
-}
-
-// writeRun writes src to the run file name.
-func writeRun(fs vfs.FS, name string, src bulkSource) error {
+	fs := b.s.fs
+	name := fs.PathJoin(dir, fmt.Sprintf("run-%06d", len(b.runs)))
 	f, err := fs.Create(name, vfs.WriteCategoryUnspecified)
 	if err != nil {
 		return err
 	}
 	w := bufio.NewWriterSize(f, 1<<20)
+	src := b.sorted()
 	var hdr [2*binary.MaxVarintLen64 + 1]byte
 	for src.next() {
 		k, v, del := src.key(), src.value(), src.del()
@@ -242,14 +218,12 @@ func writeRun(fs vfs.FS, name string, src bulkSource) error {
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
-	return err
-}
-
-// parts returns the sorted buffer (sorted) as two sources over disjoint
-// key ranges: its values (documents 'd' and metadata 'm') and its
-// postings ('p').
-func (b *pebbleBulk) parts() [2]bulkSource {
-	return [2]bulkSource{&memSource{values: b.values, vi: -1, pi: -1}, &memSource{postings: b.postings, vi: -1, pi: -1}}
+	if err != nil {
+		return err
+	}
+	b.runs = append(b.runs, name)
+	b.reset()
+	return nil
 }
 
 // Commit implements Batch: it merges the runs and the buffer, writes the
@@ -297,37 +271,11 @@ func (b *pebbleBulk) Commit(ctx context.Context) error {
 }
 
 // writeTables merges the runs and the buffer into tables in the bulk's
-// directory and returns their paths in key order. The values and the
-// postings, disjoint key ranges, are merged and written by two goroutines
-// at once.
-func (b *pebbleBulk) writeTables() ([]string, error) {
-	dir, err := b.runDir()
-	if err != nil {
-		return nil, err
-	}
-	b.sorted()
-	parts := b.parts()
-	var paths [2][]string
-	var errs [2]error
-	var wg sync.WaitGroup
-	for part := range parts {
-		wg.Go(func() {
-			paths[part], errs[part] = b.writePart(dir, part, b.runs[part], parts[part])
-		})
-	}
-	wg.Wait()
-	if err := cmp.Or(errs[0], errs[1]); err != nil {
-		return nil, err
-	}
-	return append(paths[0], paths[1]...), nil
-}
-
-// writePart merges the run files runs and the buffer's part mem into
-// tables in dir and returns their paths.
-func (b *pebbleBulk) writePart(dir string, part int, runs []string, mem bulkSource) (paths []string, err error) {
+// directory and returns their paths.
+func (b *pebbleBulk) writeTables() (paths []string, err error) {
 	s := b.s
 	sources := []bulkSource{}
-	for _, name := range runs {
+	for _, name := range b.runs {
 		f, err := s.fs.Open(name)
 		if err != nil {
 			return nil, err
@@ -335,8 +283,12 @@ func (b *pebbleBulk) writePart(dir string, part int, runs []string, mem bulkSour
 		defer f.Close()
 		sources = append(sources, &runSource{r: bufio.NewReaderSize(f, 1<<20), name: name})
 	}
-	sources = append(sources, mem)
+	sources = append(sources, b.sorted())
 	m := newMerge(sources)
+	dir, err := b.runDir()
+	if err != nil {
+		return nil, err
+	}
 	wopts := s.po.MakeWriterOptions(0, s.db.TableFormat())
 	var w *sstable.Writer
 	finish := func() error {
@@ -372,7 +324,7 @@ func (b *pebbleBulk) writePart(dir string, part int, runs []string, mem bulkSour
 			}
 		}
 		if w == nil {
-			path := s.fs.PathJoin(dir, fmt.Sprintf("table-%d-%06d.sst", part, len(paths)))
+			path := s.fs.PathJoin(dir, fmt.Sprintf("table-%06d.sst", len(paths)))
 			f, err := s.fs.Create(path, vfs.WriteCategoryUnspecified)
 			if err != nil {
 				return nil, err
@@ -407,7 +359,7 @@ func (b *pebbleBulk) writePart(dir string, part int, runs []string, mem bulkSour
 // discard drops the buffer and the runs.
 func (b *pebbleBulk) discard() {
 	b.reset()
-	b.n, b.err, b.runs = 0, nil, [2][]string{}
+	b.n, b.err, b.runs = 0, nil, nil
 	if b.dir != "" {
 		b.s.fs.RemoveAll(b.dir)
 		b.dir = ""
@@ -552,42 +504,22 @@ type mergeItem struct {
 	age int
 }
 
-// mergeHeap is a binary min-heap of the sources by (key, newest first),
-// sifted by hand: container/heap's interface calls cost as much as the
-// comparisons on a merge of millions of keys.
 type mergeHeap []*mergeItem
 
-func (h mergeHeap) less(i, j int) bool {
+func (h mergeHeap) Len() int { return len(h) }
+func (h mergeHeap) Less(i, j int) bool {
 	if c := bytesCompare(h[i].src.key(), h[j].src.key()); c != 0 {
 		return c < 0
 	}
 	return h[i].age > h[j].age // the newest first
 }
-
-// down restores the heap order below i.
-func (h mergeHeap) down(i int) {
-	for {
-		l := 2*i + 1
-		if l >= len(h) {
-			return
-		}
-		c := l
-		if r := l + 1; r < len(h) && h.less(r, l) {
-			c = r
-		}
-		if !h.less(c, i) {
-			return
-		}
-		h[i], h[c] = h[c], h[i]
-		i = c
-	}
-}
-
-// init orders the heap.
-func (h mergeHeap) init() {
-	for i := len(h)/2 - 1; i >= 0; i-- {
-		h.down(i)
-	}
+func (h mergeHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
+func (h *mergeHeap) Push(x any)   { *h = append(*h, x.(*mergeItem)) }
+func (h *mergeHeap) Pop() any {
+	old := *h
+	x := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return x
 }
 
 func newMerge(sources []bulkSource) *merge {
@@ -601,7 +533,7 @@ func newMerge(sources []bulkSource) *merge {
 			m.fail = err
 		}
 	}
-	m.h.init()
+	heap.Init(&m.h)
 	return m
 }
 
@@ -629,16 +561,13 @@ func (m *merge) next() bool {
 // advance moves the source at the top of the heap to its next key.
 func (m *merge) advance(it *mergeItem) {
 	if it.src.next() {
-		m.h.down(0)
+		heap.Fix(&m.h, 0)
 		return
 	}
 	if err := it.src.err(); err != nil {
 		m.fail = err
 	}
-	last := len(m.h) - 1
-	m.h[0] = m.h[last]
-	m.h = m.h[:last]
-	m.h.down(0)
+	heap.Pop(&m.h)
 }
 
 func (m *merge) top() bulkSource { return m.cur.src }
