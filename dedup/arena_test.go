@@ -1,6 +1,8 @@
 package dedup
 
 import (
+	"runtime"
+	"slices"
 	"testing"
 )
 
@@ -65,5 +67,40 @@ func TestJobHold(t *testing.T) {
 	j.recycle()
 	if k := newJob(3); k.n != 3 || len(k.docs) != 0 || len(k.out) != 0 || len(k.buf) != 0 {
 		t.Fatalf("a recycled job is not empty: n %d, %d docs, %d out, %d bytes", k.n, len(k.docs), len(k.out), len(k.buf))
+	}
+}
+
+// Values carved from the arena keep their contents through collections
+// while their documents hold the chunk's owner, each slice's capacity is
+// its length, and an out-of-core run's arena stays on the heap.
+func TestValueArena(t *testing.T) {
+	for _, onHeap := range []bool{false, true} {
+		a := valueArena{k: 4, heap: onHeap}
+		type held struct {
+			vs    []uint64
+			chunk *arenaChunk
+		}
+		var docs []held
+		for i := range 3000 {
+			vs := []uint64{uint64(i), uint64(i) << 20, ^uint64(i), uint64(3 * i)}
+			got, c := a.copyOf(vs[:i%5])
+			if onHeap && c != nil {
+				t.Fatalf("an arena on the heap gave an off-heap chunk")
+			}
+			if cap(got) != len(got) {
+				t.Fatalf("values %d: capacity %d beyond length %d", i, cap(got), len(got))
+			}
+			docs = append(docs, held{got, c})
+			if i%500 == 0 {
+				runtime.GC()
+			}
+		}
+		runtime.GC()
+		for i, d := range docs {
+			want := []uint64{uint64(i), uint64(i) << 20, ^uint64(i), uint64(3 * i)}[:i%5]
+			if !slices.Equal(d.vs, want) {
+				t.Fatalf("heap %v: values %d changed: %v, want %v", onHeap, i, d.vs, want)
+			}
+		}
 	}
 }

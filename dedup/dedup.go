@@ -211,6 +211,7 @@ func Run(ctx context.Context, docs iter.Seq2[*corpus.Document, error], o Options
 	if err == nil && r.ext != nil {
 		err = r.joinExternal()
 	} else if err == nil {
+		collectBeforeJoin(len(r.res.Docs))
 		err = r.joinAndVerify()
 	}
 	if err == nil {
@@ -222,6 +223,7 @@ func Run(ctx context.Context, docs iter.Seq2[*corpus.Document, error], o Options
 	if err != nil {
 		return nil, err
 	}
+	releaseValues(r.res.Docs)
 	return r.finish(start)
 }
 

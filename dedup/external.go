@@ -77,7 +77,7 @@ func (e *external) put(d *Doc) error {
 		}
 	}
 	e.off += int64(8 * len(vs))
-	d.ix.Sketch.Values = nil
+	d.ix.Sketch.Values, d.ix.chunk = nil, nil
 	return nil
 }
 
