@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"sync"
 	"sync/atomic"
 
 	"github.com/neardup/neardup/lsh"
@@ -69,6 +70,13 @@ type Collapser struct {
 	x      *Index
 	t      *lsh.CollapseTable
 	verify bool
+
+	// While a Load runs, the index's writes to the table mark their ids
+	// touched, and Load leaves touched ids alone: its scan may have read
+	// an older record than the one the write committed.
+	loading atomic.Int32
+	mu      sync.Mutex // guards touched
+	touched map[uint64]struct{}
 }
 
 // NewCollapser makes the index's collapser, choosing the table's
@@ -106,9 +114,44 @@ type collapserHook = atomic.Pointer[Collapser]
 // put records d's signature (an Add of the index); a document too short
 // for one becomes unknown.
 func (c *Collapser) put(d *Doc) {
-	if err := c.t.Put(ID(d.Name), d.Sketch.Values); err != nil {
-		c.t.Remove(ID(d.Name))
+	id := ID(d.Name)
+	if c.track(id) {
+		defer c.mu.Unlock()
 	}
+	if err := c.t.Put(id, d.Sketch.Values); err != nil {
+		c.t.Remove(id)
+	}
+}
+
+// remove drops id's signature (a Remove of the index).
+func (c *Collapser) remove(id uint64) {
+	if c.track(id) {
+		defer c.mu.Unlock()
+	}
+	c.t.Remove(id)
+}
+
+// putSignature records a signature read from a shared store's journal.
+func (c *Collapser) putSignature(id uint64, sig []uint16) {
+	if c.track(id) {
+		defer c.mu.Unlock()
+	}
+	c.t.PutSignature(id, sig)
+}
+
+// track prepares a write of the index to id's entry: while a Load runs it
+// locks c.mu, marks id touched and returns true (the caller unlocks after
+// the write). A Load that starts after the check scans the store after the
+// write committed, so it reads the write's record.
+func (c *Collapser) track(id uint64) bool {
+	if c.loading.Load() == 0 {
+		return false
+	}
+	c.mu.Lock()
+	if c.touched != nil {
+		c.touched[id] = struct{}{}
+	}
+	return true
 }
 
 // putAll puts the documents an Add stored: of each name, its last
@@ -132,14 +175,34 @@ func (c *Collapser) Table() *lsh.CollapseTable { return c.t }
 func (c *Collapser) Verified() bool { return c.verify }
 
 // Load puts the signature of every stored document in the table (one scan
-// of the records) and returns how many it holds.
+// of the records) and returns how many it holds. It may run while the
+// index serves: a document added, replaced or removed during the scan
+// keeps what that write put in the table, never the scan's older record.
 func (c *Collapser) Load(ctx context.Context) (int, error) {
+	c.mu.Lock()
+	if c.loading.Add(1) == 1 {
+		c.touched = map[uint64]struct{}{}
+	}
+	c.mu.Unlock()
+	defer func() {
+		c.mu.Lock()
+		if c.loading.Add(-1) == 0 {
+			c.touched = nil
+		}
+		c.mu.Unlock()
+	}()
 	var d Doc
 	err := c.x.st.ScanDocs(ctx, func(id uint64, rec []byte) error {
 		if err := decodeDoc(rec, &d); err != nil {
 			return fmt.Errorf("index: the record of id %016x: %w", id, err)
 		}
-		c.put(&d)
+		c.mu.Lock()
+		if _, ok := c.touched[id]; !ok {
+			if err := c.t.Put(id, d.Sketch.Values); err != nil {
+				c.t.Remove(id)
+			}
+		}
+		c.mu.Unlock()
 		return nil
 	})
 	if err != nil {

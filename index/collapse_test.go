@@ -267,3 +267,82 @@ func TestQueryMany(t *testing.T) {
 		t.Errorf("GetMany: %v %v, %d lookups", seen, err, cs.docLookups.Load()-d0)
 	}
 }
+
+// scanDuring is a store whose ScanDocs reads every record first, then
+// runs during (the index's writes landing while a long scan runs), then
+// hands the records it read to fn: the scan of a snapshot taken before
+// the writes.
+type scanDuring struct {
+	store.Store
+	during func()
+}
+
+func (s *scanDuring) ScanDocs(ctx0 context.Context, fn func(id uint64, rec []byte) error) error {
+	type rec struct {
+		id  uint64
+		rec []byte
+	}
+	var recs []rec
+	err := s.Store.ScanDocs(ctx0, func(id uint64, r []byte) error {
+		recs = append(recs, rec{id, slices.Clone(r)})
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	if s.during != nil {
+		s.during()
+	}
+	for _, r := range recs {
+		if err := fn(r.id, r.rec); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// TestCollapserLoadDuringWrites runs a Load while the index removes one
+// document and replaces another: the table must end with what the writes
+// made (no signature for the removed one, the new signature for the
+// replaced one), not with the scan's older records.
+func TestCollapserLoadDuringWrites(t *testing.T) {
+	ss := &scanDuring{Store: store.NewMemory()}
+	x, docs, _ := licences(t, ss, 0.8)
+	if _, err := x.Add(ctx, docs...); err != nil {
+		t.Fatal(err)
+	}
+	c, err := x.NewCollapser(index.CollapseOptions{Unverified: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	gone, replaced, by := docs[0], docs[1], docs[2]
+	ss.during = func() {
+		if _, err := x.Remove(ctx, gone.Name); err != nil {
+			t.Error(err)
+		}
+		d := *by
+		d.Name = replaced.Name
+		if _, err := x.Add(ctx, &d); err != nil {
+			t.Error(err)
+		}
+	}
+	n, err := c.Load(ctx)
+	if err != nil || n != len(docs)-1 {
+		t.Fatalf("Load: %d, %v; want %d", n, err, len(docs)-1)
+	}
+	if _, ok := c.Table().Get(nil, index.ID(gone.Name)); ok {
+		t.Errorf("the removed %s is back in the table after Load", gone.Name)
+	}
+	got, ok := c.Table().Get(nil, index.ID(replaced.Name))
+	want, err := c.Table().Signature(nil, by.Sketch.Values)
+	if err != nil || !ok || !slices.Equal(got, want) {
+		t.Errorf("the replaced %s has signature %v (in table: %v), want the new one %v (%v)", replaced.Name, got, ok, want, err)
+	}
+	// Outside a Load, writes no longer track anything.
+	if _, err := x.Remove(ctx, docs[3].Name); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := c.Table().Get(nil, index.ID(docs[3].Name)); ok {
+		t.Errorf("the removed %s is still in the table", docs[3].Name)
+	}
+}

@@ -483,14 +483,14 @@ func (x *Index) applyNote(note []byte) error {
 			for j := range sig {
 				sig[j] = binary.LittleEndian.Uint16(rest[8+2*j:])
 			}
-			c.t.PutSignature(binary.LittleEndian.Uint64(rest), sig)
+			c.putSignature(binary.LittleEndian.Uint64(rest), sig)
 		}
 	case 'x':
 		if (len(note)-1)%8 != 0 {
 			return bad
 		}
 		for rest := note[1:]; len(rest) > 0; rest = rest[8:] {
-			c.t.Remove(binary.LittleEndian.Uint64(rest))
+			c.remove(binary.LittleEndian.Uint64(rest))
 		}
 	}
 	return nil

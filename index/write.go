@@ -196,7 +196,7 @@ func (x *Index) Remove(ctx context.Context, names ...string) (int, error) {
 	x.committed(rec)
 	if c := x.collapser.Load(); c != nil {
 		for _, id := range ids {
-			c.t.Remove(id)
+			c.remove(id)
 		}
 	}
 	return n, nil

@@ -183,6 +183,16 @@ func toAPI(dst []api.Match, ms []index.Match) []api.Match {
 	return dst
 }
 
+// LoadCollapse fills the collapse table with the signature of every stored
+// document (index.Collapser.Load: one scan of the records) and returns how
+// many it holds. Until it has run, the table holds what this process added
+// and what a shared store's journal carried, and a collapse reads the
+// records of the other ids it meets; a server runs it in the background at
+// start, while it serves (the writes made meanwhile win over the scan).
+func (b *IndexBackend) LoadCollapse(ctx context.Context) (int, error) {
+	return b.col.Load(ctx)
+}
+
 // Header implements Backend.
 func (b *IndexBackend) Header() sketch.Header { return b.hdr }
 

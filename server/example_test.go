@@ -60,3 +60,30 @@ func ExampleNew() {
 	// page-3 added: false duplicate of page-1 similarity 1
 	// shut down: <nil>
 }
+
+// Reopen a served index and fill its collapse table from the store before
+// (or while) serving, as neardup serve does at start.
+func ExampleIndexBackend_LoadCollapse() {
+	st := store.NewMemory()
+	defer st.Close()
+	b, err := server.OpenIndex(st, server.IndexOptions{Threshold: 0.8})
+	if err != nil {
+		log.Fatal(err)
+	}
+	ctx := context.Background()
+	text := "the quick brown fox jumps over the lazy dog while the cat sleeps in the warm sun all day long"
+	if _, err := b.Add(ctx, []api.Document{{ID: "a", Text: text}, {ID: "b", Text: text + " again"}}, false); err != nil {
+		log.Fatal(err)
+	}
+	reopened, err := server.OpenIndex(st, server.IndexOptions{})
+	if err != nil {
+		log.Fatal(err)
+	}
+	n, err := reopened.LoadCollapse(ctx)
+	fmt.Println(n, err)
+	res, err := reopened.Collapse(ctx, []string{"a", "b"})
+	fmt.Println(res.Kept, len(res.Collapsed), err)
+	// Output:
+	// 2 <nil>
+	// [a] 1 <nil>
+}

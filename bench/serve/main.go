@@ -65,6 +65,8 @@ type flags struct {
 	cpuprofile string
 	collapseC  int
 	qbatch     int
+	pool       int
+	load       bool
 	dir        string
 	block      int
 	cache      int64
@@ -86,6 +88,8 @@ func main() {
 	flag.IntVar(&f.collapseC, "collapse-c", 1, "concurrent clients in the collapse phase")
 	flag.StringVar(&f.cpuprofile, "cpuprofile", "", "write a CPU profile of the mixed phase (server and load generator; the generator's samples carry the label side=loadgen) to this file")
 	flag.IntVar(&f.qbatch, "qbatch", 1, "documents per query request in the mixed phase (a client batching its queries)")
+	flag.IntVar(&f.pool, "pool", 200_000, "query documents generated before the mixed phase (the clients draw from them, so generating text is not timed; 0 generates each query in the phase)")
+	flag.BoolVar(&f.load, "load-collapse", true, "fill each server's collapse table from the store before the mixed phase, as neardup serve does at start (it also warms the block cache)")
 	flag.IntVar(&f.block, "block", 0, "Pebble data block size in bytes for the tables the run writes (store.PebbleOptions.BlockBytes; 0 the store's default)")
 	flag.Int64Var(&f.cache, "cache", 0, "Pebble block cache in bytes (store.PebbleOptions.CacheBytes; 0 the store's default)")
 	flag.StringVar(&f.dir, "dir", "", "keep the Pebble store in this directory and, when it already holds one, reuse it without preloading (the default is a temporary directory)")
@@ -225,6 +229,14 @@ func run(f flags) error {
 			return err
 		}
 		fmt.Printf("server opened its index in %.1f s\n", time.Since(t0).Seconds())
+		if f.load && reuse {
+			t1 := time.Now()
+			n, err := b.LoadCollapse(ctx)
+			if err != nil {
+				return err
+			}
+			fmt.Printf("server filled its collapse table in %.1f s (%d documents)\n", time.Since(t1).Seconds(), n)
+		}
 		s, err := server.New(b, server.Options{MaxInFlight: 4 * f.conc})
 		if err != nil {
 			return err
@@ -310,6 +322,26 @@ func run(f flags) error {
 		fmt.Printf("preload: %d documents in %.1f s (%.0f documents/s, batches of %d)\n", f.n, el.Seconds(), float64(f.n)/el.Seconds(), f.batch)
 	}
 
+	// The query documents, made before the phase.
+	var pool []api.Document
+	if f.pool > 0 {
+		t1 := time.Now()
+		pool = make([]api.Document, f.pool)
+		var pw sync.WaitGroup
+		for g := range runtime.GOMAXPROCS(0) {
+			pw.Add(1)
+			go func() {
+				defer pw.Done()
+				r := rand.New(rand.NewPCG(f.seed, uint64(g)+5000))
+				for i := g; i < len(pool); i += runtime.GOMAXPROCS(0) {
+					pool[i] = cp.variant(r.IntN(f.n), uint64(i))
+				}
+			}()
+		}
+		pw.Wait()
+		fmt.Printf("query pool: %d documents made in %.1f s\n", len(pool), time.Since(t1).Seconds())
+	}
+
 	// Mixed queries and adds.
 	type sample struct {
 		add   bool
@@ -340,7 +372,11 @@ func run(f flags) error {
 				t0 := time.Now()
 				if r.Float64() < f.queryShare {
 					for j := range qs {
-						qs[j] = cp.variant(r.IntN(f.n), salt<<16|uint64(j)<<8|uint64(w))
+						if pool != nil {
+							qs[j] = pool[r.IntN(len(pool))]
+						} else {
+							qs[j] = cp.variant(r.IntN(f.n), salt<<16|uint64(j)<<8|uint64(w))
+						}
 					}
 					t0 = time.Now()
 					res, err := c.Query(ctx, qs)

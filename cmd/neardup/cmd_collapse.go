@@ -60,7 +60,7 @@ func runCollapse(ctx context.Context, env *Env, opts collapseOptions) error {
 			return usagef("--store %s: no index there (%v)", opts.Store, errors.Unwrap(err))
 		}
 	}
-	st, _, err := openServeStore(ctx, opts.Store, opts.Redis, 0)
+	st, _, err := openServeStore(ctx, opts.Store, opts.Redis, 0, 0)
 	if err != nil {
 		return err
 	}

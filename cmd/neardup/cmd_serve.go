@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -28,6 +29,8 @@ type serveOptions struct {
 	Threshold  float64
 	Unverified bool
 	Memory     string
+	Cache      int64
+	NoLoad     bool
 }
 
 func newServeCmd(env *Env) *cobra.Command {
@@ -71,12 +74,14 @@ interrupted, then finishes the requests in flight and flushes the store.`,
 	fl.Float64VarP(&opts.Threshold, "threshold", "t", 0, "similarity threshold in (0, 1] (default: the index's recorded one)")
 	fl.BoolVar(&opts.Unverified, "collapse-unverified", false, "collapse from the in-memory table alone (Bing's design), without verifying pairs against the store")
 	fl.StringVar(&opts.Memory, "memory", "", memoryFlagUsage)
+	fl.Var((*byteSize)(&opts.Cache), "cache", "Pebble block cache (e.g. 4GiB; default 256MiB, or an eighth of --memory): a query reads its candidates' records, so a cache that holds them all spares a block read per candidate")
+	fl.BoolVar(&opts.NoLoad, "no-collapse-load", false, "do not fill the collapse table from the store at start (a collapse then reads the records of ids it has not met yet)")
 	return cmd
 }
 
 // openServeStore opens the store serve and collapse name with --store or
 // --redis (exactly one), and its name for stats.
-func openServeStore(ctx context.Context, dir, url string, budget int64) (store.Store, string, error) {
+func openServeStore(ctx context.Context, dir, url string, budget, cache int64) (store.Store, string, error) {
 	switch {
 	case (dir == "") == (url == ""):
 		return nil, "", usagef("give exactly one of --store DIR and --redis URL")
@@ -87,7 +92,14 @@ func openServeStore(ctx context.Context, dir, url string, budget int64) (store.S
 		}
 		return st, "redis", nil
 	}
-	st, err := store.OpenPebble(dir, pebbleBudget(nil, budget))
+	po := pebbleBudget(nil, budget)
+	if cache > 0 {
+		if po == nil {
+			po = &store.PebbleOptions{}
+		}
+		po.CacheBytes = cache
+	}
+	st, err := store.OpenPebble(dir, po)
 	if errors.Is(err, store.ErrNotStore) {
 		return nil, "", usagef("--store %s: %v", dir, err)
 	}
@@ -121,7 +133,10 @@ func runServe(ctx context.Context, env *Env, opts serveOptions) error {
 		return err
 	}
 	defer withMemoryLimit(budget)()
-	st, name, err := openServeStore(ctx, opts.Store, opts.Redis, budget)
+	if opts.Cache != 0 && opts.Store == "" {
+		return usagef("--cache sizes the block cache of a --store")
+	}
+	st, name, err := openServeStore(ctx, opts.Store, opts.Redis, budget, opts.Cache)
 	if err != nil {
 		return err
 	}
@@ -154,6 +169,23 @@ func runServe(ctx context.Context, env *Env, opts serveOptions) error {
 		scheme = "https"
 	}
 	fmt.Fprintf(env.Stderr, "neardup serve: listening on %s://%s (%s store)\n", scheme, l.Addr(), name)
+	loadCtx, stopLoad := context.WithCancel(ctx)
+	loaded := make(chan struct{})
+	go func() {
+		defer close(loaded)
+		if opts.NoLoad {
+			return
+		}
+		start := time.Now()
+		n, err := b.LoadCollapse(loadCtx)
+		switch {
+		case err != nil && loadCtx.Err() == nil:
+			fmt.Fprintf(env.Stderr, "neardup serve: the collapse table was not filled at start (collapses read what it lacks): %v\n", err)
+		case err == nil:
+			fmt.Fprintf(env.Stderr, "neardup serve: collapse table filled: %d documents in %.1f s\n", n, time.Since(start).Seconds())
+		}
+	}()
+	defer func() { stopLoad(); <-loaded }()
 	if err := srv.Serve(ctx, l); err != nil {
 		if errors.Is(err, server.ErrInsecure) {
 			return usagef("%v", err)

@@ -40,6 +40,13 @@ var listening = regexp.MustCompile(`listening on (http://\S+)`)
 // returns its exit code.
 func startServe(t *testing.T, args ...string) (string, func() int) {
 	t.Helper()
+	url, stop, _ := startServeLog(t, args...)
+	return url, stop
+}
+
+// startServeLog is startServe that also returns the server's stderr.
+func startServeLog(t *testing.T, args ...string) (string, func() int, *syncBuffer) {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	var errb syncBuffer
 	env := &Env{Stdin: strings.NewReader(""), Stdout: &bytes.Buffer{}, Stderr: &errb}
@@ -58,7 +65,7 @@ func startServe(t *testing.T, args ...string) (string, func() int) {
 				return code
 			}
 			t.Cleanup(func() { stop() })
-			return m[1], stop
+			return m[1], stop, &errb
 		}
 		select {
 		case code := <-done:
@@ -177,11 +184,18 @@ func TestServePebble(t *testing.T) {
 		t.Fatalf("serve exited with %d", code)
 	}
 	checkCollapse(t, "--store", dir)
-	// Reopened with its recorded configuration: the documents are there.
-	url, _ = startServe(t, "--store", dir)
+	// Reopened with its recorded configuration: the documents are there,
+	// and the collapse table is filled from the store in the background.
+	url, _, log := startServeLog(t, "--store", dir, "--cache", "32MiB")
 	code, out, errs := runMainStdin(t, "", "query", "--server", url, sampleCorpus)
 	if code != 0 || strings.Count(out, `"similarity":1,`) < 474 {
 		t.Fatalf("query after restart: exit %d, %s", code, errs)
+	}
+	for deadline := time.Now().Add(30 * time.Second); !strings.Contains(log.String(), "collapse table filled: 474 documents"); {
+		if time.Now().After(deadline) {
+			t.Fatalf("the collapse table was not filled at start: %s", log.String())
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 }
 
@@ -207,6 +221,7 @@ func TestServeUsage(t *testing.T) {
 		{[]string{"serve", "--store", dir + "/a", "--addr", "0.0.0.0:0"}, "needs a bearer token"},
 		{[]string{"serve", "--store", dir + "/b", "--addr", "0.0.0.0:0", "--token", "s3cret"}, "needs TLS"},
 		{[]string{"serve", "--store", dir + "/c", "--tls-cert", "x.pem"}, "go together"},
+		{[]string{"serve", "--redis", "redis://127.0.0.1:1", "--cache", "1GiB"}, "--cache sizes the block cache of a --store"},
 		{[]string{"collapse"}, "exactly one"},
 		{[]string{"collapse", "--store", dir + "/none"}, "no index there"},
 		{[]string{"query", "x.jsonl"}, "--server is required"},
