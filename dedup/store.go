@@ -1,7 +1,9 @@
 package dedup
 
 import (
+	"cmp"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/neardup/neardup/index"
@@ -96,8 +98,17 @@ func (r *run) addAll() error {
 	const batchSize = 2048
 	progress := r.ev.progress(StageStore, "docs")
 	// One bulk for the whole run: the postings are sorted and ingested
-	// as finished tables instead of written one by one (index.Bulk).
-	bk, err := r.x.NewBulk()
+	// as finished tables instead of written one by one (index.Bulk). In
+	// memory the documents go in id order, so that their records go
+	// straight into tables (index.NewSortedBulk); out of core in the
+	// order of the sketch file, which is read back sequentially.
+	order := r.unique
+	newBulk := r.x.NewBulk
+	if r.ext == nil {
+		order = r.byID(r.unique)
+		newBulk = r.x.NewSortedBulk
+	}
+	bk, err := newBulk()
 	if err != nil {
 		return fmt.Errorf("dedup: %w", err)
 	}
@@ -107,12 +118,12 @@ func (r *run) addAll() error {
 	if !r.o.StoreFeatures {
 		bare = make([]index.Doc, batchSize)
 	}
-	for lo := 0; lo < len(r.unique); lo += batchSize {
+	for lo := 0; lo < len(order); lo += batchSize {
 		if err := r.ctx.Err(); err != nil {
 			return err
 		}
 		batch = batch[:0]
-		for k, i := range r.unique[lo:min(lo+batchSize, len(r.unique))] {
+		for k, i := range order[lo:min(lo+batchSize, len(order))] {
 			ix, err := r.ixOf(i)
 			if err != nil {
 				return err
@@ -132,7 +143,7 @@ func (r *run) addAll() error {
 			return fmt.Errorf("dedup: internal error: %d repeated names among the documents added", res.Duplicates)
 		}
 		if progress != nil {
-			progress(int64(lo+len(batch)), int64(len(r.unique)))
+			progress(int64(lo+len(batch)), int64(len(order)))
 		}
 	}
 	if err := bk.Commit(r.ctx); err != nil {
@@ -146,4 +157,23 @@ func (r *run) addAll() error {
 		return fmt.Errorf("dedup: compacting the store: %w", err)
 	}
 	return nil
+}
+
+// byID returns the document numbers docs in increasing order of their
+// documents' index ids (index.ID of the name), in a new slice.
+func (r *run) byID(docs []int) []int {
+	type numbered struct {
+		id uint64
+		i  int
+	}
+	ns := make([]numbered, len(docs))
+	for k, i := range docs {
+		ns[k] = numbered{index.ID(r.res.Docs[i].Name), i}
+	}
+	slices.SortFunc(ns, func(a, b numbered) int { return cmp.Compare(a.id, b.id) })
+	out := make([]int, len(docs))
+	for k, n := range ns {
+		out[k] = n.i
+	}
+	return out
 }

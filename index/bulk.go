@@ -53,6 +53,7 @@ type Bulk struct {
 	ids    map[uint64]struct{} // their ids
 	err    error               // the first failure since the last commit
 	closed bool
+	sorted bool // documents come in increasing id order (NewSortedBulk)
 }
 
 // NewBulk opens a Bulk on the index. Close it when done.
@@ -65,6 +66,28 @@ func (x *Index) NewBulk() (*Bulk, error) {
 	x.bulkOpen = true
 	x.dropPostings() // a Bulk's writes do not reach the in-memory postings
 	return &Bulk{x: x, b: &logBatch{}, ids: map[uint64]struct{}{}}, nil
+}
+
+// NewSortedBulk opens a Bulk whose documents the caller adds in strictly
+// increasing ID(Name) order, across Adds, up to each Commit (a batch build
+// that sorts its documents, as dedup does): on a store that takes records
+// in order (store.SortedBulker, Pebble) they go straight into finished
+// tables, with no sort and no run on disk. A document out of order fails
+// the Bulk: its Commit returns the error and writes nothing.
+func (x *Index) NewSortedBulk() (*Bulk, error) {
+	k, err := x.NewBulk()
+	if err == nil {
+		k.sorted = true
+	}
+	return k, err
+}
+
+// storeBulk returns a new store bulk of the Bulk's kind.
+func (k *Bulk) storeBulk() store.Batch {
+	if k.sorted {
+		return store.NewSortedBulk(k.x.st)
+	}
+	return store.NewBulk(k.x.st)
 }
 
 // Add stages docs (see Index.Add, whose result it returns for them). They
@@ -99,7 +122,7 @@ func (k *Bulk) Add(ctx context.Context, docs ...*Doc) (AddResult, error) {
 	if !k.bulk && k.docs+len(docs) >= bulkDocs {
 		// From here on a store bulk; what the log holds goes into it.
 		lb := k.b.(*logBatch)
-		k.b, k.bulk = store.NewBulk(x.st), true
+		k.b, k.bulk = k.storeBulk(), true
 		lb.replay(k.b)
 	}
 	res, fps, err := x.stage(ctx, k.b, docs, func(id uint64) { k.ids[id] = struct{}{} })
@@ -167,7 +190,7 @@ func (k *Bulk) commit(ctx context.Context) error {
 func (k *Bulk) fail(err error) {
 	k.b.Close()
 	if k.bulk {
-		k.b = store.NewBulk(k.x.st)
+		k.b = k.storeBulk()
 	} else {
 		k.b = &logBatch{}
 	}

@@ -1,6 +1,7 @@
 package index
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"slices"
@@ -189,4 +190,94 @@ func TestSortHigh32(t *testing.T) {
 			t.Fatalf("n=%d: radix sort differs from slices.Sort", n)
 		}
 	}
+}
+
+// TestSortedBulkModel builds an index on Pebble through sorted bulks
+// (NewSortedBulk: the records straight into tables) whose documents come
+// in increasing id order, over documents stored before each bulk that it
+// replaces, and walks the whole store against a model after every commit;
+// then a bulk given a document out of order fails its Commit and leaves
+// the store as it was.
+func TestSortedBulkModel(t *testing.T) {
+	defer func(n int) { bulkDocs = n }(bulkDocs)
+	bulkDocs = 6
+	st, err := store.OpenPebble(t.TempDir(), &store.PebbleOptions{CacheBytes: 8 << 20, BulkBytes: 4 << 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	x := mustOpen(t, st, minhashConfig(32, 5, lsh.Banding(4, 8), 0.5))
+	_, sets := corpus(12, []float64{0.9, 0.5}, 78)
+	r := rng.New(654)
+	m := model{}
+	names := make([]string, 80)
+	for i := range names {
+		names[i] = fmt.Sprintf("n%02d", i)
+	}
+	pick := func(n int) []*Doc {
+		seen := map[string]bool{}
+		var docs []*Doc
+		for len(docs) < n {
+			nm := names[r.Intn(uint64(len(names)))]
+			if !seen[nm] {
+				seen[nm] = true
+				docs = append(docs, mkDoc(t, x, nm, sets[r.Intn(uint64(len(sets)))], r.Intn(2) == 0))
+			}
+		}
+		slices.SortFunc(docs, func(a, b *Doc) int { return cmp.Compare(ID(a.Name), ID(b.Name)) })
+		return docs
+	}
+	for round := range 8 {
+		pre := pick(1 + int(r.Intn(5)))
+		mustAdd(t, x, pre...)
+		for _, d := range pre {
+			m[d.Name] = d
+		}
+		bk, err := x.NewSortedBulk()
+		if err != nil {
+			t.Fatal(err)
+		}
+		docs := pick(10 + int(r.Intn(30)))
+		for lo := 0; lo < len(docs); {
+			hi := min(len(docs), lo+1+int(r.Intn(8)))
+			want := AddResult{}
+			for _, d := range docs[lo:hi] {
+				if m[d.Name] != nil {
+					want.Replaced++
+				} else {
+					want.Added++
+				}
+			}
+			got, err := bk.Add(bg, docs[lo:hi]...)
+			if err != nil || got != want {
+				t.Fatalf("round %d: Bulk.Add = %+v, %v; want %+v", round, got, err, want)
+			}
+			for _, d := range docs[lo:hi] {
+				m[d.Name] = d
+			}
+			lo = hi
+		}
+		if err := bk.Commit(bg); err != nil {
+			t.Fatal(err)
+		}
+		bk.Close()
+		m.walk(t, x, st)
+		m.lookups(t, x, sets)
+	}
+	bk, err := x.NewSortedBulk()
+	if err != nil {
+		t.Fatal(err)
+	}
+	docs := pick(20)
+	if _, err := bk.Add(bg, docs[10:]...); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := bk.Add(bg, docs[:10]...); err != nil {
+		t.Fatal(err)
+	}
+	if err := bk.Commit(bg); err == nil {
+		t.Fatal("a sorted bulk given documents out of order committed")
+	}
+	bk.Close()
+	m.walk(t, x, st)
 }

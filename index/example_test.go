@@ -1,10 +1,12 @@
 package index_test
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/neardup/neardup/index"
@@ -120,6 +122,31 @@ func ExampleIndex_NewBulk() {
 	// Output:
 	// 300 index: a bulk build is open
 	// true doc250
+}
+
+func ExampleIndex_NewSortedBulk() {
+	dir, _ := os.MkdirTemp("", "bulk")
+	defer os.RemoveAll(dir)
+	st, _ := store.OpenPebble(dir, nil)
+	defer st.Close()
+	x, _ := index.Open(ctx, st, index.Config{})
+	s, _ := x.NewSketcher()
+	var docs []*index.Doc
+	for n := range 300 {
+		docs = append(docs, doc(x, s, fmt.Sprint("doc", n), text(n*50, 50)))
+	}
+	// The caller sorts by id: the records then go straight into tables.
+	slices.SortFunc(docs, func(a, b *index.Doc) int { return cmp.Compare(index.ID(a.Name), index.ID(b.Name)) })
+	bk, _ := x.NewSortedBulk()
+	defer bk.Close()
+	res, _ := bk.Add(ctx, docs...)
+	if err := bk.Commit(ctx); err != nil {
+		panic(err)
+	}
+	bk.Close()
+	d, ok, _ := x.Get(ctx, "doc250")
+	fmt.Println(res.Added, ok, d.Name)
+	// Output: 300 true doc250
 }
 
 func ExampleIndex_Remove() {

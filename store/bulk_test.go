@@ -136,6 +136,93 @@ func TestPebbleBulkEquivalence(t *testing.T) {
 	}
 }
 
+// applySorted writes the same random operations to each batch as
+// applyRandom does, except that its records (PutDoc, DeleteDoc) come in
+// strictly increasing id order, as a sorted bulk takes them.
+func applySorted(seed uint64, n int, bs ...store.Batch) {
+	st := rng.New(seed)
+	next := uint64(0)
+	for range n {
+		key, id := st.Intn(50), st.Intn(400)
+		op := st.Intn(10)
+		for _, b := range bs {
+			switch {
+			case op < 4:
+				b.AddPosting(key, id)
+			case op < 5:
+				b.RemovePosting(key, id)
+			case op < 8:
+				b.PutDoc(next, []byte(fmt.Sprint("rec-", seed, "-", next, "-", key, strings.Repeat("x", int(id)))))
+			case op < 9:
+				b.DeleteDoc(next)
+			default:
+				b.PutMeta(fmt.Sprint("m", key), []byte(fmt.Sprint(seed, id)))
+			}
+		}
+		if op >= 5 && op < 9 {
+			next += 1 + id%3 // some ids skipped
+		}
+	}
+}
+
+// TestPebbleSortedBulk checks that a sorted bulk (records straight into
+// tables, several of them) equals one batch of the same writes over a
+// store that already holds records it overwrites and deletes, and that a
+// record out of order fails its Commit, which then applies nothing.
+func TestPebbleSortedBulk(t *testing.T) {
+	defer store.SetBulkTableBytes(16 << 10)()
+	ctx := context.Background()
+	dir := filepath.Join(t.TempDir(), "index")
+	s, err := store.OpenPebble(dir, &store.PebbleOptions{CacheBytes: 8 << 20, BulkBytes: 4 << 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	ref := store.NewMemory()
+	defer ref.Close()
+	for round := range uint64(4) {
+		rb := ref.NewBatch()
+		var b store.Batch
+		if round%2 == 0 { // alternate: a batch, then a sorted bulk
+			b = s.NewBatch()
+			applyRandom(round+1, 3000, b, rb)
+		} else {
+			b = store.NewSortedBulk(s)
+			applySorted(round+1, 6000, b, rb)
+		}
+		if err := b.Commit(ctx); err != nil {
+			t.Fatalf("round %d: %v", round, err)
+		}
+		if err := rb.Commit(ctx); err != nil {
+			t.Fatal(err)
+		}
+		b.Close()
+		rb.Close()
+		sameContents(t, s, ref)
+	}
+	entries, _ := os.ReadDir(dir)
+	for _, e := range entries {
+		if strings.HasPrefix(e.Name(), "neardup-bulk-") {
+			t.Errorf("bulk directory %s left behind", e.Name())
+		}
+	}
+
+	// Out of order: the Commit fails and nothing is applied.
+	before := docsAll(t, s)
+	b := store.NewSortedBulk(s)
+	b.AddPosting(7, 7)
+	b.PutDoc(1000, []byte("a"))
+	b.PutDoc(999, []byte("b"))
+	if err := b.Commit(ctx); err == nil || !strings.Contains(err.Error(), "increasing id order") {
+		t.Fatalf("a record out of order: Commit returned %v", err)
+	}
+	b.Close()
+	if got := docsAll(t, s); !slices.Equal(got, before) {
+		t.Errorf("a failed sorted bulk changed the records: %d, was %d", len(got), len(before))
+	}
+	sameContents(t, s, ref)
+}
+
 // TestPebbleBulkFaults fails the writing of a bulk's runs and tables and
 // its ingestion: Commit returns the error promptly, applies nothing, and
 // what was committed before survives; a bulk left by a killed process is

@@ -332,3 +332,31 @@ func ExampleWrites() {
 	// PutMeta key=0 id=0 name="config" value="k=64"
 	// [1] rec 0
 }
+
+func ExampleNewSortedBulk() {
+	dir, _ := os.MkdirTemp("", "neardup-store")
+	defer os.RemoveAll(dir)
+	s, _ := store.OpenPebble(dir, nil)
+	defer s.Close()
+	b := store.NewSortedBulk(s) // records in increasing id order, straight into tables
+	defer b.Close()
+	for id := uint64(1); id <= 3; id++ {
+		b.PutDoc(id, []byte(fmt.Sprint("record ", id)))
+		b.AddPosting(42, 4-id) // postings in any order
+	}
+	if err := b.Commit(context.Background()); err != nil { // one ingestion, durable
+		panic(err)
+	}
+	ids, _ := s.Postings(context.Background(), 42, nil)
+	rec, _, _ := s.Doc(context.Background(), 2, nil)
+	fmt.Println(ids, string(rec))
+
+	late := store.NewSortedBulk(s)
+	late.PutDoc(9, []byte("x"))
+	late.PutDoc(5, []byte("y")) // out of order: the bulk fails
+	fmt.Println(late.Commit(context.Background()) != nil)
+	late.Close()
+	// Output:
+	// [1 2 3] record 2
+	// true
+}

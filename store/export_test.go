@@ -8,3 +8,11 @@ func (s *Pebble) Flush() error {
 	}
 	return s.db.Flush()
 }
+
+// SetBulkTableBytes sets the size at which a bulk starts a new table and
+// returns a function that restores it.
+func SetBulkTableBytes(n uint64) func() {
+	old := bulkTableBytes
+	bulkTableBytes = n
+	return func() { bulkTableBytes = old }
+}

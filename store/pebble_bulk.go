@@ -15,6 +15,7 @@ package store
 
 import (
 	"bufio"
+	"bytes"
 	"cmp"
 	"container/heap"
 	"context"
@@ -32,9 +33,11 @@ import (
 	"github.com/cockroachdb/pebble/v2/vfs"
 )
 
+// bulkTableBytes is the size at which a bulk starts a new table (tests
+// lower it).
+var bulkTableBytes uint64 = 64 << 20
+
 const (
-	// bulkTableBytes is the size at which a bulk starts a new table.
-	bulkTableBytes = 64 << 20
 	// bulkPostingBytes is what a buffered posting costs in memory.
 	bulkPostingBytes = 24
 	// bulkEntryOverhead is what a buffered record or metadata value costs
@@ -51,6 +54,14 @@ var bulkDirSeq atomic.Uint64
 // and one write of the result as tables; it is durable and atomic when it
 // returns. Like a batch, a bulk is not safe for concurrent use.
 func (s *Pebble) NewBulk() Batch { return &pebbleBulk{s: s} }
+
+// NewSortedBulk implements SortedBulker: the bulk's records (PutDoc,
+// DeleteDoc), which must come in strictly increasing id order, go
+// straight into tables of their own as they come, instead of through the
+// buffer, its sort and the runs on disk; the other writes are buffered as
+// NewBulk's are. The record tables hold no other kind of key, so they
+// overlap none of the merged tables, and Commit ingests them all at once.
+func (s *Pebble) NewSortedBulk() Batch { return &pebbleBulk{s: s, sortedDocs: true} }
 
 type bulkPosting struct {
 	key, id uint64
@@ -74,8 +85,16 @@ type pebbleBulk struct {
 	n        int   // writes since the last Commit
 	runs     []string
 	dir      string // the run directory, once made
-	err      error  // the first error spilling a run
+	err      error  // the first error spilling a run or writing a record table
 	closed   bool
+
+	// The records of a sorted bulk (NewSortedBulk): the table being
+	// written, the finished tables, the last key written and how many.
+	sortedDocs bool
+	dw         *sstable.Writer
+	dtables    []string
+	dlast      [9]byte
+	dn         int
 }
 
 func (b *pebbleBulk) next() uint32 {
@@ -96,12 +115,73 @@ func (b *pebbleBulk) RemovePosting(key, id uint64) {
 
 func (b *pebbleBulk) PutDoc(id uint64, rec []byte) {
 	var kb [9]byte
+	if b.sortedDocs {
+		b.direct(docKey(&kb, id), rec, false)
+		return
+	}
 	b.value(docKey(&kb, id), rec, false)
 }
 
 func (b *pebbleBulk) DeleteDoc(id uint64) {
 	var kb [9]byte
+	if b.sortedDocs {
+		b.direct(docKey(&kb, id), nil, true)
+		return
+	}
 	b.value(docKey(&kb, id), nil, true)
+}
+
+// direct writes a record of a sorted bulk into its current record table.
+func (b *pebbleBulk) direct(key, value []byte, del bool) {
+	b.n++
+	if b.err != nil {
+		return
+	}
+	if b.dn > 0 && bytes.Compare(key, b.dlast[:]) <= 0 {
+		b.err = fmt.Errorf("store: sorted bulk: record %x written after %x (records must come in increasing id order)", key[1:], b.dlast[1:])
+		return
+	}
+	if b.dw == nil {
+		dir, err := b.runDir()
+		if err != nil {
+			b.err = err
+			return
+		}
+		path := b.s.fs.PathJoin(dir, fmt.Sprintf("records-%06d.sst", len(b.dtables)))
+		f, err := b.s.fs.Create(path, vfs.WriteCategoryUnspecified)
+		if err != nil {
+			b.err = err
+			return
+		}
+		b.dw = sstable.NewWriter(objstorageprovider.NewFileWritable(f), b.s.po.MakeWriterOptions(0, b.s.db.TableFormat()))
+		b.dtables = append(b.dtables, path)
+	}
+	var err error
+	if del {
+		err = b.dw.Delete(key)
+	} else {
+		err = b.dw.Set(key, value)
+	}
+	if err == nil && b.dw.Raw().EstimatedSize() >= bulkTableBytes {
+		err = b.finishDirect()
+	}
+	if err != nil {
+		b.err = err
+		return
+	}
+	copy(b.dlast[:], key)
+	b.dn++
+}
+
+// finishDirect closes the current record table (syncing it, as Ingest
+// requires).
+func (b *pebbleBulk) finishDirect() error {
+	if b.dw == nil {
+		return nil
+	}
+	err := b.dw.Close()
+	b.dw = nil
+	return err
 }
 
 func (b *pebbleBulk) PutMeta(name string, value []byte) { b.value(metaKey(name), value, false) }
@@ -353,12 +433,20 @@ func (b *pebbleBulk) writeTables() (paths []string, err error) {
 	if err := finish(); err != nil {
 		return nil, err
 	}
-	return paths, nil
+	if err := b.finishDirect(); err != nil {
+		return nil, err
+	}
+	return append(paths, b.dtables...), nil
 }
 
-// discard drops the buffer and the runs.
+// discard drops the buffer, the runs and the record tables.
 func (b *pebbleBulk) discard() {
 	b.reset()
+	if b.dw != nil {
+		b.dw.Close()
+		b.dw = nil
+	}
+	b.dtables, b.dn = nil, 0
 	b.n, b.err, b.runs = 0, nil, nil
 	if b.dir != "" {
 		b.s.fs.RemoveAll(b.dir)

@@ -168,6 +168,28 @@ func NewBulk(s Store) Batch {
 	return s.NewBatch()
 }
 
+// SortedBulker is implemented by stores whose bulk writes records faster
+// when they come in increasing id order (Pebble: straight into finished
+// tables, with no buffer, sort or run on disk). Reach it through
+// NewSortedBulk.
+type SortedBulker interface {
+	// NewSortedBulk returns an empty bulk (as Bulker's) whose PutDoc and
+	// DeleteDoc calls must come in strictly increasing id order between
+	// two Commits; a call out of order fails the bulk (its Commit returns
+	// the error and applies nothing). Other writes come in any order.
+	NewSortedBulk() Batch
+}
+
+// NewSortedBulk returns NewBulk's batch for writes whose records come in
+// strictly increasing id order (see SortedBulker): s.NewSortedBulk() if s
+// implements SortedBulker, else NewBulk(s).
+func NewSortedBulk(s Store) Batch {
+	if b, ok := s.(SortedBulker); ok {
+		return b.NewSortedBulk()
+	}
+	return NewBulk(s)
+}
+
 // Journaled is implemented by shared stores that log the posting writes of
 // every committed batch, in commit order (store/redis: a Redis stream
 // written in the batch's own MULTI/EXEC), with notes the batch's writer

@@ -261,7 +261,7 @@ func runDedupChild(o flags) childResult {
 	r.ByLevel = recallByLevel(m.Plants, func(a, b int) bool { return found[pairKey(a, b)] })
 	r.Precision = measurePrecision(g, near, o.precisionSample)
 
-	if st != nil {
+	if st != nil && o.queries > 0 {
 		r.Query = timeQueries(o, m, g, st, res)
 	}
 	if o.child == "memstore" {
