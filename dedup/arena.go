@@ -79,7 +79,7 @@ func (j *job) recycle() {
 // the heap grow to about twice what the run holds (at 1M documents and
 // k = 128, a gigabyte of values let the process reach 1.9 GiB). Off the
 // heap the goal follows only the documents' other state. Each document
-// holds its chunk's owner (docIx.chunk); a chunk is unmapped once no
+// holds its chunk's owner (sketchVals.chunk); a chunk is unmapped once no
 // document holds it, so no value is read after its memory is gone. An
 // out-of-core run keeps its chunks on the heap: it drops the values of
 // documents as it spills them, and only the collector, which does not see
