@@ -6,7 +6,6 @@ import (
 	"sync"
 	"unsafe"
 
-	"github.com/neardup/neardup/feature"
 	"github.com/neardup/neardup/index"
 	"github.com/neardup/neardup/sample"
 	"github.com/neardup/neardup/sketch"
@@ -61,8 +60,9 @@ func (j *job) hold(body []byte) []byte {
 // recycle returns a job whose documents the collector has taken.
 func (j *job) recycle() {
 	clear(j.docs) // drop the names and bodies
-	clear(j.out)  // drop the sketches, which the collector copied
-	j.docs, j.out = j.docs[:0], j.out[:0]
+	clear(j.out)
+	clear(j.ix) // drop the sketches, which the collector filed
+	j.docs, j.out, j.ix = j.docs[:0], j.out[:0], j.ix[:0]
 	if cap(j.buf) > maxRecycledBody {
 		j.buf = make([]byte, 0, jobBodyBytes)
 	}
@@ -79,7 +79,7 @@ func (j *job) recycle() {
 // the heap grow to about twice what the run holds (at 1M documents and
 // k = 128, a gigabyte of values let the process reach 1.9 GiB). Off the
 // heap the goal follows only the documents' other state. Each document
-// holds its chunk's owner (docIx.chunk); a chunk is unmapped once no
+// holds its chunk's owner (sketchVals.chunk); a chunk is unmapped once no
 // document holds it, so no value is read after its memory is gone. An
 // out-of-core run keeps its chunks on the heap: it drops the values of
 // documents as it spills them, and only the collector, which does not see
@@ -119,37 +119,14 @@ func (a *valueArena) copyOf(vs []uint64) ([]uint64, *arenaChunk) {
 	return a.chunk[at:len(a.chunk):len(a.chunk)], a.owner
 }
 
-// docIx is what a document keeps for the index: an index.Doc without
-// what every document of the run shares or its Doc already holds (the
-// header, the name and the fingerprint), 80 bytes instead of 160. The
-// field names are index.Doc's.
-type docIx struct {
-	Sketch struct {
-		Values []uint64
-		Size   float64
-	}
-	Features []uint64
-	Weighted []feature.Feature
-	// chunk owns the memory of Sketch.Values when it lies off the heap
-	// (valueArena); whoever sets or drops Values sets or drops chunk.
-	chunk *arenaChunk
-}
-
-// releaseValues drops the sketch values of docs once the run is done
-// with them (nothing reads them after Run returns): their off-heap chunks
-// are unmapped at the next collection even while the caller holds the
-// Result.
-func releaseValues(docs []Doc) {
-	for i := range docs {
-		docs[i].ix.Sketch.Values, docs[i].ix.chunk = nil, nil
-	}
-}
-
-// indexDoc returns the index document of d.
-func (r *run) indexDoc(d *Doc) index.Doc {
+// indexDoc returns the index document of r.res.Docs[i] with the sketch
+// values vs.
+func (r *run) indexDoc(i int, vs []uint64) index.Doc {
+	d := &r.res.Docs[i]
+	f := r.side.features(i)
 	return index.Doc{Name: d.Name, Fingerprint: d.Fingerprint, HasFingerprint: true,
-		Sketch:   sketch.Sketch{Header: r.hdr, Values: d.ix.Sketch.Values, Size: d.ix.Sketch.Size},
-		Features: d.ix.Features, Weighted: d.ix.Weighted}
+		Sketch:   sketch.Sketch{Header: r.hdr, Values: vs, Size: *r.side.sizes.at(i)},
+		Features: f.features, Weighted: f.weighted}
 }
 
 // docOf is index.NewDoc for the batch path: the sketch values go into the
@@ -157,49 +134,76 @@ func (r *run) indexDoc(d *Doc) index.Doc {
 func (r *run) docOf(a *valueArena, s *sample.Sketched, features bool) docIx {
 	var ix docIx
 	a.heap = a.heap || r.o.Memory > 0
-	ix.Sketch.Values, ix.chunk = a.copyOf(s.Values)
-	ix.Sketch.Size = s.Size
+	ix.vals.values, ix.vals.chunk = a.copyOf(s.Values)
+	ix.size = s.Size
 	if features {
 		d := r.x.NewDoc("", s, true)
-		ix.Features, ix.Weighted = d.Features, d.Weighted
+		ix.feats = featureSet{features: d.Features, weighted: d.Weighted}
 	}
 	return ix
 }
 
-// docBytes is what a document costs in memory besides its sketch
-// values, its feature set and its Doc in Result.Docs: its name and key,
-// and its entries in the maps of the run (the reader's map of ids, the
-// run's set of ids, the exact-duplicate stage's map of fingerprints) and
-// in the join's arrays. Go's maps take about twice their entries' size.
+// docBytes is what a document costs in memory besides its Doc in
+// Result.Docs and its side columns: its name and key, and its entries in
+// the maps of the run (the reader's map of ids, the run's set of ids,
+// the exact-duplicate stage's map of fingerprints) and in the join's
+// arrays. Go's maps take about twice their entries' size.
 func docBytes(d *Doc) int64 {
-	const perDoc = 2*int64(unsafe.Sizeof("")+unsafe.Sizeof(recordPlace{})) + // the reader's ids
+	const perDoc = 2*int64(unsafe.Sizeof("")+unsafe.Sizeof(placeRef{})) + // the reader's ids
 		2*16 + // r.local / the fingerprints
 		8 + 12 // join order, number and the spill record
 	return perDoc + int64(len(d.Name)+len(d.Key))
 }
 
-// featureBytes is the size of a document's feature set.
-func featureBytes(d *Doc) int64 {
-	return int64(8*len(d.ix.Features)) + int64(unsafe.Sizeof(feature.Feature{}))*int64(len(d.ix.Weighted))
-}
+// docArrayBytes is what a document's Doc takes in stage 1: while
+// Result.Docs grows by a quarter, the old and the new array are both
+// held, 2.25 times its length at the peak.
+const docArrayBytes = 9 * int64(unsafe.Sizeof(Doc{})) / 4
 
-// heldBytes is what a document holds in memory in stage 1: docBytes, its
-// Doc counted twice (while Result.Docs grows, the old and the new array
-// are both held: 2.25 times its length at the peak), its sketch values
-// and its feature set (kept for exact verification).
-func heldBytes(d *Doc) int64 {
-	return docBytes(d) + 2*int64(unsafe.Sizeof(Doc{})) + sketchHeld(d) + featureBytes(d)
-}
-
-// metaBytes is what the documents hold in memory after stage 1, out of
-// core (their sketch values are in the sketch file).
-func metaBytes(docs []Doc) int64 {
-	n := int64(cap(docs)) * int64(unsafe.Sizeof(Doc{}))
-	for i := range docs {
-		n += docBytes(&docs[i]) + featureBytes(&docs[i])
+// heldBytes is what the document at position i holds in memory in stage
+// 1: docBytes, its Doc (docArrayBytes), its side columns and its feature
+// set (kept for exact verification); in memory also its sketch values
+// and, in a resumable run, its place (out of core the stream holds it
+// once the document is collected).
+func (r *run) heldBytes(i int) int64 {
+	n := docBytes(&r.res.Docs[i]) + docArrayBytes + sizeBytes
+	if r.ext == nil {
+		n += valsBytes + int64(8*len(r.side.vals.at(i).values))
+		if r.st != nil {
+			n += int64(unsafe.Sizeof(recordPlace{}))
+		}
+	} else {
+		n += endBytes
+	}
+	if !r.side.noFeats {
+		f := r.side.features(i)
+		n += featsBytes + f.bytes()
 	}
 	return n
 }
+
+// metaBytes is what the documents hold in memory after stage 1, out of
+// core (their sketch values are in the sketch file): Result.Docs,
+// docBytes, the side columns and the feature sets.
+func (r *run) metaBytes() int64 {
+	docs := r.res.Docs
+	n := int64(cap(docs))*int64(unsafe.Sizeof(Doc{})) + int64(len(docs))*(sizeBytes+endBytes)
+	for i := range docs {
+		n += docBytes(&docs[i])
+	}
+	if !r.side.noFeats {
+		for i := range docs {
+			f := r.side.features(i)
+			n += featsBytes + f.bytes()
+		}
+	}
+	return n
+}
+
+// inMemoryDocBytes is what a document of a run in memory holds besides
+// its sketch values, names and map entries: its Doc and its side columns
+// (without feature sets).
+const inMemoryDocBytes = int64(unsafe.Sizeof(Doc{})) + valsBytes + sizeBytes
 
 // collectBeforeJoin collects the garbage of the sketch stage before the
 // in-memory join of n documents allocates its postings, when the run is
@@ -207,7 +211,7 @@ func metaBytes(docs []Doc) int64 {
 // top of what the documents hold, not of that and the garbage left since
 // the last collection cycle.
 func collectBeforeJoin(n int) {
-	if int64(n)*int64(unsafe.Sizeof(Doc{})) > bigDocsArray {
+	if int64(n)*inMemoryDocBytes > bigDocsArray {
 		debug.FreeOSMemory() // a collection, and the freed pages returned
 	}
 }

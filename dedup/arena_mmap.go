@@ -12,7 +12,7 @@ import (
 // offHeapChunk returns a chunk of n sketch values in anonymous memory
 // mapped outside the Go heap, and its owner: the memory is unmapped once
 // the owner is unreachable (a cleanup). Every document whose values lie
-// in the chunk holds the owner (docIx.chunk), so no sketch value is read
+// in the chunk holds the owner (sketchVals.chunk), so no sketch value is read
 // after its memory is unmapped. ok is false when the mapping failed; the
 // caller then allocates on the heap.
 func offHeapChunk(n int) (c *arenaChunk, vs []uint64, ok bool) {

@@ -79,15 +79,6 @@ type Doc struct {
 	ExactOf int
 	// Shingles is the number of distinct features.
 	Shingles int
-
-	ix docIx // sketch, and features when verifying exactly
-	// soff and nvals locate the sketch values in the sketch file when the
-	// run is out of core (ix.Sketch.Values is then nil).
-	soff  int64
-	nvals int32
-	// place is where the document was read, kept until a resumable run
-	// saves it (Options.Stages).
-	place *recordPlace
 }
 
 // Pair is a verified near-duplicate pair. A is the earlier document (or, for
@@ -161,6 +152,9 @@ type run struct {
 	st *stages
 	// hdr is the header of the index's sketches (run.indexDoc).
 	hdr sketch.Header
+	// side is what the run keeps of each document of res.Docs besides
+	// its Doc: sketch, size, feature set (side.go).
+	side side
 }
 
 // Run deduplicates the documents docs yields. An error it yields that is a
@@ -223,7 +217,7 @@ func Run(ctx context.Context, docs iter.Seq2[*corpus.Document, error], o Options
 	if err != nil {
 		return nil, err
 	}
-	releaseValues(r.res.Docs)
+	r.side = side{} // nothing reads the sketches once the run is done
 	return r.finish(start)
 }
 

@@ -17,19 +17,20 @@ import (
 // sketches written to a file in the work directory as stage 1 makes them,
 // and the join done by external sorts (package spill) instead of in
 // memory. Only what clustering and the outputs need stays in memory per
-// document (its Doc without sketch values, 12 bytes of file position).
+// document: its Doc, its sketch's size and the end of its values in the
+// sketch file (side).
 type external struct {
-	dir     string // this run's work directory
-	owned   bool   // created by the run (removed unless KeepWork)
-	f       *os.File
-	w       *bufio.Writer
-	off     int64 // bytes written to the sketch file
+	dir   string // this run's work directory
+	owned bool   // created by the run (removed unless KeepWork)
+	f     *os.File
+	w     *bufio.Writer
+	off   int64 // bytes written to the sketch file
+	// ends[i] is the end of the values of the document at position i in
+	// the sketch file, which holds them in the documents' order from
+	// offset 0: they start at ends[i-1] (0 for the first).
+	ends    column[int64]
 	spilled int64 // compressed bytes of sorted runs
 }
-
-// sketchHeld is the number of bytes of sketch values a document holds in
-// memory.
-func sketchHeld(d *Doc) int64 { return int64(8 * len(d.ix.Sketch.Values)) }
 
 // startExternal switches the run to out-of-core mode: it creates the work
 // directory and the sketch file, and moves the sketches of the documents
@@ -57,18 +58,17 @@ func (r *run) startExternal() error {
 	r.ext = &external{dir: dir, owned: owned, f: f, w: bufio.NewWriterSize(f, 1<<20)}
 	r.sum.External = true
 	for i := range r.res.Docs {
-		if err := r.ext.put(&r.res.Docs[i]); err != nil {
+		if err := r.ext.put(r.side.vals.at(i).values); err != nil {
 			return err
 		}
 	}
+	r.side.vals.reset() // the values are in the file now
 	return nil
 }
 
-// put writes a document's sketch values to the sketch file and drops them
-// from memory.
-func (e *external) put(d *Doc) error {
-	vs := d.ix.Sketch.Values
-	d.soff, d.nvals = e.off, int32(len(vs))
+// put appends the sketch values of the next document to the sketch file
+// and records their end.
+func (e *external) put(vs []uint64) error {
 	var b [8]byte
 	for _, v := range vs {
 		binary.LittleEndian.PutUint64(b[:], v)
@@ -77,8 +77,18 @@ func (e *external) put(d *Doc) error {
 		}
 	}
 	e.off += int64(8 * len(vs))
-	d.ix.Sketch.Values, d.ix.chunk = nil, nil
+	e.ends.push(e.off)
 	return nil
+}
+
+// span returns where the values of the document at position i lie in
+// the sketch file, and their number.
+func (e *external) span(i int) (off int64, n int) {
+	end := *e.ends.at(i)
+	if i > 0 {
+		off = *e.ends.at(i - 1)
+	}
+	return off, int(end-off) / 8
 }
 
 // finishWrite completes the sketch file.
@@ -90,14 +100,16 @@ func (e *external) finishWrite() error {
 	return nil
 }
 
-// values reads a document's sketch values into dst.
-func (e *external) values(dst []uint64, d *Doc) ([]uint64, error) {
-	if d.nvals == 0 {
+// values reads the sketch values of the document at position i into
+// dst.
+func (e *external) values(dst []uint64, i int) ([]uint64, error) {
+	off, n := e.span(i)
+	if n == 0 {
 		return []uint64{}, nil
 	}
-	dst = slices.Grow(dst[:0], int(d.nvals))[:d.nvals]
-	b := make([]byte, 8*int(d.nvals))
-	if _, err := e.f.ReadAt(b, d.soff); err != nil {
+	dst = slices.Grow(dst[:0], n)[:n]
+	b := make([]byte, 8*n)
+	if _, err := e.f.ReadAt(b, off); err != nil {
 		return nil, fmt.Errorf("dedup: reading sketches: %w", err)
 	}
 	for i := range dst {
@@ -107,18 +119,17 @@ func (e *external) values(dst []uint64, d *Doc) ([]uint64, error) {
 }
 
 // ixOf returns the index document of r.res.Docs[i] with its sketch: out
-// of core, a copy with the values read back from the sketch file.
+// of core, with the values read back from the sketch file.
 func (r *run) ixOf(i int) (*index.Doc, error) {
-	d := &r.res.Docs[i]
-	ix := r.indexDoc(d)
 	if r.ext == nil {
+		ix := r.indexDoc(i, r.side.vals.at(i).values)
 		return &ix, nil
 	}
-	v, err := r.ext.values(nil, d)
+	v, err := r.ext.values(nil, i)
 	if err != nil {
 		return nil, err
 	}
-	ix.Sketch.Values = v
+	ix := r.indexDoc(i, v)
 	return &ix, nil
 }
 
@@ -192,7 +203,7 @@ func (r *run) joinExternal() error {
 	// quarter of what the documents kept in memory leave of the budget.
 	// The floor keeps the runs few: each run merged holds a reader's
 	// buffers (about 256 KiB).
-	meta := metaBytes(docs)
+	meta := r.metaBytes()
 	budget := max((r.o.Memory-meta)/4, r.o.Memory/32, 64<<10)
 
 	var pm *spill.Merger
@@ -243,9 +254,9 @@ func (r *run) candidates(order, num []int32, budget int64) (*spill.Merger, int64
 	rec := make([]byte, 0, 12*passes)
 	progress := r.ev.progress(StageIndex, "docs")
 	for i := range docs {
-		d := &docs[i]
+		_, nvals := e.span(i)
 		vals = vals[:0]
-		for range d.nvals {
+		for range nvals {
 			if _, err := io.ReadFull(rd, b8[:]); err != nil {
 				return nil, 0, fmt.Errorf("dedup: reading sketches: %w", err)
 			}
@@ -363,13 +374,7 @@ func (r *run) verifyExternal(pm *spill.Merger, total int64, order []int32) error
 		if len(chunk) == 0 {
 			return nil
 		}
-		doc, err := candidateEnds(chunk, func(u uint32) (*index.Doc, error) {
-			d := &docs[order[u]]
-			ix := r.indexDoc(d)
-			v, err := e.values(nil, d)
-			ix.Sketch.Values = v
-			return &ix, err
-		})
+		doc, err := candidateEnds(chunk, func(u uint32) (*index.Doc, error) { return r.ixOf(int(order[u])) })
 		if err != nil {
 			return err
 		}

@@ -15,24 +15,20 @@ import (
 // could only through runs of more than index.MaxRun documents sharing a
 // key).
 func (r *run) joinAndVerify() error {
-	docs := r.res.Docs
 	order := r.joinOrder()
 
 	start := r.ev.begin(StageIndex, int64(len(order)))
 	o := index.BatchOptions{Workers: r.o.Workers, Progress: r.ev.progress(StageIndex, "keys")}
-	cands, err := r.x.Join(r.ctx, len(order), func(i int) []uint64 { return docs[order[i]].ix.Sketch.Values }, o)
+	vals := &r.side.vals
+	cands, err := r.x.Join(r.ctx, len(order), func(i int) []uint64 { return vals.at(order[i]).values }, o)
 	if err != nil {
 		return fmt.Errorf("dedup: %w", err)
 	}
 	r.sum.Candidates += int64(len(cands))
 	r.ev.end(StageIndex, int64(len(order)), start)
 
-	// The index documents of the candidates' ends (Doc keeps only what
-	// the run does not share, docIx).
-	doc, _ := candidateEnds(cands, func(u uint32) (*index.Doc, error) {
-		ix := r.indexDoc(&docs[order[u]])
-		return &ix, nil
-	})
+	// The index documents of the candidates' ends.
+	doc, _ := candidateEnds(cands, func(u uint32) (*index.Doc, error) { return r.ixOf(order[u]) })
 
 	start = r.ev.begin(StageVerify, int64(len(cands)))
 	o.Progress = r.ev.progress(StageVerify, "pairs")

@@ -203,7 +203,8 @@ func MergeShards(dirs []string, s *Stages) error {
 	st := &stages{sw: bufio.NewWriterSize(sf, 1<<20)}
 	kw := bufio.NewWriterSize(kf, 1<<20)
 	var koff int64
-	names := map[string]recordPlace{}
+	names := map[string]placeRef{}
+	var paths pathTable
 	seq := 0
 	var shingles int64
 	lacking := -1 // a shard whose documents lack feature sets
@@ -230,30 +231,30 @@ func MergeShards(dirs []string, s *Stages) error {
 				continue
 			}
 			d := it.doc
-			vals := 8 * int(d.nvals)
+			vals := 8 * it.x.nvals
 			if cap(buf) < vals {
 				buf = make([]byte, vals)
 			}
 			if _, err := io.ReadFull(sh.kf, buf[:vals]); err != nil {
 				return fmt.Errorf("dedup merge: %s: %w", filepath.Join(sh.m.dir, fileSketches), err)
 			}
+			p := it.x.place
 			if first, dup := names[d.Name]; dup {
-				st.writeMark(streamMark{at: seq, rej: &corpus.RecordError{ID: d.Name, Path: it.place.path, Line: it.place.line, Offset: it.place.offset,
-					Reason: ReasonDuplicateID, Err: fmt.Errorf("id %q already used by %s", d.Name, first)}})
+				st.writeMark(streamMark{at: seq, rej: &corpus.RecordError{ID: d.Name, Path: p.path, Line: p.line, Offset: p.offset,
+					Reason: ReasonDuplicateID, Err: fmt.Errorf("id %q already used by %s", d.Name, paths.String(first))}})
 				seq++
 				continue
 			}
-			names[d.Name] = it.place
+			names[d.Name] = paths.ref(p)
 			d.Seq = seq
 			seq++
-			d.place = &it.place
-			st.writeDoc(d)
+			st.writeDoc(d, &it.x)
 			if _, err := kw.Write(buf[:vals]); err != nil {
 				return fmt.Errorf("dedup merge: %w", err)
 			}
 			koff += int64(vals)
 			shingles += int64(d.Shingles)
-			if d.ix.Features == nil && d.ix.Weighted == nil && lacking < 0 {
+			if it.x.feats.features == nil && it.x.feats.weighted == nil && lacking < 0 {
 				lacking = sh.m.Shard
 			}
 		}

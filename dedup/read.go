@@ -18,8 +18,8 @@ type rawDoc struct {
 	name  string
 	body  []byte
 	key   string
-	html  bool         // the source knows the body is HTML (HTML files, WARC responses)
-	place *recordPlace // where it was read (resumable runs only)
+	html  bool        // the source knows the body is HTML (HTML files, WARC responses)
+	place recordPlace // where it was read
 }
 
 // job is a numbered batch of documents for one worker.
@@ -27,9 +27,10 @@ type job struct {
 	n    int
 	docs []rawDoc
 	out  []Doc
-	// mark: a checkpoint of a resumable run at an input end, after the
-	// documents of the jobs before it, with the rejected records and
-	// input ends met since the last one.
+	ix   []docIx // the rest of what the workers made of docs
+	// marks are the rejected records and input ends the reader met since
+	// the job before (a resumable run); mark: a checkpoint at an input
+	// end, after the job's documents.
 	mark  bool
 	marks []streamMark
 	buf   []byte // the bodies of docs (job.hold)
@@ -52,9 +53,6 @@ func (b *budget) off() bool {
 	defer b.mu.Unlock()
 	return !b.on
 }
-
-// dropFeatures drops a document's feature set.
-func dropFeatures(d *Doc) { d.ix.Features, d.ix.Weighted = nil, nil }
 
 func (b *budget) keep(n int) bool {
 	if b.o.Exact == ExactNever {
@@ -108,10 +106,13 @@ func (r *run) sketch(docs iter.Seq2[*corpus.Document, error]) error {
 			arena := valueArena{k: r.x.Config().Sketch.K}
 			for j := range jobs {
 				j.out = slices.Grow(j.out[:0], len(j.docs))[:len(j.docs)]
-				for i, rd := range j.docs {
+				j.ix = slices.Grow(j.ix[:0], len(j.docs))[:len(j.docs)]
+				for i := range j.docs {
+					rd := &j.docs[i]
 					s.Sketch(&sk, rd.body, rd.html)
 					j.out[i] = Doc{Seq: rd.seq, Name: rd.name, Bytes: len(rd.body), Key: rd.key, Fingerprint: sk.Fingerprint,
-						ExactOf: -1, Shingles: len(sk.Features), ix: r.docOf(&arena, &sk, bud.keep(len(sk.Features))), place: rd.place}
+						ExactOf: -1, Shingles: len(sk.Features)}
+					j.ix[i] = r.docOf(&arena, &sk, bud.keep(len(sk.Features)))
 				}
 				done <- j
 			}
@@ -134,44 +135,51 @@ func (r *run) sketch(docs iter.Seq2[*corpus.Document, error]) error {
 	for j := range done {
 		pending[j.n] = j
 		for p, ok := pending[next]; ok; p, ok = pending[next] {
+			at := len(r.res.Docs)
 			r.res.Docs = r.appendDocs(r.res.Docs, p.out)
 			delete(pending, next)
 			next++
-			n := len(p.out)
 			mark, marks := p.mark, p.marks
 			p.mark, p.marks = false, nil
 			taken = append(taken, p)
 			if extErr != nil {
 				continue // drain the workers
 			}
-			if mark {
-				extErr = r.save(marks, false)
-				continue
-			} else if len(marks) > 0 { // after the last input end: saved with the stage
-				r.st.pending = append(r.st.pending, marks...)
-			}
 			if !dropped && bud.off() {
 				// Exact verification is off: no feature set is needed
 				// any longer, and what the collector holds shrinks.
 				dropped, held = true, 0
-				for i := range r.res.Docs[:len(r.res.Docs)-n] {
-					dropFeatures(&r.res.Docs[i])
-					held += heldBytes(&r.res.Docs[i])
+				r.side.dropFeatures()
+				for i := range at {
+					held += r.heldBytes(i)
 				}
 			}
-			for i := len(r.res.Docs) - n; i < len(r.res.Docs); i++ {
-				if dropped {
-					dropFeatures(&r.res.Docs[i])
-				}
+			for i := range p.ix {
+				ix := &p.ix[i]
 				if r.ext != nil {
-					if extErr = r.ext.put(&r.res.Docs[i]); extErr != nil {
+					if extErr = r.ext.put(ix.vals.values); extErr != nil {
 						break
 					}
 				}
-				held += heldBytes(&r.res.Docs[i])
+				r.side.push(ix, r.ext == nil)
+				if r.st != nil {
+					r.st.places = append(r.st.places, p.docs[i].place)
+				}
+				held += r.heldBytes(at + i)
 			}
-			if r.ext == nil && extErr == nil && r.o.Memory > 0 && held > r.o.Memory/4 {
+			if extErr != nil {
+				continue
+			}
+			if r.ext == nil && r.o.Memory > 0 && held > r.o.Memory/4 {
 				extErr = r.startExternal()
+			}
+			if r.st != nil && extErr == nil {
+				r.st.pending = append(r.st.pending, marks...)
+				if mark {
+					extErr = r.save(false)
+				} else {
+					extErr = r.appendStream()
+				}
 			}
 		}
 		// The jobs taken go back to the reader only now, when nothing
@@ -194,7 +202,7 @@ func (r *run) sketch(docs iter.Seq2[*corpus.Document, error]) error {
 		r.ev.addSpilled(StageSketch, r.ext.off)
 	}
 	if r.st != nil {
-		if err := r.save(nil, true); err != nil {
+		if err := r.save(true); err != nil {
 			return err
 		}
 		if r.ext != nil {
@@ -209,9 +217,7 @@ func (r *run) sketch(docs iter.Seq2[*corpus.Document, error]) error {
 	}
 	r.exact = bud.on
 	if !bud.on {
-		for i := range r.res.Docs {
-			dropFeatures(&r.res.Docs[i])
-		}
+		r.side.dropFeatures()
 	}
 	if r.prior { // only matches against an earlier run's documents ask
 		r.local = make(map[uint64]bool, len(r.res.Docs))
@@ -227,15 +233,26 @@ func (r *run) sketch(docs iter.Seq2[*corpus.Document, error]) error {
 // repeated ids, and sends the documents to the workers in numbered
 // batches. It runs on one goroutine.
 func (r *run) read(docs iter.Seq2[*corpus.Document, error], jobs chan<- *job) error {
-	names := make(map[string]recordPlace)
+	names := make(map[string]placeRef)
+	var paths pathTable
 	s := r.sum
 	progress := r.ev.progress(StageSketch, "docs")
 	seq, n := 0, 0
 	if st := r.st; st != nil && st.names != nil { // restored
-		names, seq = st.names, st.seq
-		st.names = nil
+		names, paths, seq = st.names, st.paths, st.seq
+		st.names, st.paths = nil, pathTable{}
 	}
 	cur := newJob(0)
+	// send sends the current job with the marks met since the last one.
+	send := func(mark bool) {
+		if st := r.st; st != nil {
+			cur.marks, st.marks = st.marks, nil
+		}
+		cur.mark = mark
+		jobs <- cur
+		n++
+		cur = newJob(n)
+	}
 	for d, err := range docs {
 		if err := r.ctx.Err(); err != nil {
 			return err
@@ -245,15 +262,7 @@ func (r *run) read(docs iter.Seq2[*corpus.Document, error], jobs chan<- *job) er
 				st.warn += ie.Warnings
 				st.skp += ie.Skipped
 				st.marks = append(st.marks, streamMark{at: seq, end: ie})
-				if len(cur.docs) > 0 {
-					jobs <- cur
-					n++
-					cur = newJob(n)
-				}
-				cur.mark, cur.marks, st.marks = true, st.marks, nil
-				jobs <- cur
-				n++
-				cur = newJob(n)
+				send(true)
 			}
 			continue
 		}
@@ -271,16 +280,13 @@ func (r *run) read(docs iter.Seq2[*corpus.Document, error], jobs chan<- *job) er
 		if r.st == nil || !r.st.noDups { // a shard leaves repeated ids to the merge
 			if first, dup := names[d.ID]; dup {
 				r.rejectAt(&corpus.RecordError{ID: d.ID, Path: d.Source, Line: d.Line, Offset: d.Offset, Reason: ReasonDuplicateID,
-					Err: fmt.Errorf("id %q already used by %s", d.ID, first)}, seq)
+					Err: fmt.Errorf("id %q already used by %s", d.ID, paths.String(first))}, seq)
 				seq++
 				continue
 			}
-			names[d.ID] = place
+			names[d.ID] = paths.ref(place)
 		}
-		rd := rawDoc{seq: seq, name: d.ID, body: cur.hold(d.Body), html: d.HTML}
-		if r.st != nil {
-			rd.place = &place
-		}
+		rd := rawDoc{seq: seq, name: d.ID, body: cur.hold(d.Body), html: d.HTML, place: place}
 		if f := r.o.Cluster.KeyField; f != "" {
 			rd.key = d.Meta[f]
 		}
@@ -288,23 +294,14 @@ func (r *run) read(docs iter.Seq2[*corpus.Document, error], jobs chan<- *job) er
 		seq++
 		cur.docs = append(cur.docs, rd)
 		if len(cur.docs) == jobSize {
-			jobs <- cur
-			n++
-			cur = newJob(n)
+			send(false)
 			if progress != nil {
 				progress(int64(seq), 0)
 			}
 		}
 	}
-	if len(cur.docs) > 0 {
-		jobs <- cur
-		n++
-	}
-	if r.st != nil && len(r.st.marks) > 0 { // rejected records after the last input end
-		j := newJob(n)
-		j.marks = r.st.marks
-		jobs <- j
-		r.st.marks = nil
+	if len(cur.docs) > 0 || r.st != nil && len(r.st.marks) > 0 { // the last documents, rejected records after the last input end
+		send(false)
 	}
 	if progress != nil {
 		progress(int64(seq), int64(seq))

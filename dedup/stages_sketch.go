@@ -32,14 +32,16 @@ type stages struct {
 	s      Stages
 	cfg    map[string]string // s.Config and the run's own keys
 	hdr    sketch.Header
-	marks  []streamMark // read goroutine: since the last input end
-	names  map[string]recordPlace
-	seq    int // documents numbered when restored
+	marks  []streamMark // read goroutine: since the last job sent
+	names  map[string]placeRef
+	paths  pathTable // of names
+	seq    int       // documents numbered when restored
 	noDups bool
 
 	// Collector goroutine.
-	pending   []streamMark
-	written   int // documents of res.Docs in the stream
+	pending   []streamMark  // marks not yet in the stream
+	written   int           // documents of res.Docs in the stream
+	places    []recordPlace // where the documents of res.Docs[written:] were read
 	sf        *os.File
 	sw        *bufio.Writer
 	soff      int64
@@ -164,27 +166,28 @@ func (r *run) restoreSketch(bud *budget) error {
 	r.ext = &external{dir: st.s.Dir, f: kf, w: bufio.NewWriterSize(kf, 1<<20), off: m.SketchBytes}
 	r.sum.External = true
 	st.sf, st.sw, st.soff, st.items, st.started, st.restored = sf, bufio.NewWriterSize(sf, 1<<20), m.StreamBytes, m.Items, true, true
-	st.names = map[string]recordPlace{}
+	st.names = map[string]placeRef{}
 	var off int64
 	err = readStream(io.NewSectionReader(sf, 0, m.StreamBytes), m.Items, st.hdr, func(it *streamItem) error {
 		s := r.sum
 		switch {
 		case it.doc != nil:
 			d := it.doc
-			d.soff = off
-			off += 8 * int64(d.nvals)
+			off += 8 * int64(it.x.nvals)
+			r.ext.ends.push(off)
 			if !st.noDups {
-				st.names[d.Name] = it.place
+				st.names[d.Name] = st.paths.ref(it.x.place)
 			}
 			st.seq = d.Seq + 1
 			s.Read++
 			s.Bytes += int64(d.Bytes)
-			if d.ix.Features != nil || d.ix.Weighted != nil {
+			if it.x.feats.features != nil || it.x.feats.weighted != nil {
 				bud.kept += int64(d.Shingles)
 			} else if r.o.Exact != ExactNever {
 				bud.on = false
 			}
 			r.res.Docs = append(r.res.Docs, *d)
+			r.side.push(&docIx{size: it.x.size, feats: it.x.feats}, false)
 		case it.rej != nil:
 			s.Read += it.rej.Records()
 			r.reject(it.rej)
@@ -215,13 +218,14 @@ func (r *run) restoreSketch(bud *budget) error {
 	return nil
 }
 
-// save is a checkpoint of stage 1 (from the collecting goroutine): the
-// documents collected and the marks up to an input end are appended to
-// the stream, the files flushed and the manifest rewritten. Before the
-// run goes out of core, nothing is written.
-func (r *run) save(marks []streamMark, final bool) error {
+// appendStream appends the documents collected and the marks met since
+// its last call to the stream (from the collecting goroutine), once the
+// run is out of core; before, they wait in memory (st.pending,
+// st.places). The marks pending come from the jobs collected, so none
+// belongs before a document yet to come. A checkpoint (save) makes what
+// it wrote part of the stage.
+func (r *run) appendStream() error {
 	st := r.st
-	st.pending = append(st.pending, marks...)
 	if r.ext == nil {
 		return nil
 	}
@@ -240,15 +244,40 @@ func (r *run) save(marks []streamMark, final bool) error {
 	k := st.written
 	for _, m := range st.pending {
 		for ; k < len(docs) && docs[k].Seq < m.at; k++ {
-			st.writeDoc(&docs[k])
+			r.writeDoc(k)
 		}
 		st.writeMark(m)
 	}
 	for ; k < len(docs); k++ {
-		st.writeDoc(&docs[k])
+		r.writeDoc(k)
 	}
+	st.places = st.places[:copy(st.places, st.places[k-st.written:])]
 	st.written = k
 	st.pending = st.pending[:0]
+	return nil
+}
+
+// writeDoc appends the document at position k, not yet in the stream, to
+// it.
+func (r *run) writeDoc(k int) {
+	st := r.st
+	_, n := r.ext.span(k)
+	st.writeDoc(&r.res.Docs[k], &streamDoc{nvals: n, size: *r.side.sizes.at(k), place: st.places[k-st.written], feats: r.side.features(k)})
+}
+
+// save is a checkpoint of stage 1 (from the collecting goroutine): the
+// documents collected and the marks up to an input end are appended to
+// the stream (appendStream), the files flushed and the manifest
+// rewritten. Before the run goes out of core, nothing is written.
+func (r *run) save(final bool) error {
+	st := r.st
+	if r.ext == nil {
+		return nil
+	}
+	if err := r.appendStream(); err != nil {
+		return err
+	}
+	docs := r.res.Docs
 	if err := st.sw.Flush(); err != nil {
 		return fmt.Errorf("dedup: writing %s: %w", fileStream, err)
 	}

@@ -40,50 +40,55 @@ func (st *stages) put(b []byte) {
 	st.items++
 }
 
-func (st *stages) writeDoc(d *Doc) {
+// streamDoc is what the stream holds of a document besides its Doc.
+type streamDoc struct {
+	nvals int     // its sketch values (in the sketch file)
+	size  float64 // its sketch's Size
+	place recordPlace
+	feats featureSet
+}
+
+func (st *stages) writeDoc(d *Doc, x *streamDoc) {
 	b := append(st.buf[:0], 'D')
-	b = appendDoc(b, d, d.Seq)
+	b = appendDoc(b, d, d.Seq, x)
 	st.buf = b
 	st.put(b)
-	d.place = nil
 }
 
 // appendDoc encodes a document (after its kind byte) with seq.
-func appendDoc(b []byte, d *Doc, seq int) []byte {
+func appendDoc(b []byte, d *Doc, seq int, x *streamDoc) []byte {
 	b = binary.AppendUvarint(b, uint64(seq))
 	b = appendStr(b, d.Name)
 	b = binary.AppendUvarint(b, uint64(d.Bytes))
 	b = appendStr(b, d.Key)
 	b = binary.LittleEndian.AppendUint64(b, d.Fingerprint)
 	b = binary.AppendUvarint(b, uint64(d.Shingles))
-	b = binary.AppendUvarint(b, uint64(d.nvals))
-	b = binary.LittleEndian.AppendUint64(b, math.Float64bits(d.ix.Sketch.Size))
-	var p recordPlace
-	if d.place != nil {
-		p = *d.place
-	}
+	b = binary.AppendUvarint(b, uint64(x.nvals))
+	b = binary.LittleEndian.AppendUint64(b, math.Float64bits(x.size))
+	p := x.place
 	b = appendStr(b, p.path)
 	b = binary.AppendVarint(b, p.line)
 	b = binary.AppendVarint(b, p.offset)
 	var flags byte
-	if d.ix.Features != nil {
+	f := &x.feats
+	if f.features != nil {
 		flags |= flagFeatures
 	}
-	if d.ix.Weighted != nil {
+	if f.weighted != nil {
 		flags |= flagWeighted
 	}
 	b = append(b, flags)
-	if d.ix.Features != nil {
-		b = binary.AppendUvarint(b, uint64(len(d.ix.Features)))
+	if f.features != nil {
+		b = binary.AppendUvarint(b, uint64(len(f.features)))
 		var prev uint64
-		for _, f := range d.ix.Features {
+		for _, f := range f.features {
 			b = binary.AppendUvarint(b, f-prev)
 			prev = f
 		}
 	}
-	if d.ix.Weighted != nil {
-		b = binary.AppendUvarint(b, uint64(len(d.ix.Weighted)))
-		for _, f := range d.ix.Weighted {
+	if f.weighted != nil {
+		b = binary.AppendUvarint(b, uint64(len(f.weighted)))
+		for _, f := range f.weighted {
 			b = binary.LittleEndian.AppendUint64(b, f.ID)
 			b = binary.LittleEndian.AppendUint64(b, math.Float64bits(f.Weight))
 		}
@@ -135,11 +140,11 @@ func (st *stages) writeMark(m streamMark) {
 
 // streamItem is one decoded item of a stream.
 type streamItem struct {
-	doc   *Doc
-	place recordPlace
-	rej   *corpus.RecordError
-	at    int
-	end   *InputEnd
+	doc *Doc
+	x   streamDoc // of doc
+	rej *corpus.RecordError
+	at  int
+	end *InputEnd
 }
 
 // readStream decodes n items of a stream.
@@ -212,10 +217,9 @@ func readStream(rd io.Reader, n int64, hdr sketch.Header, fn func(*streamItem) e
 			if nv > 1<<24 {
 				return errCorruptStream
 			}
-			d.nvals = int32(nv)
-			size := math.Float64frombits(u64())
-			it.place = recordPlace{path: str(), line: sv(), offset: sv()}
-			d.ix.Sketch.Size = size
+			it.x.nvals = int(nv)
+			it.x.size = math.Float64frombits(u64())
+			it.x.place = recordPlace{path: str(), line: sv(), offset: sv()}
 			flags, err := br.ReadByte()
 			if err != nil {
 				return errCorruptStream
@@ -225,23 +229,25 @@ func readStream(rd io.Reader, n int64, hdr sketch.Header, fn func(*streamItem) e
 				if nf > 1<<32 {
 					return errCorruptStream
 				}
-				d.ix.Features = make([]uint64, 0, min(nf, 1<<12))
+				fs := make([]uint64, 0, min(nf, 1<<12))
 				var prev uint64
 				for range nf {
 					prev += uv()
-					d.ix.Features = append(d.ix.Features, prev)
+					fs = append(fs, prev)
 				}
+				it.x.feats.features = fs
 			}
 			if flags&flagWeighted != 0 {
 				nf := uv()
 				if nf > 1<<32 {
 					return errCorruptStream
 				}
-				d.ix.Weighted = make([]feature.Feature, 0, min(nf, 1<<12))
+				ws := make([]feature.Feature, 0, min(nf, 1<<12))
 				for range nf {
 					id := u64()
-					d.ix.Weighted = append(d.ix.Weighted, feature.Feature{ID: id, Weight: math.Float64frombits(u64())})
+					ws = append(ws, feature.Feature{ID: id, Weight: math.Float64frombits(u64())})
 				}
+				it.x.feats.weighted = ws
 			}
 			it.doc = d
 		case 'R':

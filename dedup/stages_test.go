@@ -13,18 +13,18 @@ import (
 )
 
 // streamOf encodes documents and marks as a stage file's stream.
-func streamOf(t testing.TB, docs []Doc, marks []streamMark) ([]byte, int64) {
+func streamOf(t testing.TB, docs []Doc, xs []streamDoc, marks []streamMark) ([]byte, int64) {
 	var buf bytes.Buffer
 	st := &stages{sw: bufio.NewWriter(&buf)}
 	k := 0
 	for _, m := range marks {
 		for ; k < len(docs) && docs[k].Seq < m.at; k++ {
-			st.writeDoc(&docs[k])
+			st.writeDoc(&docs[k], &xs[k])
 		}
 		st.writeMark(m)
 	}
 	for ; k < len(docs); k++ {
-		st.writeDoc(&docs[k])
+		st.writeDoc(&docs[k], &xs[k])
 	}
 	if err := st.sw.Flush(); err != nil {
 		t.Fatal(err)
@@ -40,11 +40,11 @@ func streamOf(t testing.TB, docs []Doc, marks []streamMark) ([]byte, int64) {
 // and input ends.
 func TestStreamRoundTrip(t *testing.T) {
 	hdr := sketch.Header{Algorithm: sketch.OPH, K: 4, Bits: 64}
+	var xs []streamDoc
 	doc := func(seq int, name string, f []uint64, w []feature.Feature) Doc {
-		p := &recordPlace{path: "in/a.jsonl", line: int64(seq + 1), offset: int64(100 * seq)}
-		d := Doc{Seq: seq, Name: name, Bytes: 10 * seq, Key: "k" + name, Fingerprint: uint64(seq) << 40, ExactOf: -1, Shingles: len(f) + len(w), nvals: 4, place: p}
-		d.ix.Sketch.Size, d.ix.Features, d.ix.Weighted = float64(len(f)), f, w
-		return d
+		p := recordPlace{path: "in/a.jsonl", line: int64(seq + 1), offset: int64(100 * seq)}
+		xs = append(xs, streamDoc{nvals: 4, size: float64(len(f)), place: p, feats: featureSet{features: f, weighted: w}})
+		return Doc{Seq: seq, Name: name, Bytes: 10 * seq, Key: "k" + name, Fingerprint: uint64(seq) << 40, ExactOf: -1, Shingles: len(f) + len(w)}
 	}
 	docs := []Doc{doc(0, "a", []uint64{3, 9, 1 << 60}, nil), doc(1, "b", nil, nil), doc(3, "c", nil, []feature.Feature{{ID: 7, Weight: 0.5}}), doc(4, "d", []uint64{}, nil)}
 	marks := []streamMark{
@@ -53,21 +53,15 @@ func TestStreamRoundTrip(t *testing.T) {
 		{at: 3, end: &InputEnd{Input: 0, Warnings: 2, Skipped: 1}},
 		{at: 5, end: &InputEnd{Input: 1}},
 	}
-	want := make([]Doc, len(docs))
-	for i, d := range docs {
-		d.place = nil
-		want[i] = d
-	}
-	b, n := streamOf(t, docs, marks)
+	b, n := streamOf(t, docs, xs, marks)
 	var got []Doc
+	var gotXs []streamDoc
 	var gotMarks []streamMark
 	err := readStream(bytes.NewReader(b), n, hdr, func(it *streamItem) error {
 		switch {
 		case it.doc != nil:
-			if it.place.path != "in/a.jsonl" || it.place.line != int64(it.doc.Seq+1) {
-				t.Errorf("place of %s: %+v", it.doc.Name, it.place)
-			}
 			got = append(got, *it.doc)
+			gotXs = append(gotXs, it.x)
 		case it.rej != nil:
 			gotMarks = append(gotMarks, streamMark{at: it.at, rej: it.rej})
 		default:
@@ -78,8 +72,8 @@ func TestStreamRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !reflect.DeepEqual(got, want) {
-		t.Fatalf("documents:\n got %+v\nwant %+v", got, want)
+	if !reflect.DeepEqual(got, docs) || !reflect.DeepEqual(gotXs, xs) {
+		t.Fatalf("documents:\n got %+v %+v\nwant %+v %+v", got, gotXs, docs, xs)
 	}
 	if len(gotMarks) != len(marks) {
 		t.Fatalf("%d marks, want %d", len(gotMarks), len(marks))
@@ -104,9 +98,9 @@ func TestStreamRoundTrip(t *testing.T) {
 // A damaged stage file is an error, never a panic or a huge allocation.
 func FuzzReadStream(f *testing.F) {
 	hdr := sketch.Header{Algorithm: sketch.OPH, K: 4, Bits: 64}
-	d := Doc{Seq: 0, Name: "a", Bytes: 3, ExactOf: -1, Shingles: 2, nvals: 4}
-	d.ix.Features = []uint64{1, 5}
-	b, _ := streamOf(f, []Doc{d}, []streamMark{{at: 1, end: &InputEnd{Input: 0}}, {at: 1, rej: &corpus.RecordError{Reason: "bad-json", Offset: -1}}})
+	d := Doc{Seq: 0, Name: "a", Bytes: 3, ExactOf: -1, Shingles: 2}
+	x := streamDoc{nvals: 4, feats: featureSet{features: []uint64{1, 5}}}
+	b, _ := streamOf(f, []Doc{d}, []streamDoc{x}, []streamMark{{at: 1, end: &InputEnd{Input: 0}}, {at: 1, rej: &corpus.RecordError{Reason: "bad-json", Offset: -1}}})
 	f.Add(b)
 	f.Add([]byte("D\xff\xff\xff\xff\xff\xff\xff\xff\xff\x01"))
 	f.Fuzz(func(t *testing.T, b []byte) {

@@ -185,7 +185,7 @@ naming the commonest reason and an example record.`,
 	fl.Float64Var(&opts.MaxRejected, "max-rejected", 0.10, "fail (exit 1, after writing the output) when more than this fraction of the records is rejected")
 	fl.StringVar(&opts.ExportBands, "export-bands", "", "also write the band keys (doc, seq, band, key) of the indexed documents to this zstd Parquet file, for the SQL self-join in README.md")
 	fl.BoolVar(&opts.JSON, "json", false, "print the summary (summary.json) to standard output instead of the text lines")
-	fl.StringVar(&opts.Memory, "memory", "", "memory budget, e.g. 2GiB (default 75% of physical memory): past a quarter of it in sketches the run goes out of core (sorted runs in --work) with the same output; also the Go memory limit")
+	fl.StringVar(&opts.Memory, "memory", "", "memory budget, e.g. 2GiB (default 75% of physical memory): the index store takes up to a quarter of it, and past a quarter of the rest in sketches the run goes out of core (sorted runs in --work) with the same output; the Go memory limit is the budget less the store's cache and memtables")
 	fl.StringVar(&opts.Work, "work", "", "directory of the out-of-core spill files (default OUT/work)")
 	fl.BoolVar(&opts.KeepWork, "keep-work", false, "keep the spill files after the run")
 	fl.StringVar(&opts.Shard, "shard", "", "run only stage 1 (read + sketch) of shard i of n (i/n, 1 <= i <= n): the input files numbered i-1 modulo n in reading order, into --work; then join the shards with neardup dedup merge")
@@ -278,7 +278,13 @@ func runDedup(ctx context.Context, env *Env, opts dedupOptions) error {
 	if do.WorkDir == "" {
 		do.WorkDir = filepath.Join(opts.Out, "work")
 	}
-	defer withMemoryLimit(do.Memory)()
+	limit := do.Memory
+	if opts.Store != "memory" { // a Pebble store takes its share of the budget
+		offHeap, heap := pebbleShare(do.Memory)
+		limit -= offHeap
+		do.Memory -= offHeap + heap
+	}
+	defer withMemoryLimit(limit)()
 	if !do.KeepWork {
 		defer os.Remove(do.WorkDir) // once empty; never a directory the run did not empty
 	}

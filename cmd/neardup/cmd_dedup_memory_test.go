@@ -115,3 +115,24 @@ func TestMemoryFlag(t *testing.T) {
 		t.Error("pebbleBudget without a budget changed the options")
 	}
 }
+
+// The store's share of a budget is its cache and memtables off the Go
+// heap and its bulk buffer on it, never more than half the budget (its
+// minimum sizes pass a tiny one).
+func TestPebbleShare(t *testing.T) {
+	for _, c := range []struct{ budget, offHeap, heap int64 }{
+		{4 << 30, 256<<20 + 2*64<<20, 64 << 20},
+		{410 << 20, 410<<20/8 + 2*(410<<20/32), 410 << 20 / 16},
+		{64 << 20, 8<<20 + 2*4<<20, 4 << 20},
+		{64 << 10, 32 << 10, 0},
+		{0, 0, 0},
+	} {
+		off, heap := pebbleShare(c.budget)
+		if off != c.offHeap || heap != c.heap {
+			t.Errorf("pebbleShare(%d) = %d, %d; want %d, %d", c.budget, off, heap, c.offHeap, c.heap)
+		}
+		if off+heap > c.budget/2 {
+			t.Errorf("pebbleShare(%d) = %d, %d: more than half the budget", c.budget, off, heap)
+		}
+	}
+}

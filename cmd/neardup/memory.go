@@ -80,3 +80,21 @@ func pebbleBudget(o *store.PebbleOptions, budget int64) *store.PebbleOptions {
 	o.MemTableBytes = uint64(min(max(budget/32, 4<<20), 64<<20))
 	return o
 }
+
+// pebbleShare is what a Pebble store sized by pebbleBudget takes of a
+// budget: off the Go heap (Pebble allocates them with malloc when built
+// with cgo), its block cache and the two memtables it charges to it; on
+// the Go heap, the bulk buffer. The Go memory limit of a command that
+// holds the store is the budget less offHeap, and what the command's own
+// buffers may take is that less heap, so that together they stay within
+// the budget. Pebble's minimum sizes pass a tiny budget: its share is
+// taken as at most half of it.
+func pebbleShare(budget int64) (offHeap, heap int64) {
+	if budget <= 0 {
+		return 0, 0
+	}
+	o := pebbleBudget(nil, budget)
+	offHeap = min(o.CacheBytes+2*int64(o.MemTableBytes), budget/2)
+	heap = min(o.BulkBytes, budget/2-offHeap)
+	return offHeap, heap
+}
