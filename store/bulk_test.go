@@ -92,6 +92,32 @@ func docsAll(t *testing.T, s store.Store) []string {
 	return out
 }
 
+// commitBoth commits b into s and rb into ref, closes them, and checks
+// that s and ref hold the same.
+func commitBoth(t *testing.T, b, rb store.Batch, s, ref store.Store) {
+	t.Helper()
+	if err := b.Commit(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if err := rb.Commit(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	b.Close()
+	rb.Close()
+	sameContents(t, s, ref)
+}
+
+// noBulkDirs fails the test if a bulk left its directory in dir.
+func noBulkDirs(t *testing.T, dir string) {
+	t.Helper()
+	entries, _ := os.ReadDir(dir)
+	for _, e := range entries {
+		if strings.HasPrefix(e.Name(), "neardup-bulk-") {
+			t.Errorf("bulk directory %s left behind", e.Name())
+		}
+	}
+}
+
 // TestPebbleBulkEquivalence checks that a bulk equals one batch of the
 // same writes, over a store that already holds data, with a memory budget
 // small enough that the bulk spills dozens of sorted runs and merges them
@@ -114,26 +140,13 @@ func TestPebbleBulkEquivalence(t *testing.T) {
 			b, rb = s.NewBulk(), ref.NewBatch()
 		}
 		applyRandom(round+1, 6000, b, rb)
-		if err := b.Commit(ctx); err != nil {
-			t.Fatalf("round %d: %v", round, err)
-		}
-		if err := rb.Commit(ctx); err != nil {
-			t.Fatal(err)
-		}
-		b.Close()
-		rb.Close()
-		sameContents(t, s, ref)
+		commitBoth(t, b, rb, s, ref)
 	}
 	if err := s.Compact(ctx); err != nil {
 		t.Fatal(err)
 	}
 	sameContents(t, s, ref)
-	entries, _ := os.ReadDir(dir)
-	for _, e := range entries {
-		if strings.HasPrefix(e.Name(), "neardup-bulk-") {
-			t.Errorf("bulk directory %s left behind", e.Name())
-		}
-	}
+	noBulkDirs(t, dir)
 }
 
 // applySorted writes the same random operations to each batch as
@@ -190,22 +203,9 @@ func TestPebbleSortedBulk(t *testing.T) {
 			b = store.NewSortedBulk(s)
 			applySorted(round+1, 6000, b, rb)
 		}
-		if err := b.Commit(ctx); err != nil {
-			t.Fatalf("round %d: %v", round, err)
-		}
-		if err := rb.Commit(ctx); err != nil {
-			t.Fatal(err)
-		}
-		b.Close()
-		rb.Close()
-		sameContents(t, s, ref)
+		commitBoth(t, b, rb, s, ref)
 	}
-	entries, _ := os.ReadDir(dir)
-	for _, e := range entries {
-		if strings.HasPrefix(e.Name(), "neardup-bulk-") {
-			t.Errorf("bulk directory %s left behind", e.Name())
-		}
-	}
+	noBulkDirs(t, dir)
 
 	// Out of order: the Commit fails and nothing is applied.
 	before := docsAll(t, s)
