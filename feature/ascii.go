@@ -40,7 +40,9 @@ import (
 // classified with SWAR arithmetic (wordBits), 64 bytes make a bit mask, and
 // the mask's transitions (word starts and ends) are listed by counting
 // trailing zeros (with AVX-512, wordMasks makes each block's mask with a
-// few byte compares, and spans512 lists its transitions with VPCOMPRESSB). The input is first copied into a zero-padded buffer, so
+// few byte compares, and spans512 lists its transitions with VPCOMPRESSB;
+// with AVX2, spans256 makes the masks with byte compares and VPMOVMSKB and
+// lists the transitions with TZCNT and BLSR). The input is first copied into a zero-padded buffer, so
 // every word can be loaded as one 8-byte word past its end, and the copy is
 // what AppendText re-tokenizes when asked for a feature's text.
 //
@@ -177,6 +179,20 @@ func (a *asciiPath) spans() bool {
 		nb := (n + 63) / 64
 		st, en := a.st[:cap(a.st)], a.en[:cap(a.en)]
 		nst, nen, high := spans512(text[:64*nb], st, en, a.digits)
+		if high {
+			return false
+		}
+		if nen < nst { // the text ends inside a word
+			en[nen] = int32(n)
+			nen++
+		}
+		a.st, a.en = st[:nst], en[:nen]
+		return true
+	}
+	if a.cl != nil && a.cl.span2 {
+		nb := (n + 63) / 64
+		st, en := a.st[:cap(a.st)], a.en[:cap(a.en)]
+		nst, nen, high := spans256(text[:64*nb], st, en, a.digits)
 		if high {
 			return false
 		}
@@ -425,7 +441,7 @@ func (e *Extractor) extractASCII(dst []Feature) []Feature {
 			a.u = make([]uint64, occ, occ*5/4)
 		}
 		ids = a.u[:occ]
-		clWindowAll(ids, toks, a.cl.c, a.cl.wide)
+		clWindowAll(ids, toks, a.cl)
 	} else {
 		n := e.words()
 		if n == 0 {
