@@ -594,8 +594,12 @@ func (e *Extractor) viaASCII(doc []byte) bool {
 
 // dedupSet writes each distinct id of ids, in order of first occurrence,
 // to db (weight 1) and its index in ids to fb, and returns their number.
-// The table probes of successive ids are independent of each other.
+// The table probes of successive ids are independent of each other. With
+// AVX2 the table is probed four slots at a time (dedupSet4).
 func (a *accum) dedupSet(db []Feature, fb []int32, ids []uint64) int {
+	if useDedup4 {
+		return dedupSet4(a.keys, db[:len(ids)], fb[:len(ids)], ids, a.shift+2)
+	}
 	keys, shift := a.keys, a.shift&63
 	mask := uint64(len(keys) - 1)
 	db, fb = db[:len(ids)], fb[:len(ids)]
@@ -659,6 +663,52 @@ func (a *accum) dedupCount(db []Feature, fb []int32, ids []uint64) int {
 					goto next
 				}
 				h = (h + 1) & mask
+			}
+		}
+		db[c] = Feature{ID: id, Weight: 1}
+		fb[c] = int32(i)
+		c++
+	next:
+	}
+	return c
+}
+
+// dedupSet4Go is the pure-Go form of dedupSet4: dedupSet over a table of
+// buckets of four slots (keys, len(keys) a power of two >= 4, zero, with
+// at least one free slot left after the inserts), the bucket of id being
+// (id·φ) >> shift; an id goes to the first free slot of its bucket, or of
+// the next bucket with one, so an id absent from a bucket with a free slot
+// is absent from the table. At the load of at most 1/4 that extractASCII
+// gives the table, a bucket is full at the end with probability under 2%,
+// so the probe's branches are on rare cases only.
+func dedupSet4Go(keys []uint64, db []Feature, fb []int32, ids []uint64, shift uint) int {
+	mask := uint64(len(keys)-1) &^ 3
+	db, fb = db[:len(ids)], fb[:len(ids)]
+	zero := false
+	c := 0
+	for i, id := range ids {
+		if id == 0 {
+			if zero {
+				continue
+			}
+			zero = true
+		} else {
+			b := (id * 0x9e3779b97f4a7c15) >> (shift & 63) << 2
+		probe:
+			for {
+				bk := (*[4]uint64)(keys[b : b+4])
+				for _, k := range bk {
+					if k == id {
+						goto next
+					}
+				}
+				for s, k := range bk {
+					if k == 0 {
+						bk[s] = id
+						break probe
+					}
+				}
+				b = (b + 4) & mask
 			}
 		}
 		db[c] = Feature{ID: id, Weight: 1}

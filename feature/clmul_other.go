@@ -32,3 +32,10 @@ func clWords4x2(dst []uint64, buf []byte, st, en []int32, c *clConsts) int {
 func spans256(text []byte, st, en []int32, digits uint64) (nst, nen int, high bool) {
 	return spans512Go(text, st, en, digits)
 }
+
+// useDedup4 is false: dedupSet probes one slot at a time.
+var useDedup4 = false
+
+func dedupSet4(keys []uint64, db []Feature, fb []int32, ids []uint64, shift uint) int {
+	return dedupSet4Go(keys, db, fb, ids, shift)
+}

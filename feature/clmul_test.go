@@ -387,3 +387,71 @@ func TestSpans512(t *testing.T) {
 		}
 	}
 }
+
+// TestDedupSet4 checks dedupSet4 (assembly where the CPU has AVX2) and
+// its pure-Go form against the one-slot probing of dedupSet, on ids with
+// repeats and zeros, and on ids crafted to fill one bucket and overflow
+// into the next ones, the last bucket wrapping around to the first.
+func TestDedupSet4(t *testing.T) {
+	defer func(u bool) { useDedup4 = u }(useDedup4)
+	// The inverse of the hash's odd multiplier modulo 2^64 (Newton's
+	// iteration doubles the bits that are right).
+	const phi = 0x9e3779b97f4a7c15
+	phiInv := uint64(phi)
+	for range 6 {
+		phiInv *= 2 - phi*phiInv
+	}
+	if phiInv*phi != 1 {
+		t.Fatal("phiInv is not the inverse")
+	}
+	st := rng.New(5)
+	var a accum
+	for rep := 0; rep < 400; rep++ {
+		n := int(st.Intn(3000))
+		a.reset(2 * n)
+		ids := make([]uint64, n)
+		pool := 1 + st.Intn(uint64(n+1))
+		for i := range ids {
+			switch st.Intn(20) {
+			case 0:
+				ids[i] = 0
+			case 1, 2: // a repeat
+				if i > 0 {
+					ids[i] = ids[st.Intn(uint64(i))]
+				}
+			case 3, 4, 5: // into the last bucket or the one before
+				nb := uint64(len(a.keys) / 4)
+				b := nb - 1 - st.Intn(2)
+				h := b<<(a.shift+2) | st.Uint64()>>(64-a.shift-2)
+				ids[i] = h * phiInv
+			default:
+				ids[i] = st.Intn(pool) * 0x0123456789abcdef
+			}
+		}
+		type out struct {
+			n  int
+			db []Feature
+			fb []int32
+		}
+		run := func(f func(db []Feature, fb []int32) int) out {
+			a.reset(2 * n)
+			db, fb := make([]Feature, n), make([]int32, n)
+			c := f(db, fb)
+			return out{c, db[:c], fb[:c]}
+		}
+		useDedup4 = false
+		want := run(func(db []Feature, fb []int32) int { return a.dedupSet(db, fb, ids) })
+		for _, f := range []struct {
+			name string
+			f    func(db []Feature, fb []int32) int
+		}{
+			{"dedupSet4", func(db []Feature, fb []int32) int { return dedupSet4(a.keys, db, fb, ids, a.shift+2) }},
+			{"dedupSet4Go", func(db []Feature, fb []int32) int { return dedupSet4Go(a.keys, db, fb, ids, a.shift+2) }},
+		} {
+			got := run(f.f)
+			if got.n != want.n || !slices.Equal(got.db, want.db) || !slices.Equal(got.fb, want.fb) {
+				t.Fatalf("rep %d, %d ids: %s gives %d features, dedupSet %d", rep, n, f.name, got.n, want.n)
+			}
+		}
+	}
+}
