@@ -78,7 +78,7 @@ func clWindow4(dst, toks []uint64, c *clConsts)
 func clWords4x2(dst []uint64, buf []byte, st, en []int32, c *clConsts) int
 
 // spans256 is spans512 with AVX2 and BMI1 (clmul_amd64.s); st and en need
-// room for 8 entries past the words.
+// room for 12 entries past the words.
 //
 //go:noescape
 func spans256(text []byte, st, en []int32, digits uint64) (nst, nen int, high bool)

@@ -1332,10 +1332,11 @@ w42done:
 	RET
 
 // SPOUT writes the offsets of the set bits of reg (destroyed), plus the
-// block offset R12, eight at a time from DX on (up to 8 past the last;
-// tzcnt of 0 is 64), until none is left; lp is a fresh label.
-#define SPOUT(reg, lp) \
-lp: \
+// block offset R12, from DX on: twelve at once (a 64-byte block of prose
+// seldom has more starts, and the round has no branch on the text), then
+// four at a time until none is left; up to 12 past the last (tzcnt of 0
+// is 64). lp and dn are fresh labels.
+#define SPOUT(reg, lp, dn) \
 	TZCNTQ reg, AX; \
 	ADDL R12, AX; \
 	MOVL AX, 0(DX); \
@@ -1368,16 +1369,53 @@ lp: \
 	ADDL R12, AX; \
 	MOVL AX, 28(DX); \
 	BLSRQ reg, reg; \
-	ADDQ $32, DX; \
+	TZCNTQ reg, AX; \
+	ADDL R12, AX; \
+	MOVL AX, 32(DX); \
+	BLSRQ reg, reg; \
+	TZCNTQ reg, AX; \
+	ADDL R12, AX; \
+	MOVL AX, 36(DX); \
+	BLSRQ reg, reg; \
+	TZCNTQ reg, AX; \
+	ADDL R12, AX; \
+	MOVL AX, 40(DX); \
+	BLSRQ reg, reg; \
+	TZCNTQ reg, AX; \
+	ADDL R12, AX; \
+	MOVL AX, 44(DX); \
+	BLSRQ reg, reg; \
 	TESTQ reg, reg; \
-	JNZ lp
+	JZ dn; \
+	ADDQ $48, DX; \
+lp: \
+	TZCNTQ reg, AX; \
+	ADDL R12, AX; \
+	MOVL AX, 0(DX); \
+	BLSRQ reg, reg; \
+	TZCNTQ reg, AX; \
+	ADDL R12, AX; \
+	MOVL AX, 4(DX); \
+	BLSRQ reg, reg; \
+	TZCNTQ reg, AX; \
+	ADDL R12, AX; \
+	MOVL AX, 8(DX); \
+	BLSRQ reg, reg; \
+	TZCNTQ reg, AX; \
+	ADDL R12, AX; \
+	MOVL AX, 12(DX); \
+	BLSRQ reg, reg; \
+	ADDQ $16, DX; \
+	TESTQ reg, reg; \
+	JNZ lp; \
+dn:
 
 // func spans256(text []byte, st, en []int32, digits uint64) (nst, nen int, high bool)
 //
 // spans512 with AVX2 and BMI: each 64-byte block's word-byte mask from
 // byte compares of its two halves (VPMOVMSKB), its starts and ends as in
-// spans512, and their offsets listed by TZCNT and BLSR, eight at a time.
-// The stores run up to 8 entries past the count, which st and en must
+// spans512, and their offsets listed by TZCNT and BLSR (SPOUT). The
+// stores run up to 12 entries past the count, which st and en must
 // have room for. len(text) = 64·blocks > 0.
 TEXT ·spans256(SB), NOSPLIT, $0-97
 	MOVQ text_base+0(FP), SI
@@ -1460,11 +1498,11 @@ s2loop:
 	POPCNTQ R13, DI
 	LEAQ (R8)(R15*4), DX
 	ADDQ DI, R15
-	SPOUT(R13, s2st)
+	SPOUT(R13, s2st, s2std)
 	POPCNTQ BX, DI
 	LEAQ (R9)(R10*4), DX
 	ADDQ DI, R10
-	SPOUT(BX, s2en)
+	SPOUT(BX, s2en, s2end)
 	ADDQ $64, R12
 	ADDQ $64, SI
 	DECQ CX
