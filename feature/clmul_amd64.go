@@ -83,8 +83,13 @@ func clWords4x2(dst []uint64, buf []byte, st, en []int32, c *clConsts) int
 //go:noescape
 func spans256(text []byte, st, en []int32, digits uint64) (nst, nen int, high bool)
 
-// useDedup4 says whether dedupSet takes dedupSet4 (AVX2, BMI1, BMI2).
-var useDedup4 = cpu.X86.HasAVX2 && cpu.X86.HasBMI1 && cpu.X86.HasBMI2
+// hasDedup4 says whether the CPU has dedupSet4's AVX2, BMI1 and BMI2;
+// useDedup4 whether dedupSet takes it: where the AVX-512 kernels run,
+// dedupSet stays as it was measured with them.
+var (
+	hasDedup4 = cpu.X86.HasAVX2 && cpu.X86.HasBMI1 && cpu.X86.HasBMI2
+	useDedup4 = hasDedup4 && !hasCLMUL512
+)
 
 // dedupSet4 is dedupSet4Go with AVX2 (clmul_amd64.s); len(db) and len(fb)
 // are at least len(ids).

@@ -33,8 +33,8 @@ func spans256(text []byte, st, en []int32, digits uint64) (nst, nen int, high bo
 	return spans512Go(text, st, en, digits)
 }
 
-// useDedup4 is false: dedupSet probes one slot at a time.
-var useDedup4 = false
+// hasDedup4 and useDedup4 are false: dedupSet probes one slot at a time.
+var hasDedup4, useDedup4 = false, false
 
 func dedupSet4(keys []uint64, db []Feature, fb []int32, ids []uint64, shift uint) int {
 	return dedupSet4Go(keys, db, fb, ids, shift)
