@@ -40,7 +40,9 @@ import (
 // classified with SWAR arithmetic (wordBits), 64 bytes make a bit mask, and
 // the mask's transitions (word starts and ends) are listed by counting
 // trailing zeros (with AVX-512, wordMasks makes each block's mask with a
-// few byte compares, and spans512 lists its transitions with VPCOMPRESSB). The input is first copied into a zero-padded buffer, so
+// few byte compares, and spans512 lists its transitions with VPCOMPRESSB;
+// with AVX2, spans256 makes the masks with byte compares and VPMOVMSKB and
+// lists the transitions with TZCNT and BLSR). The input is first copied into a zero-padded buffer, so
 // every word can be loaded as one 8-byte word past its end, and the copy is
 // what AppendText re-tokenizes when asked for a feature's text.
 //
@@ -177,6 +179,20 @@ func (a *asciiPath) spans() bool {
 		nb := (n + 63) / 64
 		st, en := a.st[:cap(a.st)], a.en[:cap(a.en)]
 		nst, nen, high := spans512(text[:64*nb], st, en, a.digits)
+		if high {
+			return false
+		}
+		if nen < nst { // the text ends inside a word
+			en[nen] = int32(n)
+			nen++
+		}
+		a.st, a.en = st[:nst], en[:nen]
+		return true
+	}
+	if a.cl != nil && a.cl.span2 {
+		nb := (n + 63) / 64
+		st, en := a.st[:cap(a.st)], a.en[:cap(a.en)]
+		nst, nen, high := spans256(text[:64*nb], st, en, a.digits)
 		if high {
 			return false
 		}
@@ -425,7 +441,7 @@ func (e *Extractor) extractASCII(dst []Feature) []Feature {
 			a.u = make([]uint64, occ, occ*5/4)
 		}
 		ids = a.u[:occ]
-		clWindowAll(ids, toks, a.cl.c, a.cl.wide)
+		clWindowAll(ids, toks, a.cl)
 	} else {
 		n := e.words()
 		if n == 0 {
@@ -578,8 +594,12 @@ func (e *Extractor) viaASCII(doc []byte) bool {
 
 // dedupSet writes each distinct id of ids, in order of first occurrence,
 // to db (weight 1) and its index in ids to fb, and returns their number.
-// The table probes of successive ids are independent of each other.
+// The table probes of successive ids are independent of each other. With
+// AVX2 the table is probed four slots at a time (dedupSet4).
 func (a *accum) dedupSet(db []Feature, fb []int32, ids []uint64) int {
+	if useDedup4 {
+		return dedupSet4(a.keys, db[:len(ids)], fb[:len(ids)], ids, a.shift+2)
+	}
 	keys, shift := a.keys, a.shift&63
 	mask := uint64(len(keys) - 1)
 	db, fb = db[:len(ids)], fb[:len(ids)]
@@ -643,6 +663,52 @@ func (a *accum) dedupCount(db []Feature, fb []int32, ids []uint64) int {
 					goto next
 				}
 				h = (h + 1) & mask
+			}
+		}
+		db[c] = Feature{ID: id, Weight: 1}
+		fb[c] = int32(i)
+		c++
+	next:
+	}
+	return c
+}
+
+// dedupSet4Go is the pure-Go form of dedupSet4: dedupSet over a table of
+// buckets of four slots (keys, len(keys) a power of two >= 4, zero, with
+// at least one free slot left after the inserts), the bucket of id being
+// (id·φ) >> shift; an id goes to the first free slot of its bucket, or of
+// the next bucket with one, so an id absent from a bucket with a free slot
+// is absent from the table. At the load of at most 1/4 that extractASCII
+// gives the table, a bucket is full at the end with probability under 2%,
+// so the probe's branches are on rare cases only.
+func dedupSet4Go(keys []uint64, db []Feature, fb []int32, ids []uint64, shift uint) int {
+	mask := uint64(len(keys)-1) &^ 3
+	db, fb = db[:len(ids)], fb[:len(ids)]
+	zero := false
+	c := 0
+	for i, id := range ids {
+		if id == 0 {
+			if zero {
+				continue
+			}
+			zero = true
+		} else {
+			b := (id * 0x9e3779b97f4a7c15) >> (shift & 63) << 2
+		probe:
+			for {
+				bk := (*[4]uint64)(keys[b : b+4])
+				for _, k := range bk {
+					if k == id {
+						goto next
+					}
+				}
+				for s, k := range bk {
+					if k == 0 {
+						bk[s] = id
+						break probe
+					}
+				}
+				b = (b + 4) & mask
 			}
 		}
 		db[c] = Feature{ID: id, Weight: 1}

@@ -52,8 +52,10 @@ import (
 // masks, folds (case, digits) and fingerprints them; clWindow slides over
 // the tokens. With AVX-512, clWords4 takes four words per instruction,
 // with the leading 1 of Hash (x^(8r)) set in the byte before the word
-// instead of adding Hash(0^r), and clWindow8 eight shingles. Words of
-// more than 16 bytes (16 or more with AVX-512) are hashed in Go, and K
+// instead of adding Hash(0^r), and clWindow8 eight shingles; with AVX2
+// and VPCLMULQDQ on 256-bit vectors (no AVX-512), clWords4x2 and
+// clWindow4 do the same two lanes at a time. Words of more than 16 bytes
+// (16 or more with the vector kernels) are hashed in Go, and K
 // above maxCLMULK takes the table route.
 type clConsts struct {
 	m1, q1, z1 uint64 // P1 (tokens): Barrett M, Qc, and x^127 mod P1
@@ -196,6 +198,8 @@ type clRoute struct {
 	c     *clConsts
 	wide  bool // AVX-512 (clWords4, clWindow8); useCLMUL512 at construction
 	spans bool // AVX-512 VBMI2 (spans512); useSpans512 at construction
+	ymm   bool // AVX2 (clWords4x2, clWindow4), where not wide; useCLMUL256
+	span2 bool // AVX2 (spans256), where not spans; useSpans256
 	toks  []uint64
 }
 
@@ -240,7 +244,8 @@ func newCLRoute(tokT, winT *rabin.Table, k int, word *[256]byte, digits uint64) 
 			return nil
 		}
 	}
-	return &clRoute{c: c, wide: useCLMUL512, spans: useSpans512}
+	return &clRoute{c: c, wide: useCLMUL512, spans: useSpans512,
+		ymm: useCLMUL256 && !useCLMUL512, span2: useSpans256 && !useSpans512}
 }
 
 // useCLMUL lets tests take the table route on a CPU with the instructions.
@@ -270,7 +275,7 @@ func (e *Extractor) clTokens() []uint64 {
 	toks := cr.toks[:nw]
 	st, en := a.st[:nw], a.en[:nw]
 	buf := a.buf[:cap(a.buf)]
-	if clWordsAll(toks, buf, st, en, cr.c, cr.wide) >= maxShortWord {
+	if clWordsAll(toks, buf, st, en, cr) >= maxShortWord {
 		// Words of 16 bytes or more, hashed from their lowered bytes.
 		for j := range toks {
 			s, end := int(st[j]), int(en[j])
@@ -317,30 +322,43 @@ func clWordsGo(dst []uint64, buf []byte, st, en []int32, c *clConsts) int {
 }
 
 // clWindowAll is clWindow, eight shingles at a time where the CPU has
-// AVX-512's carry-less multiplication (clWindow8).
-func clWindowAll(dst, toks []uint64, c *clConsts, wide bool) {
-	n8 := 0
-	if wide {
-		n8 = len(dst) &^ 7
-		clWindow8(dst[:n8], toks, c)
+// AVX-512's carry-less multiplication (clWindow8), four where it has it
+// on 256-bit vectors with AVX2 (clWindow4).
+func clWindowAll(dst, toks []uint64, cr *clRoute) {
+	n := 0
+	switch {
+	case cr.wide:
+		n = len(dst) &^ 7
+		clWindow8(dst[:n], toks, cr.c)
+	case cr.ymm:
+		n = len(dst) &^ 3
+		clWindow4(dst[:n], toks, cr.c)
 	}
-	clWindow(dst[n8:], toks[n8:], c)
+	clWindow(dst[n:], toks[n:], cr.c)
 }
 
 // useCLMUL512 lets tests take the 128-bit loops on a CPU with AVX-512,
-// useSpans512 the mask route of spans.
-var useCLMUL512, useSpans512 = hasCLMUL512, hasSpans512
+// useSpans512 the mask route of spans; useCLMUL256 and useSpans256 do
+// the same for the AVX2 kernels.
+var (
+	useCLMUL512, useSpans512 = hasCLMUL512, hasSpans512
+	useCLMUL256, useSpans256 = hasCLMUL256, hasSpans256
+)
 
 // clWordsAll is clWords, four words at a time where the CPU has AVX-512's
-// carry-less multiplication (clWords4); words of 16 bytes or more are left
-// to the caller.
-func clWordsAll(dst []uint64, buf []byte, st, en []int32, c *clConsts, wide bool) int {
+// carry-less multiplication (clWords4) or has it on 256-bit vectors with
+// AVX2 (clWords4x2); words of 16 bytes or more are left to the caller.
+func clWordsAll(dst []uint64, buf []byte, st, en []int32, cr *clRoute) int {
 	n4, longest := 0, 0
-	if wide {
+	switch {
+	case cr.wide:
 		n4 = len(dst) &^ 3
-		longest = clWords4(dst[:n4], buf, st[:n4], en[:n4], c)
+		longest = clWords4(dst[:n4], buf, st[:n4], en[:n4], cr.c)
+	case cr.ymm:
+		n4 = len(dst) &^ 3
+		longest = clWords4x2(dst[:n4], buf, st[:n4], en[:n4], cr.c)
 	}
-	return longest | clWords(dst[n4:], buf, st[n4:], en[n4:], c)
+	return longest | clWords(dst[n4:], buf, st[n4:], en[n4:], cr.c)
 }
 
 // wordMasksGo is the pure-Go form of wordMasks: dst[i] = the mask of the

@@ -16,6 +16,18 @@ var hasCLMUL512 = hasCLMUL && cpu.X86.HasAVX512F && cpu.X86.HasAVX512BW && cpu.X
 // too.
 var hasSpans512 = hasCLMUL512 && cpu.X86.HasAVX512VBMI2 && cpu.X86.HasPOPCNT
 
+// hasCLMUL256 says whether the CPU has VPCLMULQDQ on 256-bit vectors
+// (CPUID.7.0:ECX bit 10; x/sys/cpu reports it only with AVX-512) and
+// AVX2, which clWindow4 and clWords4x2 use.
+var hasCLMUL256 = hasCLMUL && cpu.X86.HasAVX2 && cpuid7ecx()&(1<<10) != 0
+
+// hasSpans256 says whether spans256's AVX2, BMI1 (TZCNT, BLSR, ANDN) and
+// POPCNT are there.
+var hasSpans256 = hasCLMUL && cpu.X86.HasAVX2 && cpu.X86.HasBMI1 && cpu.X86.HasPOPCNT
+
+// cpuid7ecx returns ECX of CPUID leaf 7, subleaf 0 (clmul_amd64.s).
+func cpuid7ecx() uint32
+
 // clWords is clWordsGo with PCLMULQDQ (clmul_amd64.s). st and en have
 // len(dst) elements; buf has 8 readable bytes before its first
 // (asciiPath.load).
@@ -52,3 +64,35 @@ func wordMasks(dst []uint64, text []byte, digits uint64) bool
 //
 //go:noescape
 func spans512(text []byte, st, en []int32, digits uint64) (nst, nen int, high bool)
+
+// clWindow4 is clWindow for len(dst) a multiple of 4, with AVX2 and
+// VPCLMULQDQ on 256-bit vectors (clmul_amd64.s).
+//
+//go:noescape
+func clWindow4(dst, toks []uint64, c *clConsts)
+
+// clWords4x2 is clWords4 with AVX2 and VPCLMULQDQ on 256-bit vectors
+// (clmul_amd64.s).
+//
+//go:noescape
+func clWords4x2(dst []uint64, buf []byte, st, en []int32, c *clConsts) int
+
+// spans256 is spans512 with AVX2 and BMI1 (clmul_amd64.s); st and en need
+// room for 12 entries past the words.
+//
+//go:noescape
+func spans256(text []byte, st, en []int32, digits uint64) (nst, nen int, high bool)
+
+// hasDedup4 says whether the CPU has dedupSet4's AVX2, BMI1 and BMI2;
+// useDedup4 whether dedupSet takes it: where the AVX-512 kernels run,
+// dedupSet stays as it was measured with them.
+var (
+	hasDedup4 = cpu.X86.HasAVX2 && cpu.X86.HasBMI1 && cpu.X86.HasBMI2
+	useDedup4 = hasDedup4 && !hasCLMUL512
+)
+
+// dedupSet4 is dedupSet4Go with AVX2 (clmul_amd64.s); len(db) and len(fb)
+// are at least len(ids).
+//
+//go:noescape
+func dedupSet4(keys []uint64, db []Feature, fb []int32, ids []uint64, shift uint) int

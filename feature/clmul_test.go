@@ -152,16 +152,23 @@ func TestCLAsm(t *testing.T) {
 						t.Fatalf("%v n %d: clWords word %d (%q) = %#x, clWordsGo %#x", o, n, j, doc[a.st[j]:a.en[j]], got[j], want[j])
 					}
 				}
-				if hasCLMUL512 {
+				for _, w := range []struct {
+					name string
+					has  bool
+					f    func(dst []uint64, buf []byte, st, en []int32, c *clConsts) int
+				}{{"clWords4", hasCLMUL512, clWords4}, {"clWords4x2", hasCLMUL256, clWords4x2}} {
+					if !w.has {
+						continue
+					}
 					n4 := nw &^ 3
 					clear(got)
-					lg := clWords4(got[:n4], buf, a.st[:n4], a.en[:n4], a.cl.c)
+					lg := w.f(got[:n4], buf, a.st[:n4], a.en[:n4], a.cl.c)
 					if lw := clWordsGo(want[:n4], buf, a.st[:n4], a.en[:n4], a.cl.c); lg != lw {
-						t.Fatalf("%v n %d: clWords4 longest %d, clWordsGo %d", o, n, lg, lw)
+						t.Fatalf("%v n %d: %s longest %d, clWordsGo %d", o, n, w.name, lg, lw)
 					}
 					for j := range got[:n4] {
 						if a.en[j]-a.st[j] < maxShortWord && got[j] != want[j] {
-							t.Fatalf("%v n %d: clWords4 word %d (%q) = %#x, clWordsGo %#x", o, n, j, doc[a.st[j]:a.en[j]], got[j], want[j])
+							t.Fatalf("%v n %d: %s word %d (%q) = %#x, clWordsGo %#x", o, n, w.name, j, doc[a.st[j]:a.en[j]], got[j], want[j])
 						}
 					}
 				}
@@ -170,7 +177,7 @@ func TestCLAsm(t *testing.T) {
 	}
 	for k := 1; k <= maxCLMULK; k++ {
 		_, _, c := clTables(t, uint64(k), k)
-		for _, n := range []int{0, 1, 2, 7, 8, 9, 16, 100} {
+		for _, n := range []int{0, 1, 2, 3, 4, 5, 7, 8, 9, 11, 12, 16, 100} {
 			toks := make([]uint64, n)
 			for j := range toks {
 				toks[j] = st.Uint64()
@@ -192,6 +199,14 @@ func TestCLAsm(t *testing.T) {
 					t.Fatalf("k %d n %d: clWindow8 differs from clWindowGo", k, n)
 				}
 			}
+			if hasCLMUL256 {
+				clear(got)
+				n4 := len(got) &^ 3
+				clWindow4(got[:n4], toks, c)
+				if !slices.Equal(got[:n4], want[:n4]) {
+					t.Fatalf("k %d n %d: clWindow4 differs from clWindowGo", k, n)
+				}
+			}
 		}
 	}
 }
@@ -207,17 +222,23 @@ func clToksGo(dst, lo, hi []uint64, r []uint8, c *clConsts) {
 }
 
 // clRoutes returns, for o, extractors taking the carry-less route with
-// AVX-512 and without, and the table route, as far as the CPU allows.
+// AVX-512, with AVX2 and without either, and the table route, as far as
+// the CPU allows.
 func clRoutes(t testing.TB, o Options) (names []string, es []*Extractor) {
-	defer func(a, b, c bool) { useCLMUL, useCLMUL512, useSpans512 = a, b, c }(useCLMUL, useCLMUL512, useSpans512)
+	defer func(a, b, c, d, e bool) { useCLMUL, useCLMUL512, useSpans512, useCLMUL256, useSpans256 = a, b, c, d, e }(
+		useCLMUL, useCLMUL512, useSpans512, useCLMUL256, useSpans256)
 	for _, r := range []struct {
-		name             string
-		cl, cl512, spans bool
-	}{{"clmul-512", true, true, true}, {"clmul-512-masks", true, true, false}, {"clmul-128", true, false, false}, {"tables", false, false, false}} {
-		if (r.cl && !hasCLMUL) || (r.cl512 && !hasCLMUL512) || (r.spans && !hasSpans512) {
+		name                              string
+		cl, cl512, spans, cl256, spans256 bool
+	}{{"clmul-512", true, true, true, false, false}, {"clmul-512-masks", true, true, false, false, false},
+		{"clmul-256", true, false, false, true, true}, {"clmul-256-scalar-spans", true, false, false, true, false},
+		{"clmul-128-avx2-spans", true, false, false, false, true},
+		{"clmul-128", true, false, false, false, false}, {"tables", false, false, false, false, false}} {
+		if (r.cl && !hasCLMUL) || (r.cl512 && !hasCLMUL512) || (r.spans && !hasSpans512) ||
+			(r.cl256 && !hasCLMUL256) || (r.spans256 && !hasSpans256) {
 			continue
 		}
-		useCLMUL, useCLMUL512, useSpans512 = r.cl, r.cl512, r.spans
+		useCLMUL, useCLMUL512, useSpans512, useCLMUL256, useSpans256 = r.cl, r.cl512, r.spans, r.cl256, r.spans256
 		e, err := New(o)
 		if err != nil {
 			t.Fatal(err)
@@ -319,27 +340,120 @@ func TestWordMasks(t *testing.T) {
 	}
 }
 
-// TestSpans512 checks spans512 against its pure-Go form.
+// TestSpans512 checks spans512 and spans256 against their pure-Go form.
 func TestSpans512(t *testing.T) {
-	if !hasSpans512 {
-		t.Skip("no AVX-512 VBMI2 on this CPU")
+	var fs []func(text []byte, st, en []int32, digits uint64) (int, int, bool)
+	var names []string
+	if hasSpans512 {
+		fs, names = append(fs, spans512), append(names, "spans512")
+	}
+	if hasSpans256 {
+		fs, names = append(fs, spans256), append(names, "spans256")
+	}
+	if len(fs) == 0 {
+		t.Skip("neither AVX-512 VBMI2 nor AVX2 on this CPU")
 	}
 	st := rng.New(8)
 	const alpha = "abcXYZ09_ .,;-\\n"
 	for _, digits := range []uint64{0, 0x8080808080808080} {
 		for _, nb := range []int{1, 2, 5} {
-			for rep := 0; rep < 50; rep++ {
+			for rep := 0; rep < 50+256; rep++ {
 				text := make([]byte, 64*nb)
 				for i := range text {
 					text[i] = alpha[st.Intn(uint64(len(alpha)))]
 				}
-				gs, ge := make([]int32, len(text)+64), make([]int32, len(text)+64)
-				ws, we := make([]int32, len(text)+64), make([]int32, len(text)+64)
-				a, b, h := spans512(text, gs, ge, digits)
-				c, d, h2 := spans512Go(text, ws, we, digits)
-				if a != c || b != d || h != h2 || !slices.Equal(gs[:a], ws[:c]) || !slices.Equal(ge[:b], we[:d]) {
-					t.Fatalf("digits %#x %q: %d %d %v %v %v, pure Go %d %d %v %v %v", digits, text, a, b, h, gs[:min(a, 40)], ge[:min(b, 40)], c, d, h2, ws[:min(c, 40)], we[:min(d, 40)])
+				switch {
+				case rep >= 50: // every byte value, somewhere
+					text[st.Intn(uint64(len(text)))] = byte(rep - 50)
+				case rep%10 == 1: // the most words a block holds
+					for i := range text {
+						text[i] = "a "[i%2]
+					}
+				case rep%10 == 2: // one word
+					for i := range text {
+						text[i] = 'z'
+					}
 				}
+				for i, f := range fs {
+					gs, ge := make([]int32, len(text)+64), make([]int32, len(text)+64)
+					ws, we := make([]int32, len(text)+64), make([]int32, len(text)+64)
+					a, b, h := f(text, gs, ge, digits)
+					c, d, h2 := spans512Go(text, ws, we, digits)
+					if h != h2 || (!h && (a != c || b != d || !slices.Equal(gs[:a], ws[:c]) || !slices.Equal(ge[:b], we[:d]))) {
+						t.Fatalf("%s digits %#x %q: %d %d %v %v %v, pure Go %d %d %v %v %v", names[i], digits, text, a, b, h, gs[:min(a, 40)], ge[:min(b, 40)], c, d, h2, ws[:min(c, 40)], we[:min(d, 40)])
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestDedupSet4 checks dedupSet4 (assembly, where the CPU has AVX2) and
+// its pure-Go form against the one-slot probing of dedupSet, on ids with
+// repeats and zeros, and on ids crafted to fill one bucket and overflow
+// into the next ones, the last bucket wrapping around to the first.
+func TestDedupSet4(t *testing.T) {
+	defer func(u bool) { useDedup4 = u }(useDedup4)
+	// The inverse of the hash's odd multiplier modulo 2^64 (Newton's
+	// iteration doubles the bits that are right).
+	const phi = 0x9e3779b97f4a7c15
+	phiInv := uint64(phi)
+	for range 6 {
+		phiInv *= 2 - phi*phiInv
+	}
+	if phiInv*phi != 1 {
+		t.Fatal("phiInv is not the inverse")
+	}
+	st := rng.New(5)
+	var a accum
+	for rep := 0; rep < 400; rep++ {
+		n := int(st.Intn(3000))
+		a.reset(2 * n)
+		ids := make([]uint64, n)
+		pool := 1 + st.Intn(uint64(n+1))
+		for i := range ids {
+			switch st.Intn(20) {
+			case 0:
+				ids[i] = 0
+			case 1, 2: // a repeat
+				if i > 0 {
+					ids[i] = ids[st.Intn(uint64(i))]
+				}
+			case 3, 4, 5: // into the last bucket or the one before
+				nb := uint64(len(a.keys) / 4)
+				b := nb - 1 - st.Intn(2)
+				h := b<<(a.shift+2) | st.Uint64()>>(64-a.shift-2)
+				ids[i] = h * phiInv
+			default:
+				ids[i] = st.Intn(pool) * 0x0123456789abcdef
+			}
+		}
+		type out struct {
+			n  int
+			db []Feature
+			fb []int32
+		}
+		run := func(f func(db []Feature, fb []int32) int) out {
+			a.reset(2 * n)
+			db, fb := make([]Feature, n), make([]int32, n)
+			c := f(db, fb)
+			return out{c, db[:c], fb[:c]}
+		}
+		useDedup4 = false
+		want := run(func(db []Feature, fb []int32) int { return a.dedupSet(db, fb, ids) })
+		for _, f := range []struct {
+			name string
+			f    func(db []Feature, fb []int32) int
+		}{
+			{"dedupSet4", func(db []Feature, fb []int32) int { return dedupSet4(a.keys, db, fb, ids, a.shift+2) }},
+			{"dedupSet4Go", func(db []Feature, fb []int32) int { return dedupSet4Go(a.keys, db, fb, ids, a.shift+2) }},
+		} {
+			if f.name == "dedupSet4" && !hasDedup4 {
+				continue
+			}
+			got := run(f.f)
+			if got.n != want.n || !slices.Equal(got.db, want.db) || !slices.Equal(got.fb, want.fb) {
+				t.Fatalf("rep %d, %d ids: %s gives %d features, dedupSet %d", rep, n, f.name, got.n, want.n)
 			}
 		}
 	}
