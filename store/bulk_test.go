@@ -20,12 +20,18 @@ import (
 
 // applyRandom writes the same random operations to each batch: postings
 // under few keys (so that adds and removes collide), documents and
-// metadata values, puts and deletes.
-func applyRandom(seed uint64, n int, bs ...store.Batch) {
+// metadata values, puts and deletes. With sorted, the records (PutDoc,
+// DeleteDoc) come in strictly increasing id order, as a sorted bulk takes
+// them, some ids skipped.
+func applyRandom(seed uint64, n int, sorted bool, bs ...store.Batch) {
 	st := rng.New(seed)
+	next := uint64(0)
 	for range n {
 		key, id := st.Intn(50), st.Intn(400)
 		op := st.Intn(10)
+		if sorted && op >= 7 && op < 9 {
+			id, next = next, next+1+id%3
+		}
 		for _, b := range bs {
 			switch {
 			case op < 5:
@@ -139,7 +145,7 @@ func TestPebbleBulkEquivalence(t *testing.T) {
 		} else {
 			b, rb = s.NewBulk(), ref.NewBatch()
 		}
-		applyRandom(round+1, 6000, b, rb)
+		applyRandom(round+1, 6000, false, b, rb)
 		commitBoth(t, b, rb, s, ref)
 	}
 	if err := s.Compact(ctx); err != nil {
@@ -147,35 +153,6 @@ func TestPebbleBulkEquivalence(t *testing.T) {
 	}
 	sameContents(t, s, ref)
 	noBulkDirs(t, dir)
-}
-
-// applySorted writes the same random operations to each batch as
-// applyRandom does, except that its records (PutDoc, DeleteDoc) come in
-// strictly increasing id order, as a sorted bulk takes them.
-func applySorted(seed uint64, n int, bs ...store.Batch) {
-	st := rng.New(seed)
-	next := uint64(0)
-	for range n {
-		key, id := st.Intn(50), st.Intn(400)
-		op := st.Intn(10)
-		for _, b := range bs {
-			switch {
-			case op < 4:
-				b.AddPosting(key, id)
-			case op < 5:
-				b.RemovePosting(key, id)
-			case op < 8:
-				b.PutDoc(next, []byte(fmt.Sprint("rec-", seed, "-", next, "-", key, strings.Repeat("x", int(id)))))
-			case op < 9:
-				b.DeleteDoc(next)
-			default:
-				b.PutMeta(fmt.Sprint("m", key), []byte(fmt.Sprint(seed, id)))
-			}
-		}
-		if op >= 5 && op < 9 {
-			next += 1 + id%3 // some ids skipped
-		}
-	}
 }
 
 // TestPebbleSortedBulk checks that a sorted bulk (records straight into
@@ -198,10 +175,10 @@ func TestPebbleSortedBulk(t *testing.T) {
 		var b store.Batch
 		if round%2 == 0 { // alternate: a batch, then a sorted bulk
 			b = s.NewBatch()
-			applyRandom(round+1, 3000, b, rb)
+			applyRandom(round+1, 3000, false, b, rb)
 		} else {
 			b = store.NewSortedBulk(s)
-			applySorted(round+1, 6000, b, rb)
+			applyRandom(round+1, 12000, true, b, rb)
 		}
 		commitBoth(t, b, rb, s, ref)
 	}
