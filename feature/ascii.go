@@ -175,24 +175,14 @@ func (a *asciiPath) spans() bool {
 		a.en = make([]int32, n/2+2+32, n/2+2+32+n/8)
 	}
 	st, en := a.st[:n/2+2], a.en[:n/2+2]
-	if a.cl != nil && a.cl.spans {
+	if a.cl != nil && (a.cl.spans || a.cl.span2) {
+		spans := spans256
+		if a.cl.spans {
+			spans = spans512
+		}
 		nb := (n + 63) / 64
 		st, en := a.st[:cap(a.st)], a.en[:cap(a.en)]
-		nst, nen, high := spans512(text[:64*nb], st, en, a.digits)
-		if high {
-			return false
-		}
-		if nen < nst { // the text ends inside a word
-			en[nen] = int32(n)
-			nen++
-		}
-		a.st, a.en = st[:nst], en[:nen]
-		return true
-	}
-	if a.cl != nil && a.cl.span2 {
-		nb := (n + 63) / 64
-		st, en := a.st[:cap(a.st)], a.en[:cap(a.en)]
-		nst, nen, high := spans256(text[:64*nb], st, en, a.digits)
+		nst, nen, high := spans(text[:64*nb], st, en, a.digits)
 		if high {
 			return false
 		}

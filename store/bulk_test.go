@@ -124,20 +124,28 @@ func noBulkDirs(t *testing.T, dir string) {
 	}
 }
 
+// bulkPair opens a Pebble store whose bulks spill runs of 4 KiB, and an
+// in-memory store to compare it with; both close with the test.
+func bulkPair(t *testing.T) (string, *store.Pebble, *store.Memory) {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "index")
+	s, err := store.OpenPebble(dir, &store.PebbleOptions{CacheBytes: 8 << 20, BulkBytes: 4 << 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	ref := store.NewMemory()
+	t.Cleanup(func() { ref.Close() })
+	return dir, s, ref
+}
+
 // TestPebbleBulkEquivalence checks that a bulk equals one batch of the
 // same writes, over a store that already holds data, with a memory budget
 // small enough that the bulk spills dozens of sorted runs and merges them
 // (later runs win), and that the runs are removed afterwards.
 func TestPebbleBulkEquivalence(t *testing.T) {
 	ctx := context.Background()
-	dir := filepath.Join(t.TempDir(), "index")
-	s, err := store.OpenPebble(dir, &store.PebbleOptions{CacheBytes: 8 << 20, BulkBytes: 4 << 10})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	ref := store.NewMemory()
-	defer ref.Close()
+	dir, s, ref := bulkPair(t)
 	for round := range uint64(4) {
 		var b, rb store.Batch
 		if round%2 == 0 { // alternate: a batch, then a bulk
@@ -162,14 +170,7 @@ func TestPebbleBulkEquivalence(t *testing.T) {
 func TestPebbleSortedBulk(t *testing.T) {
 	defer store.SetBulkTableBytes(16 << 10)()
 	ctx := context.Background()
-	dir := filepath.Join(t.TempDir(), "index")
-	s, err := store.OpenPebble(dir, &store.PebbleOptions{CacheBytes: 8 << 20, BulkBytes: 4 << 10})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	ref := store.NewMemory()
-	defer ref.Close()
+	dir, s, ref := bulkPair(t)
 	for round := range uint64(4) {
 		rb := ref.NewBatch()
 		var b store.Batch
