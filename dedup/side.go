@@ -1,7 +1,6 @@
 package dedup
 
 import (
-	"strconv"
 	"unsafe"
 
 	"github.com/neardup/neardup/feature"
@@ -179,12 +178,12 @@ func (t *pathTable) ref(p recordPlace) placeRef {
 // String formats r as recordPlace.String formats the place it stands
 // for.
 func (t *pathTable) String(r placeRef) string {
-	path := t.paths[r.path]
+	p := recordPlace{path: t.paths[r.path], offset: -1}
 	switch {
 	case r.at > 0:
-		return path + ":" + strconv.FormatInt(r.at, 10)
+		p.line = r.at
 	case r.at < 0:
-		return path + "@" + strconv.FormatInt(-r.at-1, 10)
+		p.offset = -r.at - 1
 	}
-	return path
+	return p.String()
 }

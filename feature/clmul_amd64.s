@@ -1331,80 +1331,40 @@ w42done:
 	MOVQ R13, ret+104(FP)
 	RET
 
+// SPOUT1 writes the offset of reg's lowest set bit, plus the block offset
+// R12, at off(DX), and clears the bit (tzcnt of 0 is 64).
+#define SPOUT1(reg, off) \
+	TZCNTQ reg, AX; \
+	ADDL R12, AX; \
+	MOVL AX, off(DX); \
+	BLSRQ reg, reg
+
 // SPOUT writes the offsets of the set bits of reg (destroyed), plus the
 // block offset R12, from DX on: twelve at once (a 64-byte block of prose
 // seldom has more starts, and the round has no branch on the text), then
-// four at a time until none is left; up to 12 past the last (tzcnt of 0
-// is 64). lp and dn are fresh labels.
+// four at a time until none is left; up to 12 past the last. lp and dn are
+// fresh labels.
 #define SPOUT(reg, lp, dn) \
-	TZCNTQ reg, AX; \
-	ADDL R12, AX; \
-	MOVL AX, 0(DX); \
-	BLSRQ reg, reg; \
-	TZCNTQ reg, AX; \
-	ADDL R12, AX; \
-	MOVL AX, 4(DX); \
-	BLSRQ reg, reg; \
-	TZCNTQ reg, AX; \
-	ADDL R12, AX; \
-	MOVL AX, 8(DX); \
-	BLSRQ reg, reg; \
-	TZCNTQ reg, AX; \
-	ADDL R12, AX; \
-	MOVL AX, 12(DX); \
-	BLSRQ reg, reg; \
-	TZCNTQ reg, AX; \
-	ADDL R12, AX; \
-	MOVL AX, 16(DX); \
-	BLSRQ reg, reg; \
-	TZCNTQ reg, AX; \
-	ADDL R12, AX; \
-	MOVL AX, 20(DX); \
-	BLSRQ reg, reg; \
-	TZCNTQ reg, AX; \
-	ADDL R12, AX; \
-	MOVL AX, 24(DX); \
-	BLSRQ reg, reg; \
-	TZCNTQ reg, AX; \
-	ADDL R12, AX; \
-	MOVL AX, 28(DX); \
-	BLSRQ reg, reg; \
-	TZCNTQ reg, AX; \
-	ADDL R12, AX; \
-	MOVL AX, 32(DX); \
-	BLSRQ reg, reg; \
-	TZCNTQ reg, AX; \
-	ADDL R12, AX; \
-	MOVL AX, 36(DX); \
-	BLSRQ reg, reg; \
-	TZCNTQ reg, AX; \
-	ADDL R12, AX; \
-	MOVL AX, 40(DX); \
-	BLSRQ reg, reg; \
-	TZCNTQ reg, AX; \
-	ADDL R12, AX; \
-	MOVL AX, 44(DX); \
-	BLSRQ reg, reg; \
+	SPOUT1(reg, 0); \
+	SPOUT1(reg, 4); \
+	SPOUT1(reg, 8); \
+	SPOUT1(reg, 12); \
+	SPOUT1(reg, 16); \
+	SPOUT1(reg, 20); \
+	SPOUT1(reg, 24); \
+	SPOUT1(reg, 28); \
+	SPOUT1(reg, 32); \
+	SPOUT1(reg, 36); \
+	SPOUT1(reg, 40); \
+	SPOUT1(reg, 44); \
 	TESTQ reg, reg; \
 	JZ dn; \
 	ADDQ $48, DX; \
 lp: \
-	TZCNTQ reg, AX; \
-	ADDL R12, AX; \
-	MOVL AX, 0(DX); \
-	BLSRQ reg, reg; \
-	TZCNTQ reg, AX; \
-	ADDL R12, AX; \
-	MOVL AX, 4(DX); \
-	BLSRQ reg, reg; \
-	TZCNTQ reg, AX; \
-	ADDL R12, AX; \
-	MOVL AX, 8(DX); \
-	BLSRQ reg, reg; \
-	TZCNTQ reg, AX; \
-	ADDL R12, AX; \
-	MOVL AX, 12(DX); \
-	BLSRQ reg, reg; \
+	SPOUT1(reg, 0); \
+	SPOUT1(reg, 4); \
+	SPOUT1(reg, 8); \
+	SPOUT1(reg, 12); \
 	ADDQ $16, DX; \
 	TESTQ reg, reg; \
 	JNZ lp; \

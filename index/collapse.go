@@ -118,7 +118,13 @@ func (c *Collapser) put(d *Doc) {
 	if c.track(id) {
 		defer c.mu.Unlock()
 	}
-	if err := c.t.Put(id, d.Sketch.Values); err != nil {
+	c.set(id, d.Sketch.Values)
+}
+
+// set puts the signature of the sketch values vs under id; values too few
+// for a signature make id unknown.
+func (c *Collapser) set(id uint64, vs []uint64) {
+	if err := c.t.Put(id, vs); err != nil {
 		c.t.Remove(id)
 	}
 }
@@ -198,9 +204,7 @@ func (c *Collapser) Load(ctx context.Context) (int, error) {
 		}
 		c.mu.Lock()
 		if _, ok := c.touched[id]; !ok {
-			if err := c.t.Put(id, d.Sketch.Values); err != nil {
-				c.t.Remove(id)
-			}
+			c.set(id, d.Sketch.Values)
 		}
 		c.mu.Unlock()
 		return nil

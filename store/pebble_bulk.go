@@ -142,27 +142,15 @@ func (b *pebbleBulk) direct(key, value []byte, del bool) {
 		return
 	}
 	if b.dw == nil {
-		dir, err := b.runDir()
+		path, w, err := b.newTable("records", len(b.dtables))
 		if err != nil {
 			b.err = err
 			return
 		}
-		path := b.s.fs.PathJoin(dir, fmt.Sprintf("records-%06d.sst", len(b.dtables)))
-		f, err := b.s.fs.Create(path, vfs.WriteCategoryUnspecified)
-		if err != nil {
-			b.err = err
-			return
-		}
-		b.dw = sstable.NewWriter(objstorageprovider.NewFileWritable(f), b.s.po.MakeWriterOptions(0, b.s.db.TableFormat()))
-		b.dtables = append(b.dtables, path)
+		b.dw, b.dtables = w, append(b.dtables, path)
 	}
-	var err error
-	if del {
-		err = b.dw.Delete(key)
-	} else {
-		err = b.dw.Set(key, value)
-	}
-	if err == nil && b.dw.Raw().EstimatedSize() >= bulkTableBytes {
+	full, err := writeEntry(b.dw, key, value, del)
+	if err == nil && full {
 		err = b.finishDirect()
 	}
 	if err != nil {
@@ -171,6 +159,32 @@ func (b *pebbleBulk) direct(key, value []byte, del bool) {
 	}
 	copy(b.dlast[:], key)
 	b.dn++
+}
+
+// newTable creates the bulk's table file NAME-n.sst in its directory and
+// returns its path and a writer of it.
+func (b *pebbleBulk) newTable(name string, n int) (string, *sstable.Writer, error) {
+	dir, err := b.runDir()
+	if err != nil {
+		return "", nil, err
+	}
+	path := b.s.fs.PathJoin(dir, fmt.Sprintf("%s-%06d.sst", name, n))
+	f, err := b.s.fs.Create(path, vfs.WriteCategoryUnspecified)
+	if err != nil {
+		return "", nil, err
+	}
+	return path, sstable.NewWriter(objstorageprovider.NewFileWritable(f), b.s.po.MakeWriterOptions(0, b.s.db.TableFormat())), nil
+}
+
+// writeEntry sets key to value in w, or deletes it, and reports whether
+// the table has reached bulkTableBytes.
+func writeEntry(w *sstable.Writer, key, value []byte, del bool) (full bool, err error) {
+	if del {
+		err = w.Delete(key)
+	} else {
+		err = w.Set(key, value)
+	}
+	return err == nil && w.Raw().EstimatedSize() >= bulkTableBytes, err
 }
 
 // finishDirect closes the current record table (syncing it, as Ingest
@@ -365,11 +379,6 @@ func (b *pebbleBulk) writeTables() (paths []string, err error) {
 	}
 	sources = append(sources, b.sorted())
 	m := newMerge(sources)
-	dir, err := b.runDir()
-	if err != nil {
-		return nil, err
-	}
-	wopts := s.po.MakeWriterOptions(0, s.db.TableFormat())
 	var w *sstable.Writer
 	finish := func() error {
 		if w == nil {
@@ -404,24 +413,18 @@ func (b *pebbleBulk) writeTables() (paths []string, err error) {
 			}
 		}
 		if w == nil {
-			path := s.fs.PathJoin(dir, fmt.Sprintf("table-%06d.sst", len(paths)))
-			f, err := s.fs.Create(path, vfs.WriteCategoryUnspecified)
+			path, nw, err := b.newTable("table", len(paths))
 			if err != nil {
 				return nil, err
 			}
-			w = sstable.NewWriter(objstorageprovider.NewFileWritable(f), wopts)
-			paths = append(paths, path)
+			w, paths = nw, append(paths, path)
 		}
 		kind = src.key()[0]
-		if src.del() {
-			err = w.Delete(src.key())
-		} else {
-			err = w.Set(src.key(), src.value())
-		}
+		full, err := writeEntry(w, src.key(), src.value(), src.del())
 		if err != nil {
 			return nil, err
 		}
-		if w.Raw().EstimatedSize() >= bulkTableBytes {
+		if full {
 			if err := finish(); err != nil {
 				return nil, err
 			}
