@@ -356,7 +356,7 @@ func TestRecordV1(t *testing.T) {
 }
 
 // FuzzDecodeDoc: no input panics; what decodes re-encodes to a record that
-// decodes to the same document.
+// decodes to the same document, and verifies in place as it does decoded.
 func FuzzDecodeDoc(f *testing.F) {
 	x := mustOpen(f, store.NewMemory(), minhashConfig(8, 3, lsh.Banding(2, 4), 0))
 	_, sets := corpus(1, nil, 4)
@@ -364,10 +364,24 @@ func FuzzDecodeDoc(f *testing.F) {
 	rec, _ := AppendDoc(nil, d)
 	f.Add(rec)
 	f.Add(appendV1(nil, d))
+	f.Add(appendV2(nil, d))
+	q := *d
 	d.Weighted, d.Features = []feature.Feature{{ID: 1, Weight: 2}}, nil
 	rec, _ = AppendDoc(nil, d)
 	f.Add(rec)
 	f.Fuzz(func(t *testing.T, rec []byte) {
+		// The query path's in-place verification fails or succeeds, and
+		// agrees with Verify on what decodes.
+		var s stored
+		if s.load(rec) == nil {
+			got, gok, gerr := x.verifyStored(&q, &s)
+			if d, err := DecodeDoc(rec); err == nil {
+				want, wok, werr := x.Verify(&q, d)
+				if (gerr == nil) != (werr == nil) || (gerr == nil && (got != want || gok != wok)) {
+					t.Fatalf("verifyStored %+v %v %v, Verify %+v %v %v", got, gok, gerr, want, wok, werr)
+				}
+			}
+		}
 		d, err := DecodeDoc(rec)
 		if err != nil {
 			return

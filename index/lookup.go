@@ -4,7 +4,8 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"sort"
+	"strings"
+	"sync"
 )
 
 // This file holds the request-sized read paths: a whole request of queries
@@ -39,96 +40,143 @@ func (x *Index) QueryMany(ctx context.Context, qs []*Doc, skip func(i int, id ui
 		}
 	}
 	// (query, id) pairs, one per shared key.
-	type hit struct {
-		q  int32
-		id uint64
-	}
-	var hits []hit
+	sc := queryScratchPool.Get().(*queryScratch)
+	defer queryScratchPool.Put(sc)
+	hits := sc.hits[:0]
 	if len(keys) > 0 {
 		err := x.lookupPostings(ctx, keys, func(k int, ids []uint64) error {
 			q := owner[k]
 			for _, id := range ids {
 				if skip == nil || !skip(int(q), id) {
-					hits = append(hits, hit{q, id})
+					hits = append(hits, queryHit{id: id, q: q, keys: 1})
 				}
 			}
 			return nil
 		})
 		if err != nil {
+			sc.hits = hits
 			return fmt.Errorf("index: candidate lookup: %w", err)
 		}
 	}
-	slices.SortFunc(hits, func(a, b hit) int {
-		if a.q != b.q {
-			return int(a.q - b.q)
-		}
-		switch {
-		case a.id < b.id:
-			return -1
-		case a.id > b.id:
+	// By (id, query), one entry per pair with the number of keys it
+	// shares: the record of each candidate is read and prepared once, and
+	// verified against every query that has it (no record is kept beyond
+	// its callback).
+	slices.SortFunc(hits, func(a, b queryHit) int {
+		if a.id != b.id {
+			if a.id < b.id {
+				return -1
+			}
 			return 1
 		}
-		return 0
+		return int(a.q - b.q)
 	})
-	// The union of the candidates, each read and decoded once.
-	ids := make([]uint64, 0, len(hits))
+	pairs := hits[:0]
 	for _, h := range hits {
-		ids = append(ids, h.id)
+		if n := len(pairs); n > 0 && pairs[n-1].id == h.id && pairs[n-1].q == h.q {
+			pairs[n-1].keys++
+			continue
+		}
+		pairs = append(pairs, h)
 	}
-	slices.Sort(ids)
-	ids = slices.Compact(ids)
-	docs := make([]Doc, len(ids))
-	found := make([]bool, len(ids))
+	sc.hits = hits
+	ids := sc.ids[:0]
+	for _, p := range pairs {
+		if n := len(ids); n == 0 || ids[n-1] != p.id {
+			ids = append(ids, p.id)
+		}
+	}
+	sc.ids = ids
+	found := sc.found[:0]
 	if len(ids) > 0 {
+		p := 0 // position in pairs
 		err := x.lookupDocs(ctx, "reading candidates", ids, func(i int, rec []byte, ok bool) error {
+			for pairs[p].id != ids[i] {
+				p++
+			}
 			if !ok {
 				return nil // removed between the posting read and now
 			}
-			if err := decodeDoc(rec, &docs[i]); err != nil {
+			if err := sc.rec.load(rec); err != nil {
 				return fmt.Errorf("index: the record of id %016x: %w", ids[i], err)
 			}
-			found[i] = true
-			return nil
-		})
-		if err != nil {
-			return err
-		}
-	}
-	var ms []Match
-	h := 0
-	for i, q := range qs {
-		ms = ms[:0]
-		for h < len(hits) && int(hits[h].q) == i {
-			e := h
-			for e < len(hits) && hits[e] == hits[h] {
-				e++
-			}
-			j, _ := slices.BinarySearch(ids, hits[h].id)
-			if found[j] {
-				c, ok, err := x.Verify(q, &docs[j])
+			name := ""
+			for ; p < len(pairs) && pairs[p].id == ids[i]; p++ {
+				c, ok, err := x.verifyStored(qs[pairs[p].q], &sc.rec)
 				if err != nil {
 					return err
 				}
 				if ok {
-					c.Keys = e - h
-					ms = append(ms, Match{ID: ids[j], Name: docs[j].Name, Comparison: c})
+					if name == "" {
+						name = sc.rec.name()
+					}
+					c.Keys = int(pairs[p].keys)
+					found = append(found, queryMatch{q: pairs[p].q, m: Match{ID: ids[i], Name: name, Comparison: c}})
 				}
 			}
-			h = e
-		}
-		sort.Slice(ms, func(a, b int) bool {
-			sa, sb := ms[a].Similarity(), ms[b].Similarity()
-			if sa != sb {
-				return sa > sb
-			}
-			return ms[a].Name < ms[b].Name
+			return nil
 		})
-		if err := fn(i, ms); err != nil {
+		sc.found = found
+		if err != nil {
 			return err
 		}
 	}
+	// Each query's matches, most similar first, ties by name.
+	slices.SortFunc(found, func(a, b queryMatch) int {
+		if a.q != b.q {
+			return int(a.q - b.q)
+		}
+		sa, sb := a.m.Similarity(), b.m.Similarity()
+		switch {
+		case sa > sb:
+			return -1
+		case sa < sb:
+			return 1
+		}
+		return strings.Compare(a.m.Name, b.m.Name)
+	})
+	ms := sc.ms[:0]
+	f := 0
+	for i := range qs {
+		ms = ms[:0]
+		for ; f < len(found) && int(found[f].q) == i; f++ {
+			ms = append(ms, found[f].m)
+		}
+		if err := fn(i, ms); err != nil {
+			sc.ms = ms
+			return err
+		}
+	}
+	clear(found) // drop the names
+	clear(ms)
+	sc.ms = ms
 	return nil
 }
+
+// queryHit is a candidate id of a query; keys counts the lookup keys they
+// share once the hits are merged.
+type queryHit struct {
+	id   uint64
+	q    int32
+	keys int32
+}
+
+// queryMatch is a verified match of query q.
+type queryMatch struct {
+	q int32
+	m Match
+}
+
+// queryScratch is QueryMany's reused memory.
+type queryScratch struct {
+	hits  []queryHit
+	ids   []uint64
+	found []queryMatch
+	ms    []Match
+	rec   stored
+}
+
+var queryScratchPool = sync.Pool{New: func() any { return new(queryScratch) }}
 
 // GetMany reads the stored documents named names in one multi-key record
 // lookup and calls fn(i, d, ok) for every i in increasing order: d is the

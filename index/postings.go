@@ -65,20 +65,54 @@ func mix(key uint64) uint64 { return key * 0x9e3779b97f4a7c15 }
 
 func tagOf(key uint64) uint64 { return mix(key) &^ math.MaxUint32 }
 
-// lookup calls fn with the id of every document posted under key. Called
-// with mu held for reading.
-func (t *memPostings) lookup(key uint64, fn func(id uint64)) {
-	tag := tagOf(key)
+// lookupMany calls fn(i, ids) for every keys[i], in order, with the ids of
+// the documents posted under it (ids is reused after the call). Called
+// with mu held for reading. The keys' first slots are read in one pass and
+// their ids in another: the loads of a pass do not depend on each other,
+// so the CPU overlaps their cache misses — a query's 17 keys in a table of
+// a million documents cost about two misses' time, not 34 (one per key
+// for the slot, one for the id).
+func (t *memPostings) lookupMany(keys []uint64, fn func(i int, ids []uint64) error) error {
+	const group = 32
+	var (
+		at    [group]int    // the key's first slot
+		first [group]uint64 // its value
+		end   [group]int    // the key's doc numbers end at nums[end[j]]
+		nbuf  [4 * group]uint32
+		ibuf  [4 * group]uint64
+	)
 	mask := len(t.slots) - 1
-	for i := int(tag >> t.shift); ; i = (i + 1) & mask {
-		s := t.slots[i]
-		if s == 0 {
-			return
+	for lo := 0; lo < len(keys); lo += group {
+		g := keys[lo:min(lo+group, len(keys))]
+		for j, k := range g {
+			at[j] = int(tagOf(k) >> t.shift)
+			first[j] = t.slots[at[j]]
 		}
-		if s&^math.MaxUint32 == tag {
-			fn(t.ids[uint32(s)-1])
+		nums := nbuf[:0]
+		for j, k := range g {
+			tag := tagOf(k)
+			for i, s := at[j], first[j]; s != 0; {
+				if s&^math.MaxUint32 == tag {
+					nums = append(nums, uint32(s))
+				}
+				i = (i + 1) & mask
+				s = t.slots[i]
+			}
+			end[j] = len(nums)
+		}
+		ids := ibuf[:0]
+		for _, n := range nums {
+			ids = append(ids, t.ids[n-1])
+		}
+		start := 0
+		for j := range g {
+			if err := fn(lo+j, ids[start:end[j]]); err != nil {
+				return err
+			}
+			start = end[j]
 		}
 	}
+	return nil
 }
 
 // find returns the slot holding v, or -1.
@@ -386,18 +420,9 @@ func (x *Index) lookupPostings(ctx context.Context, keys []uint64, fn func(i int
 			return err
 		}
 	}
-	var buf [16]uint64
-	ids := buf[:0]
 	t.mu.RLock()
 	defer t.mu.RUnlock()
-	for i, k := range keys {
-		ids = ids[:0]
-		t.lookup(k, func(id uint64) { ids = append(ids, id) })
-		if err := fn(i, ids); err != nil {
-			return err
-		}
-	}
-	return nil
+	return t.lookupMany(keys, fn)
 }
 
 // Journal notes (store.JournalBatch) carry the collapse signatures of the

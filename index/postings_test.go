@@ -54,14 +54,22 @@ func TestMemPostingsModel(t *testing.T) {
 		if tb.used != n {
 			t.Fatalf("step %d: %d postings, model %d", step, tb.used, n)
 		}
-		for _, k := range keys {
-			var got []uint64
-			tb.lookup(k, func(id uint64) { got = append(got, id) })
-			slices.Sort(got)
-			want := slices.Sorted(maps.Keys(model[k]))
-			if !slices.Equal(got, want) {
-				t.Fatalf("step %d: key %x: %v, model %v", step, k, got, want)
+		// All keys at once: lookupMany works in groups of 32.
+		seen := 0
+		err := tb.lookupMany(keys, func(i int, ids []uint64) error {
+			if i != seen {
+				t.Fatalf("step %d: key %d after %d", step, i, seen-1)
 			}
+			seen++
+			got := slices.Sorted(slices.Values(ids))
+			want := slices.Sorted(maps.Keys(model[keys[i]]))
+			if !slices.Equal(got, want) {
+				t.Fatalf("step %d: key %x: %v, model %v", step, keys[i], got, want)
+			}
+			return nil
+		})
+		if err != nil || seen != len(keys) {
+			t.Fatalf("step %d: %d keys seen, %v", step, seen, err)
 		}
 		// Every document number in use is counted once per posting.
 		refs := 0
@@ -149,7 +157,10 @@ func comparePostings(t *testing.T, x *Index, st store.Store) {
 	err := st.ScanPostings(bg, func(key, id uint64) error {
 		n++
 		found := false
-		tb.lookup(key, func(got uint64) { found = found || got == id })
+		_ = tb.lookupMany([]uint64{key}, func(_ int, ids []uint64) error {
+			found = slices.Contains(ids, id)
+			return nil
+		})
 		if !found {
 			return fmt.Errorf("posting %x -> %x missing from memory", key, id)
 		}

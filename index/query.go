@@ -135,14 +135,14 @@ func (x *Index) Query(ctx context.Context, dst []Match, q *Doc, exclude string) 
 		excl := ID(exclude)
 		skip = func(id uint64) bool { return id == excl }
 	}
-	var d Doc
+	var d stored
 	dst, _, _, err := x.query(ctx, dst, nil, nil, &d, q, skip)
 	return dst, err
 }
 
 // query appends the matches of q to dst, using cands, ids and d as
 // scratch, and returns them with the candidates' ids it verified.
-func (x *Index) query(ctx context.Context, dst []Match, cands []Candidate, ids []uint64, d *Doc, q *Doc, skip func(uint64) bool) ([]Match, []Candidate, []uint64, error) {
+func (x *Index) query(ctx context.Context, dst []Match, cands []Candidate, ids []uint64, d *stored, q *Doc, skip func(uint64) bool) ([]Match, []Candidate, []uint64, error) {
 	cands, err := x.Candidates(ctx, cands, &q.Sketch)
 	if err != nil || len(cands) == 0 {
 		return dst, cands, ids, err
@@ -161,16 +161,16 @@ func (x *Index) query(ctx context.Context, dst []Match, cands []Candidate, ids [
 		if !ok {
 			return nil // removed between the posting read and now
 		}
-		if err := decodeDoc(rec, d); err != nil {
+		if err := d.load(rec); err != nil {
 			return fmt.Errorf("index: the record of id %016x: %w", ids[i], err)
 		}
-		c, ok, err := x.Verify(q, d)
+		c, ok, err := x.verifyStored(q, d)
 		if err != nil {
 			return err
 		}
 		if ok {
 			c.Keys = cands[k].Keys
-			dst = append(dst, Match{ID: ids[i], Name: d.Name, Comparison: c})
+			dst = append(dst, Match{ID: ids[i], Name: d.name(), Comparison: c})
 		}
 		return nil
 	})
@@ -205,7 +205,7 @@ func (x *Index) QueryBatch(ctx context.Context, qs []*Doc, skip func(id uint64) 
 		var cands []Candidate
 		var ids []uint64
 		var ms []Match
-		var d Doc
+		var d stored
 		for i := lo; i < hi; i++ {
 			mu.Lock()
 			stop := firstErr != nil

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/neardup/neardup/feature"
 	"github.com/neardup/neardup/sketch"
@@ -31,11 +32,22 @@ type Doc struct {
 	Weighted []feature.Feature
 }
 
-// Record encoding, version 2 (what AppendDoc writes):
+// Record encoding, version 3 (what AppendDoc writes):
 //
-//	byte 2 | uvarint len(name) | name | byte flags |
+//	byte 3 | uvarint len(name) | name | byte flags |
 //	[uint64 LE fingerprint, if flags&recFingerprint] |
 //	uint32 LE len(sketch) | sketch encoding (package sketch, with its CRC) |
+//	[uvarint n | n × uint64 LE of the sorted ids, if flags&recFeatures] |
+//	[uvarint n | n × (uint64 LE id, float64 LE weight), if flags&recWeighted]
+//
+// The feature ids are fixed-width because hashed ids are uniform: the gap
+// between neighbours in a sorted set of n ids is about 2^64/n, so a
+// varint delta takes 8 bytes until n passes 2^15 and 9 below n = 2^8 —
+// delta coding saved nothing, and fixed-width ids are read in place by the
+// query path's verification (verifyRecord) without decoding.
+//
+// Version 2 (still read) is version 3 with the ids delta-coded:
+//
 //	[uvarint n | n delta uvarints of the sorted ids, if flags&recFeatures] |
 //	[uvarint n | n × (delta uvarint id, float64 LE weight), if flags&recWeighted]
 //
@@ -46,19 +58,20 @@ type Doc struct {
 const (
 	recordV1 = 1
 	recordV2 = 2
+	recordV3 = 3
 
 	recFingerprint = 1 << 0
 	recFeatures    = 1 << 1
 	recWeighted    = 1 << 2
 )
 
-// AppendDoc appends the stored encoding of d (record version 2) to dst.
+// AppendDoc appends the stored encoding of d (record version 3) to dst.
 // It fails only when d.Sketch is invalid, and then appends nothing.
 func AppendDoc(dst []byte, d *Doc) ([]byte, error) {
 	if err := d.Sketch.Validate(); err != nil {
 		return dst, err
 	}
-	dst = append(dst, recordV2)
+	dst = append(dst, recordV3)
 	dst = binary.AppendUvarint(dst, uint64(len(d.Name)))
 	dst = append(dst, d.Name...)
 	var flags byte
@@ -81,26 +94,22 @@ func AppendDoc(dst []byte, d *Doc) ([]byte, error) {
 	binary.LittleEndian.PutUint32(dst[at:], uint32(len(dst)-at-4))
 	if d.Features != nil {
 		dst = binary.AppendUvarint(dst, uint64(len(d.Features)))
-		prev := uint64(0)
 		for _, f := range d.Features {
-			dst = binary.AppendUvarint(dst, f-prev)
-			prev = f
+			dst = binary.LittleEndian.AppendUint64(dst, f)
 		}
 	}
 	if d.Weighted != nil {
 		dst = binary.AppendUvarint(dst, uint64(len(d.Weighted)))
-		prev := uint64(0)
 		for _, f := range d.Weighted {
-			dst = binary.AppendUvarint(dst, f.ID-prev)
+			dst = binary.LittleEndian.AppendUint64(dst, f.ID)
 			dst = binary.LittleEndian.AppendUint64(dst, math.Float64bits(f.Weight))
-			prev = f.ID
 		}
 	}
 	return dst, nil
 }
 
 // DecodeDoc decodes a record made by AppendDoc (or by the version 1
-// encoding of earlier releases). The result does not alias rec. Damage
+// and 2 encodings of earlier releases). The result does not alias rec. Damage
 // gives an error wrapping ErrCorrupt.
 func DecodeDoc(rec []byte) (*Doc, error) {
 	d := new(Doc)
@@ -114,14 +123,15 @@ type view struct {
 	flags    byte
 	fp       uint64
 	sketch   []byte // the sketch's encoding
-	features []byte // version 2: the set features' section; version 1: the whole tail
-	weighted []byte // version 2: the weighted features' section
+	features []byte // versions 2 and 3: the set features' section (count included); version 1: the whole tail
+	weighted []byte // versions 2 and 3: the weighted features' section (count included)
 }
 
 func corrupt(what string) error { return fmt.Errorf("%w: %s", ErrCorrupt, what) }
 
 // parse splits rec into its parts without decoding the sketch or the
-// features. Cost O(1) plus the walk over the feature sections' varints.
+// features. Cost O(1) for version 3; versions 1 and 2 add a walk over the
+// feature sections' varints.
 func parse(rec []byte) (view, error) {
 	var v view
 	if len(rec) == 0 {
@@ -144,7 +154,7 @@ func parse(rec []byte) (view, error) {
 		v.sketch = rec[4 : 4+n]
 		v.features = rec[4+n:]
 		return v, nil
-	case recordV2:
+	case recordV2, recordV3:
 	default:
 		return v, corrupt(fmt.Sprintf("unknown record version %d", v.version))
 	}
@@ -170,13 +180,14 @@ func parse(rec []byte) (view, error) {
 	v.sketch = rec[4 : 4+n]
 	rec = rec[4+n:]
 	var err error
+	fixed := v.version == recordV3
 	if v.flags&recFeatures != 0 {
-		if v.features, rec, err = section(rec, 0); err != nil {
+		if v.features, rec, err = section(rec, 0, fixed); err != nil {
 			return v, err
 		}
 	}
 	if v.flags&recWeighted != 0 {
-		if v.weighted, rec, err = section(rec, 8); err != nil {
+		if v.weighted, rec, err = section(rec, 8, fixed); err != nil {
 			return v, err
 		}
 	}
@@ -187,13 +198,21 @@ func parse(rec []byte) (view, error) {
 }
 
 // section splits off a feature section of rec: a uvarint count, then that
-// many (uvarint, extra bytes) entries.
-func section(rec []byte, extra int) (sec, rest []byte, err error) {
+// many entries of an id (8 bytes when fixed, else a uvarint) and extra
+// bytes.
+func section(rec []byte, extra int, fixed bool) (sec, rest []byte, err error) {
 	n, w := binary.Uvarint(rec)
 	if w <= 0 || n > uint64(len(rec)) {
 		return nil, rec, corrupt("feature count")
 	}
 	off := w
+	if fixed {
+		if n > uint64(len(rec)-off)/uint64(8+extra) {
+			return nil, rec, corrupt("features")
+		}
+		off += int(n) * (8 + extra)
+		return rec[:off], rec[off:], nil
+	}
 	for i := uint64(0); i < n; i++ {
 		_, w := binary.Uvarint(rec[off:])
 		if w <= 0 || len(rec)-off-w < extra {
@@ -223,17 +242,27 @@ func (v *view) decode(d *Doc) error {
 		return decodeV1Features(v.features, d)
 	}
 	d.Features, d.Weighted = d.Features[:0], d.Weighted[:0]
+	fixed := v.version == recordV3
 	if v.flags&recFeatures == 0 {
 		d.Features = nil
 	} else {
 		n, w := binary.Uvarint(v.features)
 		b := v.features[w:]
+		d.Features = slices.Grow(d.Features, int(n))
 		prev := uint64(0)
 		for i := uint64(0); i < n; i++ {
-			x, w := binary.Uvarint(b)
-			prev += x
-			d.Features = append(d.Features, prev)
-			b = b[w:]
+			var x uint64
+			if fixed {
+				if x, b = binary.LittleEndian.Uint64(b), b[8:]; x < prev {
+					return corrupt("features out of order")
+				}
+			} else {
+				var w int
+				x, w = binary.Uvarint(b)
+				x, b = prev+x, b[w:]
+			}
+			d.Features = append(d.Features, x)
+			prev = x
 		}
 		if d.Features == nil {
 			d.Features = []uint64{}
@@ -244,12 +273,22 @@ func (v *view) decode(d *Doc) error {
 	} else {
 		n, w := binary.Uvarint(v.weighted)
 		b := v.weighted[w:]
+		d.Weighted = slices.Grow(d.Weighted, int(n))
 		prev := uint64(0)
 		for i := uint64(0); i < n; i++ {
-			x, w := binary.Uvarint(b)
-			prev += x
-			d.Weighted = append(d.Weighted, feature.Feature{ID: prev, Weight: math.Float64frombits(binary.LittleEndian.Uint64(b[w:]))})
-			b = b[w+8:]
+			var x uint64
+			if fixed {
+				if x, b = binary.LittleEndian.Uint64(b), b[8:]; x < prev {
+					return corrupt("weighted features out of order")
+				}
+			} else {
+				var w int
+				x, w = binary.Uvarint(b)
+				x, b = prev+x, b[w:]
+			}
+			d.Weighted = append(d.Weighted, feature.Feature{ID: x, Weight: math.Float64frombits(binary.LittleEndian.Uint64(b))})
+			b = b[8:]
+			prev = x
 		}
 		if d.Weighted == nil {
 			d.Weighted = []feature.Feature{}
