@@ -165,7 +165,7 @@ func putBuf(b *[]byte) {
 func writeJSON(w http.ResponseWriter, code int, v any) error {
 	bp := bufs.Get().(*[]byte)
 	defer putBuf(bp)
-	b, err := marshal((*bp)[:0], v)
+	b, err := api.AppendJSON((*bp)[:0], v)
 	*bp = b
 	if err != nil {
 		return err
@@ -200,7 +200,7 @@ func (s *Server) decode(r *http.Request, v any) error {
 	if err != nil {
 		return s.jsonError(err)
 	}
-	if fastDecode(body, v) {
+	if api.DecodeFast(body, v) {
 		return nil
 	}
 	dec := json.NewDecoder(bytes.NewReader(body))

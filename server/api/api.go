@@ -3,8 +3,10 @@
 // two cannot drift apart. The OpenAPI 3 document served at /openapi.json
 // describes the same shapes.
 //
-// It holds plain data types and no behaviour: no validation (the server
-// does it), no I/O.
+// It holds plain data types and their JSON codec — AppendJSON and
+// DecodeFast, hand-written fast paths for the hot bodies that give
+// encoding/json's results — and no other behaviour: no validation (the
+// server does it), no I/O.
 package api
 
 // Document is a document sent to be added or queried: a caller-chosen id,

@@ -123,7 +123,7 @@ func (c *Client) do(ctx context.Context, method, path string, in, out any) error
 	var body []byte
 	if in != nil {
 		var err error
-		if body, err = json.Marshal(in); err != nil {
+		if body, err = api.AppendJSON(nil, in); err != nil {
 			return fmt.Errorf("client: %w", err)
 		}
 	}
@@ -209,6 +209,9 @@ func (c *Client) once(ctx context.Context, method, u string, body []byte, out an
 		return wait, e
 	}
 	if out == nil {
+		return 0, nil
+	}
+	if api.DecodeFast(data, out) {
 		return 0, nil
 	}
 	if err := json.Unmarshal(data, out); err != nil {
