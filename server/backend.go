@@ -114,7 +114,7 @@ type IndexBackend struct {
 	hdr      sketch.Header
 	col      *index.Collapser
 	name     string
-	skPool   sync.Pool  // *sample.Sketcher
+	skPool   sync.Pool  // *sketchScratch
 	addMu    sync.Mutex // held by the request committing a group of adds
 	queueMu  sync.Mutex // guards queue
 	queue    []*addRequest
@@ -156,24 +156,36 @@ func OpenIndex(st store.Store, o IndexOptions) (*IndexBackend, error) {
 		// serving lookups from the store.
 	}
 	b := &IndexBackend{st: st, x: x, hdr: x.Header(), col: col, name: o.StoreName, features: !o.NoFeatures}
-	b.skPool.Put(sk)
+	b.skPool.Put(&sketchScratch{s: sk})
 	b.skPool.New = func() any {
 		s, err := x.NewSketcher()
 		if err != nil {
 			panic(err) // one was made above
 		}
-		return s
+		return &sketchScratch{s: s}
 	}
 	return b, nil
 }
 
 // sketchText makes the index document of a text.
 func (b *IndexBackend) sketchText(d api.Document) *index.Doc {
-	s := b.skPool.Get().(*sample.Sketcher)
-	var sk sample.Sketched
-	s.Sketch(&sk, []byte(d.Text), d.HTML)
-	b.skPool.Put(s)
-	return b.x.NewDoc(d.ID, &sk, b.features)
+	sc := b.skPool.Get().(*sketchScratch)
+	sc.text = append(sc.text[:0], d.Text...)
+	sc.s.Sketch(&sc.sk, sc.text, d.HTML)
+	doc := b.x.NewDoc(d.ID, &sc.sk, b.features) // copies what it keeps
+	if cap(sc.text) > maxPooled {
+		sc.text = nil // a rare large text is not kept for the next one
+	}
+	b.skPool.Put(sc)
+	return doc
+}
+
+// sketchScratch is a sketcher with the buffers it reuses from one text to
+// the next.
+type sketchScratch struct {
+	s    *sample.Sketcher
+	sk   sample.Sketched
+	text []byte
 }
 
 func toAPI(dst []api.Match, ms []index.Match) []api.Match {

@@ -23,6 +23,7 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"math"
+	"slices"
 	"strconv"
 	"unicode"
 	"unicode/utf16"
@@ -774,6 +775,11 @@ func appendDocuments(dst []byte, docs []Document) []byte {
 	if docs == nil {
 		return append(dst, "null"...)
 	}
+	n := 2 // what the body takes without escapes: grown once
+	for _, d := range docs {
+		n += len(d.ID) + len(d.Text) + len(`{"id":"","text":"","html":true},`)
+	}
+	dst = slices.Grow(dst, n)
 	dst = append(dst, '[')
 	for i, d := range docs {
 		if i > 0 {
