@@ -227,19 +227,26 @@ func (c *Collapser) Collapse(ctx context.Context, names []string) (CollapseResul
 		return CollapseResult{}, err
 	}
 	ids := make([]uint64, len(names))
-	pos := make(map[uint64]int, len(names)) // id -> first position
 	for i, n := range names {
 		ids[i] = ID(n)
-		if _, ok := pos[ids[i]]; !ok {
-			pos[ids[i]] = i
+	}
+	// The signatures are read once; those the table lacks come from the
+	// store (each id once) and are read again after put.
+	sigs, has := c.t.Signatures(nil, nil, ids)
+	docs := map[uint64]*Doc{} // read from the store during this call
+	var missing []uint64
+	var mn []string
+	var listed map[uint64]bool
+	for i, ok := range has {
+		if !ok && !listed[ids[i]] {
+			if listed == nil {
+				listed = map[uint64]bool{}
+			}
+			listed[ids[i]] = true
+			missing, mn = append(missing, ids[i]), append(mn, names[i])
 		}
 	}
-	docs := map[uint64]*Doc{} // read from the store during this call
-	if missing := c.t.Missing(nil, ids); len(missing) > 0 {
-		mn := make([]string, len(missing))
-		for k, id := range missing {
-			mn[k] = names[pos[id]]
-		}
+	if len(missing) > 0 {
 		err := c.x.GetMany(ctx, mn, func(k int, d *Doc, ok bool) error {
 			if ok {
 				c.put(d)
@@ -250,10 +257,16 @@ func (c *Collapser) Collapse(ctx context.Context, names []string) (CollapseResul
 		if err != nil {
 			return CollapseResult{}, err
 		}
+		b := c.t.Params().B
+		for i, ok := range has {
+			if !ok {
+				_, has[i] = c.t.Get(sigs[i*b:i*b], ids[i]) // in place
+			}
+		}
 	}
 	var verify func(i, j int) (bool, error)
 	if c.verify {
-		if err := c.readProposed(ctx, names, ids, docs); err != nil {
+		if err := c.readProposed(ctx, names, ids, sigs, has, docs); err != nil {
 			return CollapseResult{}, err
 		}
 		verify = func(i, j int) (bool, error) {
@@ -265,7 +278,7 @@ func (c *Collapser) Collapse(ctx context.Context, names []string) (CollapseResul
 			return ok, err
 		}
 	}
-	into, err := c.t.CollapseFunc(make([]int, 0, len(ids)), ids, verify)
+	into, err := c.t.CollapseSignatures(make([]int, 0, len(ids)), ids, sigs, has, verify)
 	if err != nil {
 		return CollapseResult{}, err
 	}
@@ -286,35 +299,19 @@ func (c *Collapser) Collapse(ctx context.Context, names []string) (CollapseResul
 
 // readProposed reads, in one multi-key record lookup, the documents of
 // every pair of distinct ids whose signatures match (a superset of the
-// pairs CollapseFunc verifies) that docs does not hold yet.
-func (c *Collapser) readProposed(ctx context.Context, names []string, ids []uint64, docs map[uint64]*Doc) error {
-	b := c.t.Params().B
-	sigs := make([]uint16, 0, len(ids)*b)
-	has := make([]bool, len(ids))
-	for i, id := range ids {
-		n := len(sigs)
-		sigs, has[i] = c.t.Get(sigs, id)
-		if !has[i] {
-			sigs = append(sigs[:n], make([]uint16, b)...)
-		}
-	}
+// pairs CollapseSignatures verifies) that docs does not hold yet.
+func (c *Collapser) readProposed(ctx context.Context, names []string, ids []uint64, sigs []uint16, has []bool, docs map[uint64]*Doc) error {
 	need := map[uint64]int{}
-	for i := range ids {
-		if !has[i] {
-			continue
+	c.t.MatchingPairs(sigs, has, func(i, j int) {
+		if ids[i] == ids[j] {
+			return
 		}
-		si := sigs[i*b : (i+1)*b]
-		for j := range i {
-			if !has[j] || ids[j] == ids[i] || !c.t.Match(si, sigs[j*b:(j+1)*b]) {
-				continue
-			}
-			for _, k := range [2]int{i, j} {
-				if _, ok := docs[ids[k]]; !ok {
-					need[ids[k]] = k
-				}
+		for _, k := range [2]int{i, j} {
+			if _, ok := docs[ids[k]]; !ok {
+				need[ids[k]] = k
 			}
 		}
-	}
+	})
 	if len(need) == 0 {
 		return nil
 	}

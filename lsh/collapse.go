@@ -2,6 +2,7 @@ package lsh
 
 import (
 	"fmt"
+	"math/bits"
 	"slices"
 	"sync"
 )
@@ -282,12 +283,32 @@ func (t *CollapseTable) Remove(id uint64) bool {
 func (t *CollapseTable) lookup(id uint64) ([]uint16, bool) {
 	tg := tag(id)
 	bk := &t.buckets[tg>>t.shift]
-	i, found := slices.BinarySearch(bk.tags, tg)
+	i, found := t.search(bk.tags, tg)
 	if !found {
 		return nil, false
 	}
 	b := t.p.B
 	return bk.sigs[i*b : (i+1)*b : (i+1)*b], true
+}
+
+// search finds tg in the sorted tags of its bucket. Tags are uniform over
+// the bucket's range, so it starts where tg's place in the range puts it
+// and walks from there: a cache line or two, where a binary search of a
+// bucket of a hundred tags touches four or more.
+func (t *CollapseTable) search(tags []uint32, tg uint32) (int, bool) {
+	n := len(tags)
+	if n == 0 {
+		return 0, false
+	}
+	low := uint64(tg) & (1<<t.shift - 1) // position within the bucket's range
+	i := int(low * uint64(n) >> t.shift)
+	for i > 0 && tags[i] > tg {
+		i--
+	}
+	for i < n && tags[i] < tg {
+		i++
+	}
+	return i, i < n && tags[i] == tg
 }
 
 // Get appends the signature of id to dst and reports whether there is one.
@@ -381,39 +402,121 @@ func (t *CollapseTable) Collapse(dst []int, ids []uint64) []int {
 // below the threshold cost a verification, not a wrong answer). An error
 // from verify stops the collapse and is returned. verify may be nil.
 func (t *CollapseTable) CollapseFunc(dst []int, ids []uint64, verify func(i, j int) (bool, error)) ([]int, error) {
-	b := t.p.B
 	var sigBuf [256 * MaxCollapseBands]uint16
-	var keptBuf [256]int32
-	sigs, kept := sigBuf[:0], keptBuf[:0]
-	if len(ids) > 256 {
-		sigs = make([]uint16, 0, len(ids)*b)
-		kept = make([]int32, 0, len(ids))
-	}
-	sigs = sigs[:len(ids)*b]
-	start := len(dst)
+	var hasBuf [256]bool
+	sigs, has := t.Signatures(sigBuf[:0], hasBuf[:0], ids)
+	return t.CollapseSignatures(dst, ids, sigs, has, verify)
+}
+
+// Signatures appends to sigs the signature of each of ids (B values; B
+// zeros for an id the table holds none for) and to has whether it holds
+// one, reading the table once under its read lock: what an owner reads
+// before it fetches the unknown ids (Missing's answer is the false has)
+// and collapses with CollapseSignatures.
+func (t *CollapseTable) Signatures(sigs []uint16, has []bool, ids []uint64) ([]uint16, []bool) {
+	b := t.p.B
 	t.mu.RLock()
-	for i, id := range ids {
+	defer t.mu.RUnlock()
+	for _, id := range ids {
 		sig, ok := t.lookup(id)
 		if !ok {
-			dst = append(dst, Unknown)
+			sigs = append(sigs, make([]uint16, b)...) // b <= 8: no allocation
+		} else {
+			sigs = append(sigs, sig...)
+		}
+		has = append(has, ok)
+	}
+	return sigs, has
+}
+
+// packed is a signature of up to 8 values of 16 bits in two words, so
+// that a comparison of two is a few word operations.
+type packed [2]uint64
+
+func (t *CollapseTable) pack(sig []uint16) packed {
+	var p packed
+	for i, v := range sig {
+		p[i>>2] |= uint64(v) << (16 * (i & 3))
+	}
+	return p
+}
+
+// equalLanes counts the 16-bit lanes of x that are zero: a lane's high
+// bit after (lane & 0x7fff) + 0x7fff, or-ed with the lane, is set exactly
+// when the lane is not zero (no carry crosses lanes).
+func equalLanes(x uint64) int {
+	const low, high = 0x7fff7fff7fff7fff, 0x8000800080008000
+	nonzero := ((x & low) + low | x) & high
+	return bits.OnesCount64(^nonzero & high)
+}
+
+// matchPacked is Match over packed signatures; lanes past B are zero in
+// both and counted equal, so they are taken off.
+func (t *CollapseTable) matchPacked(a, b packed) bool {
+	return equalLanes(a[0]^b[0])+equalLanes(a[1]^b[1])-(8-t.p.B) >= t.p.M
+}
+
+// packAll packs the signatures of n ids (B values each) into dst.
+func (t *CollapseTable) packAll(dst []packed, sigs []uint16, n int) []packed {
+	b := t.p.B
+	for i := range n {
+		dst = append(dst, t.pack(sigs[i*b:(i+1)*b]))
+	}
+	return dst
+}
+
+// MatchingPairs calls fn(i, j), j < i, for every pair of signatures (as
+// Signatures reads them, has[i] and has[j] true) that agree on at least M
+// of B values: the pairs a collapse of the list may propose (CollapseFunc
+// asks about a subset of them). An owner that verifies pairs against a
+// store fetches their documents at once with it. No allocation for up to
+// 256 signatures.
+func (t *CollapseTable) MatchingPairs(sigs []uint16, has []bool, fn func(i, j int)) {
+	var buf [256]packed
+	ps := t.packAll(buf[:0], sigs, len(has))
+	for i := range ps {
+		if !has[i] {
 			continue
 		}
-		copy(sigs[i*b:], sig)
-		dst = append(dst, i)
+		for j := range i {
+			if has[j] && t.matchPacked(ps[i], ps[j]) {
+				fn(i, j)
+			}
+		}
 	}
-	t.mu.RUnlock()
+}
+
+// CollapseSignatures is CollapseFunc over the signatures sigs and has of
+// ids that the caller read with Signatures (has[i] false: ids[i] is
+// Unknown); the table itself is not read, so what the caller fetched and
+// verified and what collapses are the same signatures.
+func (t *CollapseTable) CollapseSignatures(dst []int, ids []uint64, sigs []uint16, has []bool, verify func(i, j int) (bool, error)) ([]int, error) {
+	var keptBuf [256]int32
+	var packBuf [256]packed
+	kept := keptBuf[:0]
+	if len(ids) > 256 {
+		kept = make([]int32, 0, len(ids))
+	}
+	ps := t.packAll(packBuf[:0], sigs, len(ids))
+	start := len(dst)
+	for i := range ids {
+		if !has[i] {
+			dst = append(dst, Unknown)
+		} else {
+			dst = append(dst, i)
+		}
+	}
 	out := dst[start:]
 	for i, id := range ids {
 		if out[i] == Unknown {
 			continue
 		}
-		si := sigs[i*b : (i+1)*b]
 		for _, j := range kept {
 			if ids[j] == id {
 				out[i] = int(j)
 				break
 			}
-			if !t.Match(si, sigs[int(j)*b:(int(j)+1)*b]) {
+			if !t.matchPacked(ps[i], ps[j]) {
 				continue
 			}
 			if verify != nil {

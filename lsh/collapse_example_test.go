@@ -139,3 +139,27 @@ func ExampleCollapseTable_Put() {
 	// <nil>
 	// true 1
 }
+
+// An owner that verifies the pairs against a store reads the signatures
+// once, fetches what the table lacks, reads the documents of every pair
+// that may be proposed at once, and collapses over the same signatures.
+func ExampleCollapseTable_CollapseSignatures() {
+	ct, _ := lsh.NewCollapseTable(lsh.Bing())
+	a, b := make([]uint64, 30), make([]uint64, 30)
+	for i := range a {
+		a[i], b[i] = uint64(i), uint64(i)
+	}
+	b[7] = 1000 // one supershingle differs
+	ct.Put(1, a)
+	ct.Put(2, b)
+	ranked := []uint64{1, 9, 2}
+	sigs, has := ct.Signatures(nil, nil, ranked)
+	fmt.Println(has)
+	ct.MatchingPairs(sigs, has, func(i, j int) { fmt.Println("may propose", ranked[i], ranked[j]) })
+	into, err := ct.CollapseSignatures(nil, ranked, sigs, has, nil)
+	fmt.Println(into, err)
+	// Output:
+	// [true false true]
+	// may propose 2 1
+	// [0 -1 0] <nil>
+}

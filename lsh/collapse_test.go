@@ -354,3 +354,42 @@ func BenchmarkCollapsePut(b *testing.B) {
 	}
 	b.ReportMetric(float64(ct.Bytes())/float64(ct.Len()), "bytes/doc")
 }
+
+// TestMatchingPairs: the packed comparison proposes exactly the pairs Match
+// accepts, for every B and M, with unknown ids left out, beyond the
+// 256-entry buffers too.
+func TestMatchingPairs(t *testing.T) {
+	st := rng.New(rng.Key(8))
+	for _, p := range []Params{Bing(), {R: 1, B: 8, M: 5, KeyBits: 16}, {R: 1, B: 1, M: 1, KeyBits: 2}, {R: 2, B: 5, M: 1, KeyBits: 16}, {R: 1, B: 3, M: 3, KeyBits: 3}} {
+		ct := mustTable(t, p)
+		for trial := range 40 {
+			n := 1 + int(st.Intn(60))
+			if trial == 0 {
+				n = 300
+			}
+			sigs := make([]uint16, n*p.B)
+			has := make([]bool, n)
+			for i := range sigs {
+				sigs[i] = uint16(st.Intn(1 << min(p.KeyBits, 2)))
+				if st.Intn(2) == 0 {
+					sigs[i] = 0xffff >> (16 - p.KeyBits) // the top value: lanes full
+				}
+			}
+			for i := range has {
+				has[i] = st.Intn(8) > 0
+			}
+			var want, got [][2]int
+			for i := range n {
+				for j := range i {
+					if has[i] && has[j] && ct.Match(sigs[i*p.B:(i+1)*p.B], sigs[j*p.B:(j+1)*p.B]) {
+						want = append(want, [2]int{i, j})
+					}
+				}
+			}
+			ct.MatchingPairs(sigs, has, func(i, j int) { got = append(got, [2]int{i, j}) })
+			if !slices.Equal(got, want) {
+				t.Fatalf("%v: %d pairs, want %d", p, len(got), len(want))
+			}
+		}
+	}
+}

@@ -63,6 +63,7 @@ type flags struct {
 	batch      int
 	seed       uint64
 	cpuprofile string
+	colProfile string
 	collapseC  int
 	qbatch     int
 	pool       int
@@ -87,6 +88,7 @@ func main() {
 	flag.Uint64Var(&f.seed, "seed", 1, "generator seed")
 	flag.IntVar(&f.collapseC, "collapse-c", 1, "concurrent clients in the collapse phase")
 	flag.StringVar(&f.cpuprofile, "cpuprofile", "", "write a CPU profile of the mixed phase (server and load generator; the generator's samples carry the label side=loadgen) to this file")
+	flag.StringVar(&f.colProfile, "collapse-cpuprofile", "", "write a CPU profile of the collapse phase to this file")
 	flag.IntVar(&f.qbatch, "qbatch", 1, "documents per query request in the mixed phase (a client batching its queries)")
 	flag.IntVar(&f.pool, "pool", 200_000, "query documents generated before the mixed phase (the clients draw from them, so generating text is not timed; 0 generates each query in the phase)")
 	flag.BoolVar(&f.load, "load-collapse", true, "fill each server's collapse table from the store before the mixed phase, as neardup serve does at start (it also warms the block cache)")
@@ -437,6 +439,12 @@ func run(f flags) error {
 	// Collapse of 100 known ids.
 	var cl []time.Duration
 	var cmu sync.Mutex
+	var colProf bytes.Buffer
+	if f.colProfile != "" {
+		if err := pprof.StartCPUProfile(&colProf); err != nil {
+			return err
+		}
+	}
 	deadline = time.Now().Add(f.collapseD)
 	for w := range f.collapseC {
 		wg.Add(1)
@@ -463,6 +471,12 @@ func run(f flags) error {
 		}()
 	}
 	wg.Wait()
+	if f.colProfile != "" {
+		pprof.StopCPUProfile()
+		if err := os.WriteFile(f.colProfile, colProf.Bytes(), 0o644); err != nil {
+			return err
+		}
+	}
 	report("collapse100", cl, f.collapseD.Seconds(), fmt.Sprintf("%d client(s)", f.collapseC))
 	for i, c := range clients {
 		st, err := c.Stats(ctx)

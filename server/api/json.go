@@ -91,7 +91,7 @@ func (d *fastDecoder) str() ([]byte, bool) {
 			}
 			return s, true
 		case c == '\\':
-			return d.escaped(start)
+			return d.escaped(start, high)
 		case c < 0x20:
 			return nil, false
 		case c >= 0x80:
@@ -103,10 +103,10 @@ func (d *fastDecoder) str() ([]byte, bool) {
 }
 
 // escaped finishes a string holding escapes, from its first byte at
-// start, as encoding/json's unquote does.
-func (d *fastDecoder) escaped(start int) ([]byte, bool) {
+// start (high: a byte >= 0x80 came before the first escape), as
+// encoding/json's unquote does.
+func (d *fastDecoder) escaped(start int, high bool) ([]byte, bool) {
 	d.buf = append(d.buf[:0], d.b[start:d.i]...)
-	high := false
 	for d.i < len(d.b) {
 		c := d.b[d.i]
 		switch {
@@ -486,6 +486,49 @@ func (d *fastDecoder) addResults() ([]AddResult, bool) {
 	return rs, ok
 }
 
+// strings parses a list of strings (never null).
+func (d *fastDecoder) strings() ([]string, bool) {
+	ss := []string{}
+	ok := d.list(func() bool {
+		s, ok := d.str()
+		ss = append(ss, string(s))
+		return ok
+	})
+	return ss, ok
+}
+
+func (d *fastDecoder) collapsed() ([]Collapsed, bool) {
+	cs := []Collapsed{}
+	ok := d.list(func() bool {
+		var c Collapsed
+		var seen [2]bool
+		ok := d.object(func(k []byte) bool {
+			var f int
+			switch string(k) {
+			case "id":
+			case "into":
+				f = 1
+			default:
+				return false
+			}
+			if seen[f] {
+				return false
+			}
+			seen[f] = true
+			s, ok := d.str()
+			if f == 0 {
+				c.ID = string(s)
+			} else {
+				c.Into = string(s)
+			}
+			return ok
+		})
+		cs = append(cs, c)
+		return ok
+	})
+	return cs, ok
+}
+
 // end reports whether only whitespace is left.
 func (d *fastDecoder) end() bool {
 	d.ws()
@@ -493,7 +536,8 @@ func (d *fastDecoder) end() bool {
 }
 
 // DecodeFast decodes body into v — an *AddRequest, *QueryRequest,
-// *AddResponse or *QueryResponse, which it overwrites — when the body has
+// *CollapseRequest, *AddResponse, *QueryResponse or *CollapseResponse,
+// which it overwrites — when the body has
 // the plain shape, with the result encoding/json would give; false means
 // decode it with encoding/json instead (v is then untouched).
 func DecodeFast(body []byte, v any) bool {
@@ -583,6 +627,57 @@ func DecodeFast(body []byte, v any) bool {
 				r.Added, ok = d.integer()
 			} else {
 				r.Results, ok = d.addResults()
+			}
+			return ok
+		})
+		if !ok || !d.end() {
+			return false
+		}
+		*v = r
+		return true
+	case *CollapseRequest:
+		var r CollapseRequest
+		var seen bool
+		ok := d.object(func(k []byte) bool {
+			if string(k) != "ids" || seen {
+				return false
+			}
+			seen = true
+			var ok bool
+			r.IDs, ok = d.strings()
+			return ok
+		})
+		if !ok || !d.end() {
+			return false
+		}
+		*v = r
+		return true
+	case *CollapseResponse:
+		var r CollapseResponse
+		var seen [3]bool
+		ok := d.object(func(k []byte) bool {
+			var f int
+			switch string(k) {
+			case "kept":
+			case "collapsed":
+				f = 1
+			case "unknown":
+				f = 2
+			default:
+				return false
+			}
+			if seen[f] {
+				return false
+			}
+			seen[f] = true
+			var ok bool
+			switch f {
+			case 0:
+				r.Kept, ok = d.strings()
+			case 1:
+				r.Collapsed, ok = d.collapsed()
+			case 2:
+				r.Unknown, ok = d.strings()
 			}
 			return ok
 		})
@@ -797,11 +892,60 @@ func appendDocuments(dst []byte, docs []Document) []byte {
 	return append(dst, ']')
 }
 
+func appendStrings(dst []byte, ss []string) []byte {
+	if ss == nil {
+		return append(dst, "null"...)
+	}
+	dst = append(dst, '[')
+	for i, s := range ss {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = appendString(dst, s)
+	}
+	return append(dst, ']')
+}
+
 // AppendJSON appends json.Marshal(v) to dst, by hand for the hot bodies
-// (AddRequest, QueryRequest without sketches, AddResponse, QueryResponse,
-// values or pointers) and by encoding/json for the rest.
+// (AddRequest, QueryRequest without sketches, CollapseRequest and their
+// replies, values or pointers) and by encoding/json for the rest.
 func AppendJSON(dst []byte, v any) ([]byte, error) {
 	switch v := v.(type) {
+	case *CollapseRequest:
+		if v != nil {
+			return AppendJSON(dst, *v)
+		}
+	case *CollapseResponse:
+		if v != nil {
+			return AppendJSON(dst, *v)
+		}
+	case CollapseRequest:
+		dst = append(dst, `{"ids":`...)
+		dst = appendStrings(dst, v.IDs)
+		return append(dst, '}'), nil
+	case CollapseResponse:
+		dst = append(dst, `{"kept":`...)
+		dst = appendStrings(dst, v.Kept)
+		dst = append(dst, `,"collapsed":`...)
+		if v.Collapsed == nil {
+			dst = append(dst, "null"...)
+		} else {
+			dst = append(dst, '[')
+			for i, c := range v.Collapsed {
+				if i > 0 {
+					dst = append(dst, ',')
+				}
+				dst = append(dst, `{"id":`...)
+				dst = appendString(dst, c.ID)
+				dst = append(dst, `,"into":`...)
+				dst = appendString(dst, c.Into)
+				dst = append(dst, '}')
+			}
+			dst = append(dst, ']')
+		}
+		dst = append(dst, `,"unknown":`...)
+		dst = appendStrings(dst, v.Unknown)
+		return append(dst, '}'), nil
 	case *AddRequest:
 		if v != nil {
 			return AppendJSON(dst, *v)

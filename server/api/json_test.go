@@ -252,3 +252,65 @@ func BenchmarkClientJSON(b *testing.B) {
 		}
 	})
 }
+
+// FuzzDecodeFastCollapse: a collapse request (as the server decodes it,
+// unknown fields refused) and a collapse reply (as the client decodes it)
+// that the fast path accepts decode as with encoding/json.
+func FuzzDecodeFastCollapse(f *testing.F) {
+	for _, v := range []any{
+		CollapseRequest{IDs: []string{"a", "b<>", "é\u2028"}},
+		CollapseResponse{Kept: []string{"a"}, Collapsed: []Collapsed{{ID: "b", Into: "a"}}, Unknown: []string{}},
+	} {
+		b, _ := json.Marshal(v)
+		f.Add(false, b)
+		f.Add(true, b)
+	}
+	for _, s := range []string{`{"ids":[]}`, `{"ids":null}`, `{"ids":["a","a"],"ids":[]}`, `{"kept":[],"collapsed":[{"into":"x","id":"y"}]}`, `{"IDs":["a"]}`} {
+		f.Add(false, []byte(s))
+		f.Add(true, []byte(s))
+	}
+	f.Fuzz(func(t *testing.T, reply bool, body []byte) {
+		if !reply {
+			var fast, slow CollapseRequest
+			if !DecodeFast(body, &fast) {
+				return
+			}
+			if !jsonDecode(body, &slow) || !reflect.DeepEqual(fast, slow) {
+				t.Fatalf("%q: fast %+v, encoding/json %+v", body, fast, slow)
+			}
+			return
+		}
+		var fast, slow CollapseResponse
+		if !DecodeFast(body, &fast) {
+			return
+		}
+		if err := json.Unmarshal(body, &slow); err != nil || !reflect.DeepEqual(fast, slow) {
+			t.Fatalf("%q: fast %+v, encoding/json %+v (%v)", body, fast, slow, err)
+		}
+	})
+}
+
+// Collapse bodies are written as json.Marshal writes them.
+func TestAppendJSONCollapse(t *testing.T) {
+	for _, v := range []any{
+		CollapseRequest{IDs: []string{"a", "<b>", "\xff"}}, CollapseRequest{}, &CollapseRequest{IDs: []string{}},
+		CollapseResponse{Kept: []string{"a"}, Collapsed: []Collapsed{{ID: "b&", Into: "a"}, {}}, Unknown: []string{"z"}},
+		CollapseResponse{}, &CollapseResponse{Kept: []string{}, Collapsed: []Collapsed{}, Unknown: []string{}},
+	} {
+		want, err := json.Marshal(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := AppendJSON(nil, v)
+		if err != nil || !bytes.Equal(got, want) {
+			t.Fatalf("%+v:\n got %s, %v\nwant %s", v, got, err, want)
+		}
+		back := reflect.New(reflect.TypeOf(v))
+		if reflect.TypeOf(v).Kind() == reflect.Pointer {
+			back = reflect.New(reflect.TypeOf(v).Elem())
+		}
+		if v, ok := v.(CollapseResponse); ok && v.Kept != nil && !DecodeFast(got, back.Interface()) {
+			t.Fatalf("%s: not on the fast path", got)
+		}
+	}
+}
