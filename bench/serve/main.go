@@ -64,6 +64,7 @@ type flags struct {
 	seed       uint64
 	cpuprofile string
 	colProfile string
+	compact    bool
 	collapseC  int
 	qbatch     int
 	pool       int
@@ -88,6 +89,7 @@ func main() {
 	flag.Uint64Var(&f.seed, "seed", 1, "generator seed")
 	flag.IntVar(&f.collapseC, "collapse-c", 1, "concurrent clients in the collapse phase")
 	flag.StringVar(&f.cpuprofile, "cpuprofile", "", "write a CPU profile of the mixed phase (server and load generator; the generator's samples carry the label side=loadgen) to this file")
+	flag.BoolVar(&f.compact, "compact", false, "with -dir holding a store: compact it before serving, as neardup index add leaves an index it builds (every record in the last level)")
 	flag.StringVar(&f.colProfile, "collapse-cpuprofile", "", "write a CPU profile of the collapse phase to this file")
 	flag.IntVar(&f.qbatch, "qbatch", 1, "documents per query request in the mixed phase (a client batching its queries)")
 	flag.IntVar(&f.pool, "pool", 200_000, "query documents generated before the mixed phase (the clients draw from them, so generating text is not timed; 0 generates each query in the phase)")
@@ -225,6 +227,13 @@ func run(f flags) error {
 		}
 		if err != nil {
 			return err
+		}
+		if f.compact && reuse {
+			t1 := time.Now()
+			if err := store.Compact(ctx, st); err != nil {
+				return err
+			}
+			fmt.Printf("store compacted in %.1f s\n", time.Since(t1).Seconds())
 		}
 		b, err := server.OpenIndex(st, server.IndexOptions{StoreName: f.storeKind})
 		if err != nil {
