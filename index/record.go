@@ -242,27 +242,18 @@ func (v *view) decode(d *Doc) error {
 		return decodeV1Features(v.features, d)
 	}
 	d.Features, d.Weighted = d.Features[:0], d.Weighted[:0]
-	fixed := v.version == recordV3
+	ids := sectionIDs{fixed: v.version == recordV3}
 	if v.flags&recFeatures == 0 {
 		d.Features = nil
 	} else {
-		n, w := binary.Uvarint(v.features)
-		b := v.features[w:]
-		d.Features = slices.Grow(d.Features, int(n))
-		prev := uint64(0)
-		for i := uint64(0); i < n; i++ {
-			var x uint64
-			if fixed {
-				if x, b = binary.LittleEndian.Uint64(b), b[8:]; x < prev {
-					return corrupt("features out of order")
-				}
-			} else {
-				var w int
-				x, w = binary.Uvarint(b)
-				x, b = prev+x, b[w:]
+		n := ids.start(v.features)
+		d.Features = slices.Grow(d.Features, n)
+		for range n {
+			x, ok := ids.next(0)
+			if !ok {
+				return corrupt("features out of order")
 			}
 			d.Features = append(d.Features, x)
-			prev = x
 		}
 		if d.Features == nil {
 			d.Features = []uint64{}
@@ -271,30 +262,55 @@ func (v *view) decode(d *Doc) error {
 	if v.flags&recWeighted == 0 {
 		d.Weighted = nil
 	} else {
-		n, w := binary.Uvarint(v.weighted)
-		b := v.weighted[w:]
-		d.Weighted = slices.Grow(d.Weighted, int(n))
-		prev := uint64(0)
-		for i := uint64(0); i < n; i++ {
-			var x uint64
-			if fixed {
-				if x, b = binary.LittleEndian.Uint64(b), b[8:]; x < prev {
-					return corrupt("weighted features out of order")
-				}
-			} else {
-				var w int
-				x, w = binary.Uvarint(b)
-				x, b = prev+x, b[w:]
+		n := ids.start(v.weighted)
+		d.Weighted = slices.Grow(d.Weighted, n)
+		for range n {
+			x, ok := ids.next(8)
+			if !ok {
+				return corrupt("weighted features out of order")
 			}
-			d.Weighted = append(d.Weighted, feature.Feature{ID: x, Weight: math.Float64frombits(binary.LittleEndian.Uint64(b))})
-			b = b[8:]
-			prev = x
+			d.Weighted = append(d.Weighted, feature.Feature{ID: x, Weight: math.Float64frombits(binary.LittleEndian.Uint64(ids.b[len(ids.b)-8:]))})
 		}
 		if d.Weighted == nil {
 			d.Weighted = []feature.Feature{}
 		}
 	}
 	return nil
+}
+
+// sectionIDs reads the ids of a feature section checked by parse: fixed
+// width (version 3, each id at least the one before) or delta uvarints
+// (version 2).
+type sectionIDs struct {
+	fixed bool
+	b     []byte // the entry next read
+	prev  uint64
+	rest  []byte
+}
+
+// start begins a section and returns its count.
+func (s *sectionIDs) start(sec []byte) int {
+	n, w := binary.Uvarint(sec)
+	s.rest, s.prev = sec[w:], 0
+	return int(n)
+}
+
+// next returns the next id and makes s.b the entry's bytes (the id, then
+// extra bytes); ok is false when a fixed-width id is below the one before.
+func (s *sectionIDs) next(extra int) (x uint64, ok bool) {
+	var w int
+	if s.fixed {
+		x, w = binary.LittleEndian.Uint64(s.rest), 8
+		if x < s.prev {
+			return 0, false
+		}
+	} else {
+		x, w = binary.Uvarint(s.rest)
+		x += s.prev
+	}
+	s.b, s.rest = s.rest[:w+extra], s.rest[w+extra:]
+	s.prev = x
+	return x, true
 }
 
 func decodeV1Features(rec []byte, d *Doc) error {

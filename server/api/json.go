@@ -227,59 +227,56 @@ func (d *fastDecoder) object(member func(key []byte) bool) bool {
 	}
 }
 
-func (d *fastDecoder) documents(dst []Document) ([]Document, bool) {
-	if !d.byte('[') {
-		return nil, false
-	}
-	if dst == nil {
-		dst = []Document{}
-	}
-	if d.byte(']') {
-		return dst, true
-	}
-	for {
-		var doc Document
-		var seen [3]bool
-		ok := d.object(func(k []byte) bool {
-			var f int
-			switch string(k) {
-			case "id":
-				f = 0
-			case "text":
-				f = 1
-			case "html":
-				f = 2
-			default:
-				return false
+// fields parses an object whose keys are all among names, each at most
+// once (len(names) <= 64), calling value(f) to parse the value of
+// names[f].
+func (d *fastDecoder) fields(names []string, value func(f int) bool) bool {
+	var seen uint64
+	return d.object(func(k []byte) bool {
+		for f, n := range names {
+			if string(k) == n {
+				if seen&(1<<f) != 0 {
+					return false
+				}
+				seen |= 1 << f
+				return value(f)
 			}
-			if seen[f] {
-				return false
-			}
-			seen[f] = true
-			if f == 2 {
-				v, ok := d.boolean()
-				doc.HTML = v
-				return ok
-			}
-			s, ok := d.str()
-			if f == 0 {
-				doc.ID = string(s)
-			} else {
-				doc.Text = string(s)
-			}
-			return ok
-		})
-		if !ok {
-			return nil, false
 		}
-		dst = append(dst, doc)
-		if d.byte(']') {
-			return dst, true
+		return false
+	})
+}
+
+// text parses a string into *dst.
+func (d *fastDecoder) text(dst *string) bool {
+	s, ok := d.str()
+	*dst = string(s)
+	return ok
+}
+
+// documents parses a list of documents (never null).
+func (d *fastDecoder) documents() ([]Document, bool) {
+	return objects(d, []string{"id", "text", "html"}, func(doc *Document, f int) (ok bool) {
+		switch f {
+		case 0:
+			return d.text(&doc.ID)
+		case 1:
+			return d.text(&doc.Text)
 		}
-		if !d.byte(',') {
-			return nil, false
-		}
-	}
+		doc.HTML, ok = d.boolean()
+		return ok
+	})
+}
+
+// objects parses a list (never null) of objects of the fields names, value
+// parsing names[f] into an element.
+func objects[T any](d *fastDecoder, names []string, value func(x *T, f int) bool) ([]T, bool) {
+	xs := []T{}
+	ok := d.list(func() bool {
+		xs = append(xs, *new(T))
+		x := &xs[len(xs)-1]
+		return d.fields(names, func(f int) bool { return value(x, f) })
+	})
+	return xs, ok
 }
 
 // list calls elem for each element of an array until it returns false.
@@ -367,166 +364,64 @@ func (d *fastDecoder) numberSyntax() bool {
 
 // matches parses a list of matches (never null: the server writes []).
 func (d *fastDecoder) matches() ([]Match, bool) {
-	ms := []Match{}
-	ok := d.list(func() bool {
-		var m Match
-		var seen [5]bool
-		ok := d.object(func(k []byte) bool {
-			var f int
-			switch string(k) {
-			case "id":
-			case "similarity":
-				f = 1
-			case "estimate":
-				f = 2
-			case "stderr":
-				f = 3
-			case "exact":
-				f = 4
-			default:
-				return false
-			}
-			if seen[f] {
-				return false
-			}
-			seen[f] = true
-			var ok bool
-			switch f {
-			case 0:
-				var s []byte
-				s, ok = d.str()
-				m.ID = string(s)
-			case 1:
-				m.Similarity, ok = d.number()
-			case 2:
-				m.Estimate, ok = d.number()
-			case 3:
-				m.StdErr, ok = d.number()
-			case 4:
-				m.Exact, ok = d.boolean()
-			}
-			return ok
-		})
-		ms = append(ms, m)
+	return objects(d, []string{"id", "similarity", "estimate", "stderr", "exact"}, func(m *Match, f int) (ok bool) {
+		switch f {
+		case 0:
+			return d.text(&m.ID)
+		case 1:
+			m.Similarity, ok = d.number()
+		case 2:
+			m.Estimate, ok = d.number()
+		case 3:
+			m.StdErr, ok = d.number()
+		case 4:
+			m.Exact, ok = d.boolean()
+		}
 		return ok
 	})
-	return ms, ok
 }
 
 func (d *fastDecoder) queryResults() ([]QueryResult, bool) {
-	rs := []QueryResult{}
-	ok := d.list(func() bool {
-		var r QueryResult
-		var seen [2]bool
-		ok := d.object(func(k []byte) bool {
-			var f int
-			switch string(k) {
-			case "id":
-			case "matches":
-				f = 1
-			default:
-				return false
-			}
-			if seen[f] {
-				return false
-			}
-			seen[f] = true
-			var ok bool
-			if f == 0 {
-				var s []byte
-				s, ok = d.str()
-				r.ID = string(s)
-			} else {
-				r.Matches, ok = d.matches()
-			}
-			return ok
-		})
-		rs = append(rs, r)
+	return objects(d, []string{"id", "matches"}, func(r *QueryResult, f int) (ok bool) {
+		if f == 0 {
+			return d.text(&r.ID)
+		}
+		r.Matches, ok = d.matches()
 		return ok
 	})
-	return rs, ok
 }
 
 func (d *fastDecoder) addResults() ([]AddResult, bool) {
-	rs := []AddResult{}
-	ok := d.list(func() bool {
-		var r AddResult
-		var seen [3]bool
-		ok := d.object(func(k []byte) bool {
-			var f int
-			switch string(k) {
-			case "id":
-			case "added":
-				f = 1
-			case "matches":
-				f = 2
-			default:
-				return false
-			}
-			if seen[f] {
-				return false
-			}
-			seen[f] = true
-			var ok bool
-			switch f {
-			case 0:
-				var s []byte
-				s, ok = d.str()
-				r.ID = string(s)
-			case 1:
-				r.Added, ok = d.boolean()
-			case 2:
-				r.Matches, ok = d.matches()
-			}
-			return ok
-		})
-		rs = append(rs, r)
+	return objects(d, []string{"id", "added", "matches"}, func(r *AddResult, f int) (ok bool) {
+		switch f {
+		case 0:
+			return d.text(&r.ID)
+		case 1:
+			r.Added, ok = d.boolean()
+		case 2:
+			r.Matches, ok = d.matches()
+		}
 		return ok
 	})
-	return rs, ok
 }
 
 // strings parses a list of strings (never null).
 func (d *fastDecoder) strings() ([]string, bool) {
 	ss := []string{}
 	ok := d.list(func() bool {
-		s, ok := d.str()
-		ss = append(ss, string(s))
-		return ok
+		ss = append(ss, "")
+		return d.text(&ss[len(ss)-1])
 	})
 	return ss, ok
 }
 
 func (d *fastDecoder) collapsed() ([]Collapsed, bool) {
-	cs := []Collapsed{}
-	ok := d.list(func() bool {
-		var c Collapsed
-		var seen [2]bool
-		ok := d.object(func(k []byte) bool {
-			var f int
-			switch string(k) {
-			case "id":
-			case "into":
-				f = 1
-			default:
-				return false
-			}
-			if seen[f] {
-				return false
-			}
-			seen[f] = true
-			s, ok := d.str()
-			if f == 0 {
-				c.ID = string(s)
-			} else {
-				c.Into = string(s)
-			}
-			return ok
-		})
-		cs = append(cs, c)
-		return ok
+	return objects(d, []string{"id", "into"}, func(c *Collapsed, f int) bool {
+		if f == 0 {
+			return d.text(&c.ID)
+		}
+		return d.text(&c.Into)
 	})
-	return cs, ok
 }
 
 // end reports whether only whitespace is left.
@@ -541,136 +436,43 @@ func (d *fastDecoder) end() bool {
 // the plain shape, with the result encoding/json would give; false means
 // decode it with encoding/json instead (v is then untouched).
 func DecodeFast(body []byte, v any) bool {
-	d := fastDecoder{b: body}
+	d := &fastDecoder{b: body}
 	switch v := v.(type) {
 	case *AddRequest:
-		var r AddRequest
-		var seenDocs, seenIfNew bool
-		ok := d.object(func(k []byte) bool {
-			switch string(k) {
-			case "documents":
-				if seenDocs {
-					return false
-				}
-				seenDocs = true
-				var ok bool
-				r.Documents, ok = d.documents(nil)
-				return ok
-			case "if_new":
-				if seenIfNew {
-					return false
-				}
-				seenIfNew = true
-				var ok bool
-				r.IfNew, ok = d.boolean()
-				return ok
-			}
-			return false
-		})
-		if !ok || !d.end() {
-			return false
-		}
-		*v = r
-		return true
-	case *QueryRequest:
-		var r QueryRequest
-		var seenDocs bool
-		ok := d.object(func(k []byte) bool {
-			if string(k) != "documents" || seenDocs || d.peek() != '[' {
-				return false
-			}
-			seenDocs = true
-			var ok bool
-			r.Documents, ok = d.documents(nil)
-			return ok
-		})
-		if !ok || !d.end() {
-			return false
-		}
-		*v = r
-		return true
-	case *QueryResponse:
-		var r QueryResponse
-		var seen bool
-		ok := d.object(func(k []byte) bool {
-			if string(k) != "results" || seen {
-				return false
-			}
-			seen = true
-			var ok bool
-			r.Results, ok = d.queryResults()
-			return ok
-		})
-		if !ok || !d.end() {
-			return false
-		}
-		*v = r
-		return true
-	case *AddResponse:
-		var r AddResponse
-		var seen [2]bool
-		ok := d.object(func(k []byte) bool {
-			var f int
-			switch string(k) {
-			case "results":
-			case "added":
-				f = 1
-			default:
-				return false
-			}
-			if seen[f] {
-				return false
-			}
-			seen[f] = true
-			var ok bool
-			if f == 1 {
-				r.Added, ok = d.integer()
+		return decodeObject(d, v, []string{"documents", "if_new"}, func(r *AddRequest, f int) (ok bool) {
+			if f == 0 {
+				r.Documents, ok = d.documents()
 			} else {
-				r.Results, ok = d.addResults()
+				r.IfNew, ok = d.boolean()
 			}
 			return ok
 		})
-		if !ok || !d.end() {
-			return false
-		}
-		*v = r
-		return true
+	case *QueryRequest:
+		return decodeObject(d, v, []string{"documents"}, func(r *QueryRequest, _ int) (ok bool) {
+			r.Documents, ok = d.documents()
+			return ok
+		})
 	case *CollapseRequest:
-		var r CollapseRequest
-		var seen bool
-		ok := d.object(func(k []byte) bool {
-			if string(k) != "ids" || seen {
-				return false
-			}
-			seen = true
-			var ok bool
+		return decodeObject(d, v, []string{"ids"}, func(r *CollapseRequest, _ int) (ok bool) {
 			r.IDs, ok = d.strings()
 			return ok
 		})
-		if !ok || !d.end() {
-			return false
-		}
-		*v = r
-		return true
+	case *QueryResponse:
+		return decodeObject(d, v, []string{"results"}, func(r *QueryResponse, _ int) (ok bool) {
+			r.Results, ok = d.queryResults()
+			return ok
+		})
+	case *AddResponse:
+		return decodeObject(d, v, []string{"results", "added"}, func(r *AddResponse, f int) (ok bool) {
+			if f == 0 {
+				r.Results, ok = d.addResults()
+			} else {
+				r.Added, ok = d.integer()
+			}
+			return ok
+		})
 	case *CollapseResponse:
-		var r CollapseResponse
-		var seen [3]bool
-		ok := d.object(func(k []byte) bool {
-			var f int
-			switch string(k) {
-			case "kept":
-			case "collapsed":
-				f = 1
-			case "unknown":
-				f = 2
-			default:
-				return false
-			}
-			if seen[f] {
-				return false
-			}
-			seen[f] = true
-			var ok bool
+		return decodeObject(d, v, []string{"kept", "collapsed", "unknown"}, func(r *CollapseResponse, f int) (ok bool) {
 			switch f {
 			case 0:
 				r.Kept, ok = d.strings()
@@ -681,13 +483,20 @@ func DecodeFast(body []byte, v any) bool {
 			}
 			return ok
 		})
-		if !ok || !d.end() {
-			return false
-		}
-		*v = r
-		return true
 	}
 	return false
+}
+
+// decodeObject decodes the whole body, an object of the fields names
+// (value parses names[f] into r), into *v, which it leaves untouched when
+// the body is off the fast path.
+func decodeObject[T any](d *fastDecoder, v *T, names []string, value func(r *T, f int) bool) bool {
+	var r T
+	if !d.fields(names, func(f int) bool { return value(&r, f) }) || !d.end() {
+		return false
+	}
+	*v = r
+	return true
 }
 
 // appendString appends s as json.Marshal writes it: HTML characters,

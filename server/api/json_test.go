@@ -3,6 +3,7 @@ package api
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"io"
 	"math"
 	"reflect"
@@ -23,30 +24,57 @@ func jsonDecode(body []byte, v any) bool {
 }
 
 // FuzzDecodeFast: whatever the fast decoder accepts, encoding/json
-// accepts too and decodes to the same value.
+// accepts too and decodes to the same value — a request as the server
+// decodes it (unknown fields refused, jsonDecode), a reply as the client
+// does (json.Unmarshal). kind picks the type.
 func FuzzDecodeFast(f *testing.F) {
+	types := []func() any{
+		func() any { return new(AddRequest) }, func() any { return new(QueryRequest) }, func() any { return new(CollapseRequest) },
+		func() any { return new(AddResponse) }, func() any { return new(QueryResponse) }, func() any { return new(CollapseResponse) },
+	}
+	for _, v := range []any{
+		QueryResponse{Results: []QueryResult{{ID: "q<1>", Matches: []Match{{ID: "a", Similarity: 0.93, Estimate: 0.9, StdErr: 1.2e-7, Exact: true}}}, {ID: "q2", Matches: []Match{}}}},
+		AddResponse{Results: []AddResult{{ID: "x\u2028", Added: true, Matches: []Match{{ID: "é", Similarity: 1, Estimate: 0.5, StdErr: 0.01}}}}, Added: 3},
+		CollapseRequest{IDs: []string{"a", "b<>", "é\u2028"}},
+		CollapseResponse{Kept: []string{"a"}, Collapsed: []Collapsed{{ID: "b", Into: "a"}}, Unknown: []string{}},
+	} {
+		b, _ := json.Marshal(v)
+		for k := range types {
+			f.Add(uint8(k), b)
+		}
+	}
 	for _, s := range []string{
 		`{"documents": [{"id": "a", "text": "one two three"}]}`,
 		`{"documents":[{"id":"a","text":"x","html":true},{"text":"y\u00e9\ud83d\ude00\ud800z","id":"b\\\"c"}],"if_new":false}`,
 		`{"documents": [], "if_new": true}`, ` { } `, `{"documents": [{"ID": "a"}]}`,
 		`{"documents": [{"id": "a", "id": "b"}]}`, `{"documents": null}`, `{"documents": [{"id": "\ud83d\u0041"}]}`,
 		"{\"documents\": [{\"id\": \"\xff\"}]}", `{"documents": [{"id": "a\/b\b\f\n\r\t"}]} x`,
+		`{"results":[],"added":-0}`, `{"results":null}`, `{"added":1e2}`, `{"results":[{"matches":[{"similarity":-0.0e+1}]}]}`,
+		`{"results":[{"matches":[{"similarity":01}]}]}`, `{"results":[{"matches":[{"similarity":1.}]}]}`, `{"added":99999999999999999999}`,
+		`{"results":[{"matches":[{"estimate":1e400}]}]}`, `{"Results":[]}`,
+		`{"ids":[]}`, `{"ids":null}`, `{"ids":["a","a"],"ids":[]}`, `{"kept":[],"collapsed":[{"into":"x","id":"y"}]}`, `{"IDs":["a"]}`,
+		"{\"ids\":[\"\xa9\\b0000\"]}", // a high byte before the first escape
 	} {
-		f.Add(false, []byte(s))
-		f.Add(true, []byte(s))
-	}
-	f.Fuzz(func(t *testing.T, add bool, body []byte) {
-		var fast, slow any
-		if add {
-			fast, slow = new(AddRequest), new(AddRequest)
-		} else {
-			fast, slow = new(QueryRequest), new(QueryRequest)
+		for k := range types {
+			f.Add(uint8(k), []byte(s))
 		}
+	}
+	f.Fuzz(func(t *testing.T, kind uint8, body []byte) {
+		k := int(kind) % len(types)
+		fast, slow := types[k](), types[k]()
 		if !DecodeFast(body, fast) {
 			return
 		}
-		if !jsonDecode(body, slow) {
-			t.Fatalf("%q: fast path accepted what encoding/json refuses", body)
+		var err error
+		if k < 3 {
+			if !jsonDecode(body, slow) {
+				err = errors.New("refused")
+			}
+		} else {
+			err = json.Unmarshal(body, slow)
+		}
+		if err != nil {
+			t.Fatalf("%q: fast path accepted what encoding/json refuses: %v", body, err)
 		}
 		if !reflect.DeepEqual(fast, slow) {
 			t.Fatalf("%q: fast %+v, encoding/json %+v", body, fast, slow)
@@ -54,12 +82,18 @@ func FuzzDecodeFast(f *testing.F) {
 	})
 }
 
-// TestDecodeFastTakesPlainBodies: the bodies the Go client sends take the
-// fast path.
-func TestDecodeFastTakesPlainBodies(t *testing.T) {
+// TestDecodeFastTakesWhatIsSent: the bodies the Go client sends and the
+// replies the server writes (json.Marshal's bytes, as AppendJSON writes
+// them) take the fast path and decode to what was sent.
+func TestDecodeFastTakesWhatIsSent(t *testing.T) {
 	docs := []Document{{ID: "a<b>&", Text: "plain \"text\"\n\u2028 é 😀"}, {ID: "b", Text: "<html>x</html>", HTML: true}}
-	for _, v := range []any{AddRequest{Documents: docs, IfNew: true}, QueryRequest{Documents: docs}} {
-		b, err := json.Marshal(v)
+	for _, v := range []any{
+		AddRequest{Documents: docs, IfNew: true}, QueryRequest{Documents: docs}, CollapseRequest{IDs: []string{"a", "b"}},
+		QueryResponse{Results: []QueryResult{{ID: "q", Matches: []Match{{ID: "a", Similarity: 0.93, Estimate: 0.9, StdErr: 1e-9, Exact: true}}}, {ID: "q2", Matches: []Match{}}}},
+		AddResponse{Results: []AddResult{{ID: "x", Added: true, Matches: []Match{}}}, Added: 1},
+		CollapseResponse{Kept: []string{"a"}, Collapsed: []Collapsed{{ID: "b", Into: "a"}}, Unknown: []string{}},
+	} {
+		b, err := AppendJSON(nil, v)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -70,6 +104,19 @@ func TestDecodeFastTakesPlainBodies(t *testing.T) {
 		if !reflect.DeepEqual(got.Elem().Interface(), v) {
 			t.Fatalf("%s: decoded %+v", b, got.Elem().Interface())
 		}
+	}
+}
+
+// checkAppendJSON checks that AppendJSON(v) writes json.Marshal(v).
+func checkAppendJSON(t *testing.T, v any) {
+	t.Helper()
+	want, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := AppendJSON(nil, v)
+	if err != nil || !bytes.Equal(got, want) {
+		t.Fatalf("%+v:\n got %s, %v\nwant %s", v, got, err, want)
 	}
 }
 
@@ -100,14 +147,7 @@ func TestAppendJSON(t *testing.T) {
 			AddResponse{Results: []AddResult{{ID: id, Added: r.Intn(2) == 0, Matches: ms}}, Added: int(r.Intn(5))},
 			AddResponse{},
 		} {
-			want, err := json.Marshal(v)
-			if err != nil {
-				t.Fatal(err)
-			}
-			got, err := AppendJSON(nil, v)
-			if err != nil || !bytes.Equal(got, want) {
-				t.Fatalf("%+v:\n got %s, %v\nwant %s", v, got, err, want)
-			}
+			checkAppendJSON(t, v)
 		}
 	}
 	if _, err := AppendJSON(nil, QueryResponse{Results: []QueryResult{{Matches: []Match{{Similarity: math.NaN()}}}}}); err == nil {
@@ -142,70 +182,7 @@ func TestAppendJSONRequests(t *testing.T) {
 		QueryRequest{Documents: docs}, QueryRequest{}, QueryRequest{Documents: []Document{}}, &QueryRequest{Documents: docs},
 		QueryRequest{Sketches: []Sketch{{ID: "s", Sketch: []byte{1, 2}}}}, (*QueryRequest)(nil),
 	} {
-		want, err := json.Marshal(v)
-		if err != nil {
-			t.Fatal(err)
-		}
-		got, err := AppendJSON(nil, v)
-		if err != nil || !bytes.Equal(got, want) {
-			t.Fatalf("%+v:\n got %s, %v\nwant %s", v, got, err, want)
-		}
-	}
-}
-
-// FuzzDecodeFastReplies: whatever the fast decoder accepts as a reply,
-// json.Unmarshal (as the client decodes) accepts and decodes to the same.
-func FuzzDecodeFastReplies(f *testing.F) {
-	for _, v := range []any{
-		QueryResponse{Results: []QueryResult{{ID: "q<1>", Matches: []Match{{ID: "a", Similarity: 0.93, Estimate: 0.9, StdErr: 1.2e-7, Exact: true}}}, {ID: "q2", Matches: []Match{}}}},
-		AddResponse{Results: []AddResult{{ID: "x\u2028", Added: true, Matches: []Match{{ID: "é", Similarity: 1, Estimate: 0.5, StdErr: 0.01}}}}, Added: 3},
-	} {
-		b, _ := json.Marshal(v)
-		f.Add(false, b)
-		f.Add(true, b)
-	}
-	for _, s := range []string{`{"results":[],"added":-0}`, `{"results":null}`, `{"added":1e2}`, `{"results":[{"matches":[{"similarity":-0.0e+1}]}]}`,
-		`{"results":[{"matches":[{"similarity":01}]}]}`, `{"results":[{"matches":[{"similarity":1.}]}]}`, `{"added":99999999999999999999}`,
-		`{"results":[{"matches":[{"estimate":1e400}]}]}`, `{"Results":[]}`} {
-		f.Add(false, []byte(s))
-		f.Add(true, []byte(s))
-	}
-	f.Fuzz(func(t *testing.T, add bool, body []byte) {
-		var fast, slow any
-		if add {
-			fast, slow = new(AddResponse), new(AddResponse)
-		} else {
-			fast, slow = new(QueryResponse), new(QueryResponse)
-		}
-		if !DecodeFast(body, fast) {
-			return
-		}
-		if err := json.Unmarshal(body, slow); err != nil {
-			t.Fatalf("%q: fast path accepted what encoding/json refuses: %v", body, err)
-		}
-		if !reflect.DeepEqual(fast, slow) {
-			t.Fatalf("%q: fast %+v, encoding/json %+v", body, fast, slow)
-		}
-	})
-}
-
-// The replies the server writes take the fast path in the client.
-func TestDecodeFastTakesReplies(t *testing.T) {
-	for _, v := range []any{
-		QueryResponse{Results: []QueryResult{{ID: "q", Matches: []Match{{ID: "a", Similarity: 0.93, Estimate: 0.9, StdErr: 1e-9, Exact: true}}}, {ID: "q2", Matches: []Match{}}}},
-		AddResponse{Results: []AddResult{{ID: "x", Added: true, Matches: []Match{}}}, Added: 1},
-	} {
-		b, err := AppendJSON(nil, v)
-		if err != nil {
-			t.Fatal(err)
-		}
-		got := reflect.New(reflect.TypeOf(v))
-		if !DecodeFast(b, got.Interface()) {
-			t.Fatalf("%s: not on the fast path", b)
-		}
-		if !reflect.DeepEqual(got.Elem().Interface(), v) {
-			t.Fatalf("%s: decoded %+v", b, got.Elem().Interface())
-		}
+		checkAppendJSON(t, v)
 	}
 }
 
@@ -253,43 +230,6 @@ func BenchmarkClientJSON(b *testing.B) {
 	})
 }
 
-// FuzzDecodeFastCollapse: a collapse request (as the server decodes it,
-// unknown fields refused) and a collapse reply (as the client decodes it)
-// that the fast path accepts decode as with encoding/json.
-func FuzzDecodeFastCollapse(f *testing.F) {
-	for _, v := range []any{
-		CollapseRequest{IDs: []string{"a", "b<>", "é\u2028"}},
-		CollapseResponse{Kept: []string{"a"}, Collapsed: []Collapsed{{ID: "b", Into: "a"}}, Unknown: []string{}},
-	} {
-		b, _ := json.Marshal(v)
-		f.Add(false, b)
-		f.Add(true, b)
-	}
-	for _, s := range []string{`{"ids":[]}`, `{"ids":null}`, `{"ids":["a","a"],"ids":[]}`, `{"kept":[],"collapsed":[{"into":"x","id":"y"}]}`, `{"IDs":["a"]}`} {
-		f.Add(false, []byte(s))
-		f.Add(true, []byte(s))
-	}
-	f.Fuzz(func(t *testing.T, reply bool, body []byte) {
-		if !reply {
-			var fast, slow CollapseRequest
-			if !DecodeFast(body, &fast) {
-				return
-			}
-			if !jsonDecode(body, &slow) || !reflect.DeepEqual(fast, slow) {
-				t.Fatalf("%q: fast %+v, encoding/json %+v", body, fast, slow)
-			}
-			return
-		}
-		var fast, slow CollapseResponse
-		if !DecodeFast(body, &fast) {
-			return
-		}
-		if err := json.Unmarshal(body, &slow); err != nil || !reflect.DeepEqual(fast, slow) {
-			t.Fatalf("%q: fast %+v, encoding/json %+v (%v)", body, fast, slow, err)
-		}
-	})
-}
-
 // Collapse bodies are written as json.Marshal writes them.
 func TestAppendJSONCollapse(t *testing.T) {
 	for _, v := range []any{
@@ -297,20 +237,6 @@ func TestAppendJSONCollapse(t *testing.T) {
 		CollapseResponse{Kept: []string{"a"}, Collapsed: []Collapsed{{ID: "b&", Into: "a"}, {}}, Unknown: []string{"z"}},
 		CollapseResponse{}, &CollapseResponse{Kept: []string{}, Collapsed: []Collapsed{}, Unknown: []string{}},
 	} {
-		want, err := json.Marshal(v)
-		if err != nil {
-			t.Fatal(err)
-		}
-		got, err := AppendJSON(nil, v)
-		if err != nil || !bytes.Equal(got, want) {
-			t.Fatalf("%+v:\n got %s, %v\nwant %s", v, got, err, want)
-		}
-		back := reflect.New(reflect.TypeOf(v))
-		if reflect.TypeOf(v).Kind() == reflect.Pointer {
-			back = reflect.New(reflect.TypeOf(v).Elem())
-		}
-		if v, ok := v.(CollapseResponse); ok && v.Kept != nil && !DecodeFast(got, back.Interface()) {
-			t.Fatalf("%s: not on the fast path", got)
-		}
+		checkAppendJSON(t, v)
 	}
 }
