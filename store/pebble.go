@@ -507,11 +507,18 @@ var iterOptions = pebble.IterOptions{UseL6Filters: true}
 // call, reusing an idle one when no commit happened since it was made.
 // Return it with putIter.
 func (s *Pebble) iter() (*lookupIter, error) {
+	l, _, err := s.iterIf(true)
+	return l, err
+}
+
+// iterIf is iter, but when no idle iterator is current and create is false
+// it makes none and returns ok false (and nothing to return with putIter).
+func (s *Pebble) iterIf(create bool) (_ *lookupIter, ok bool, _ error) {
 	gen := s.gen.Load()
 	s.mu.Lock()
 	if s.shutting {
 		s.mu.Unlock()
-		return nil, ErrClosed
+		return nil, false, ErrClosed
 	}
 	s.out++
 	for n := len(s.free); n > 0; n = len(s.free) {
@@ -519,17 +526,21 @@ func (s *Pebble) iter() (*lookupIter, error) {
 		s.free = s.free[:n-1]
 		if l.gen == gen {
 			s.mu.Unlock()
-			return l, nil
+			return l, true, nil
 		}
 		l.it.Close() // stale: made before a commit
 	}
 	s.mu.Unlock()
+	if !create {
+		s.putIter(nil)
+		return nil, false, nil
+	}
 	it, err := s.db.NewIter(&iterOptions)
 	if err != nil {
 		s.putIter(nil)
-		return nil, err
+		return nil, false, err
 	}
-	return &lookupIter{it: it, gen: gen}, nil
+	return &lookupIter{it: it, gen: gen}, true, nil
 }
 
 // putIter returns an iterator taken with iter (nil if none was made), and
@@ -670,20 +681,63 @@ func (s *Pebble) Doc(_ context.Context, id uint64, dst []byte) ([]byte, bool, er
 	return s.get(docKey(&kb, id), dst)
 }
 
-// LookupDocs implements Store: one iterator serves every id, each a
-// prefix seek whose Bloom filters skip the levels without the record (a
-// Get builds an iterator over the levels per record), and fn sees the
-// record where the iterator holds it, uncopied.
+// LookupDocs implements Store, and fn sees each record where Pebble holds
+// it, uncopied. An iterator that sees every commit serves all the ids when
+// one is idle or there are enough ids to pay for a new one (its prefix
+// seeks consult the Bloom filters of every level, L6's too, so an absent
+// record costs no data block); a few ids otherwise take a Get each. An
+// iterator sees only the commits made before it: a server that adds as it
+// answers queries would make a new one for almost every request, and a new
+// iterator's first seek into each level costs more than a Get (bench/serve,
+// 1M documents, 10% adds, 2 clients of 16 documents a request: 18,335
+// queries/s with an iterator per request, 27,778 with Gets).
 func (s *Pebble) LookupDocs(ctx context.Context, ids []uint64, fn func(i int, rec []byte, ok bool) error) (err error) {
 	if err := s.usable(); err != nil {
 		return err
 	}
 	defer s.h.recoverFault("read", &err)
-	l, err := s.iter()
+	l, ok, err := s.iterIf(len(ids) >= iterDocs)
 	if err != nil {
 		return s.readErr(err)
 	}
-	defer s.putIter(l)
+	if ok {
+		defer s.putIter(l)
+		return s.seekDocs(ctx, l, ids, fn)
+	}
+	var kb [9]byte
+	for i, id := range ids {
+		if i&63 == 0 {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+		}
+		v, closer, err := s.db.Get(docKey(&kb, id))
+		if errors.Is(err, pebble.ErrNotFound) {
+			if err := fn(i, nil, false); err != nil {
+				return err
+			}
+			continue
+		}
+		if err != nil {
+			return s.readErr(fmt.Errorf("document %016x: %w", id, err))
+		}
+		ferr := fn(i, v, true)
+		if err := closer.Close(); err != nil && ferr == nil {
+			return s.readErr(err)
+		}
+		if ferr != nil {
+			return ferr
+		}
+	}
+	return nil
+}
+
+// iterDocs is the number of ids from which LookupDocs makes an iterator
+// rather than take a Get per id.
+const iterDocs = 64
+
+// seekDocs is LookupDocs over l: a prefix seek per id.
+func (s *Pebble) seekDocs(ctx context.Context, l *lookupIter, ids []uint64, fn func(i int, rec []byte, ok bool) error) (err error) {
 	it := l.it
 	for i, id := range ids {
 		if i&63 == 0 {
