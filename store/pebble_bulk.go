@@ -55,8 +55,9 @@ var bulkParts = func() int { return min(runtime.GOMAXPROCS(0), 8) }
 
 const (
 	// bulkPostingBytes is what a buffered posting costs in memory: its
-	// place in the buffer and in the radix sort's scratch buffer.
-	bulkPostingBytes = 2 * 24
+	// place in the buffer being filled, and in the one a spill in flight
+	// sorts and the sort's scratch buffer.
+	bulkPostingBytes = 3 * 24
 	// bulkEntryOverhead is what a buffered record or metadata value costs
 	// besides its bytes.
 	bulkEntryOverhead = 40
@@ -113,6 +114,8 @@ type pebbleBulk struct {
 	s        *Pebble
 	postings []bulkPosting
 	scratch  []bulkPosting // the radix sort's other buffer
+	spare    []bulkPosting // the next buffer
+	spilling chan error    // the spill in flight, if any
 	values   []bulkValue
 	seq      uint32
 	bytes    int64 // memory held by the buffer
@@ -219,17 +222,6 @@ func (b *pebbleBulk) newTable(name string, n int) (string, *sstable.Writer, erro
 	return path, sstable.NewWriter(objstorageprovider.NewFileWritable(f), b.s.po.MakeWriterOptions(0, b.s.db.TableFormat())), nil
 }
 
-// writeEntry sets key to value in w, or deletes it, and reports whether
-// the table has reached bulkTableBytes.
-func writeEntry(w *sstable.Writer, key, value []byte, del bool) (full bool, err error) {
-	if del {
-		err = w.Delete(key)
-	} else {
-		err = w.Set(key, value)
-	}
-	return err == nil && w.Raw().EstimatedSize() >= bulkTableBytes, err
-}
-
 func (b *pebbleBulk) PutMeta(name string, value []byte) { b.value(metaKey(name), value, false) }
 
 func (b *pebbleBulk) DeleteMeta(name string) { b.value(metaKey(name), nil, true) }
@@ -252,39 +244,42 @@ func (b *pebbleBulk) grew(n int64) {
 	}
 }
 
-// sort sorts and deduplicates the buffer (the last write to a key wins),
-// and chooses the splits if this is the first buffer with postings.
-func (b *pebbleBulk) sort() {
-	b.postings, b.scratch = sortPostings(b.postings, b.scratch, !b.idsOutOfOrder)
-	b.postings = compactLast(b.postings, func(x, y bulkPosting) bool { return x.key == y.key && x.id == y.id })
-	slices.SortFunc(b.values, func(x, y bulkValue) int {
+// sortBuffer sorts and deduplicates a buffer's postings ps (through
+// scratch) and values vs, the last write to a key winning, and chooses
+// the splits if no buffer had postings before. It returns the sorted
+// postings, the other buffer and the sorted values.
+func (b *pebbleBulk) sortBuffer(ps, scratch []bulkPosting, vs []bulkValue, idsInOrder bool) (sorted, spare []bulkPosting, values []bulkValue) {
+	ps, scratch = sortPostings(ps, scratch, idsInOrder)
+	ps = compactLast(ps, func(x, y bulkPosting) bool { return x.key == y.key && x.id == y.id })
+	slices.SortFunc(vs, func(x, y bulkValue) int {
 		if c := bytesCompare(x.key, y.key); c != 0 {
 			return c
 		}
 		return cmp.Compare(x.seq, y.seq)
 	})
-	b.values = compactLast(b.values, func(x, y bulkValue) bool { return string(x.key) == string(y.key) })
-	if !b.splitsChosen && len(b.postings) > 0 {
+	vs = compactLast(vs, func(x, y bulkValue) bool { return string(x.key) == string(y.key) })
+	if !b.splitsChosen && len(ps) > 0 {
 		b.splitsChosen = true
 		n := bulkParts()
 		for i := 1; i < n; i++ {
-			k := b.postings[i*len(b.postings)/n].key
+			k := ps[i*len(ps)/n].key
 			if k > 0 && (len(b.splits) == 0 || k > b.splits[len(b.splits)-1]) {
 				b.splits = append(b.splits, k)
 			}
 		}
 	}
+	return ps, scratch, vs
 }
 
-// starts returns the index in the sorted buffer of each part's first
-// posting, then the number of postings.
-func (b *pebbleBulk) starts() []int64 {
+// starts returns the index in the sorted postings ps of each part's first
+// posting, then their number.
+func (b *pebbleBulk) starts(ps []bulkPosting) []int64 {
 	st := make([]int64, 0, len(b.splits)+2)
 	st = append(st, 0)
 	for _, k := range b.splits {
-		st = append(st, int64(sort.Search(len(b.postings), func(i int) bool { return b.postings[i].key >= k })))
+		st = append(st, int64(sort.Search(len(ps), func(i int) bool { return ps[i].key >= k })))
 	}
-	return append(st, int64(len(b.postings)))
+	return append(st, int64(len(ps)))
 }
 
 // sortPostings sorts ps by key, then id, stably, moving the postings
@@ -423,32 +418,60 @@ func (b *pebbleBulk) runDir() (string, error) {
 	return dir, nil
 }
 
-// spill writes the buffer, sorted, as a run: its postings as entries of
-// runPostingBytes, its values as entries of uvarint(len(key)) key, op
+// spill hands the buffer to a goroutine that sorts it and writes it as
+// a run, after waiting for the previous one: the bulk's writer fills the
+// next buffer meanwhile. Runs hold their postings as entries of
+// runPostingBytes, their values as entries of uvarint(len(key)) key, op
 // byte (0 delete, 1 set), uvarint(len(value)) value.
 func (b *pebbleBulk) spill() error {
+	if err := b.waitSpill(); err != nil {
+		return err
+	}
 	dir, err := b.runDir()
 	if err != nil {
 		return err
 	}
-	b.sort()
+	ps, scratch, vs, inOrder := b.postings, b.scratch, b.values, !b.idsOutOfOrder
+	b.postings, b.scratch, b.spare, b.values = b.spare[:0], nil, nil, nil
+	b.reset()
+	done := make(chan error, 1)
+	b.spilling = done
+	go func() { done <- b.writeRunOf(dir, ps, scratch, vs, inOrder) }()
+	return nil
+}
+
+// waitSpill waits for the spill in flight, if any, and returns its error.
+func (b *pebbleBulk) waitSpill() error {
+	if b.spilling == nil {
+		return nil
+	}
+	err := <-b.spilling
+	b.spilling = nil
+	return err
+}
+
+// writeRunOf sorts a buffer and writes it as the next run, in spill's
+// goroutine; it leaves the buffer's two posting slices in b.spare and
+// b.scratch, for the next buffer and the next sort.
+func (b *pebbleBulk) writeRunOf(dir string, ps, scratch []bulkPosting, vs []bulkValue, idsInOrder bool) error {
+	ps, scratch, vs = b.sortBuffer(ps, scratch, vs, idsInOrder)
+	defer func() { b.spare, b.scratch = ps[:0], scratch }()
 	fs := b.s.fs
 	var run bulkRun
-	if len(b.postings) > 0 {
+	if len(ps) > 0 {
 		run.postings = fs.PathJoin(dir, fmt.Sprintf("run-%06d-postings", len(b.runs)))
-		run.starts = b.starts()
-		if err := b.writeRun(run.postings, b.writePostings); err != nil {
+		run.starts = b.starts(ps)
+		if err := b.writeRun(run.postings, func(w *bufio.Writer) error { return writePostings(w, ps) }); err != nil {
 			return err
 		}
 	}
-	if len(b.values) > 0 {
+	if len(vs) > 0 {
 		run.values = fs.PathJoin(dir, fmt.Sprintf("run-%06d-values", len(b.runs)))
-		if err := b.writeRun(run.values, b.writeValues); err != nil {
+		if err := b.writeRun(run.values, func(w *bufio.Writer) error { return writeValues(w, vs) }); err != nil {
 			return err
 		}
 	}
 	b.runs = append(b.runs, run)
-	b.reset()
 	return nil
 }
 
@@ -469,9 +492,9 @@ func (b *pebbleBulk) writeRun(name string, write func(w *bufio.Writer) error) er
 	return err
 }
 
-func (b *pebbleBulk) writePostings(w *bufio.Writer) error {
+func writePostings(w *bufio.Writer, ps []bulkPosting) error {
 	var e [runPostingBytes]byte
-	for _, p := range b.postings {
+	for _, p := range ps {
 		binary.BigEndian.PutUint64(e[:], p.key)
 		binary.BigEndian.PutUint64(e[8:], p.id)
 		e[16] = 1
@@ -485,9 +508,9 @@ func (b *pebbleBulk) writePostings(w *bufio.Writer) error {
 	return nil
 }
 
-func (b *pebbleBulk) writeValues(w *bufio.Writer) error {
+func writeValues(w *bufio.Writer, vs []bulkValue) error {
 	var hdr [binary.MaxVarintLen64]byte
-	for _, v := range b.values {
+	for _, v := range vs {
 		w.Write(hdr[:binary.PutUvarint(hdr[:], uint64(len(v.key)))])
 		w.Write(v.key)
 		op := byte(1)
@@ -552,7 +575,10 @@ func (b *pebbleBulk) Commit(ctx context.Context) error {
 // postings in one goroutine, each other part's postings in one of its own.
 func (b *pebbleBulk) writeTables() (paths []string, err error) {
 	s := b.s
-	b.sort()
+	if err := b.waitSpill(); err != nil {
+		return nil, err
+	}
+	b.postings, b.scratch, b.values = b.sortBuffer(b.postings, b.scratch, b.values, !b.idsOutOfOrder)
 	if _, err := b.runDir(); err != nil { // before the goroutines use it
 		return nil, err
 	}
@@ -583,7 +609,7 @@ func (b *pebbleBulk) writeTables() (paths []string, err error) {
 		}
 	}
 	values = append(values, &memSource{values: b.values, i: -1})
-	memStarts := b.starts()
+	memStarts := b.starts(b.postings)
 
 	parts := len(b.splits) + 1
 	tables := make([][]string, parts)
@@ -654,13 +680,14 @@ var errBulkStopped = errors.New("store: bulk: another part failed")
 // tableStream writes a sequence of entries in increasing key order as
 // tables NAME-n.sst in the bulk's directory.
 type tableStream struct {
-	b      *pebbleBulk
-	name   string
-	failed *atomic.Bool // set when another stream has failed
-	w      *sstable.Writer
-	kind   byte // the kind of the keys in w's table
-	paths  []string
-	n      int
+	b         *pebbleBulk
+	name      string
+	failed    *atomic.Bool // set when another stream has failed
+	w         *sstable.Writer
+	kind      byte // the kind of the keys in w's table
+	paths     []string
+	n         int
+	unchecked int // bytes of entries since the last size estimate
 }
 
 // write writes the values of vm (if not nil), then the postings of pm,
@@ -724,12 +751,31 @@ func (t *tableStream) add(key, value []byte, del bool) error {
 		t.w, t.paths = w, append(t.paths, path)
 	}
 	t.kind = key[0]
-	full, err := writeEntry(t.w, key, value, del)
-	if err == nil && full {
-		err = t.finish()
+	var err error
+	if del {
+		err = t.w.Delete(key)
+	} else {
+		err = t.w.Set(key, value)
 	}
-	return err
+	if err != nil {
+		return err
+	}
+	// The table's size is estimated only every sizeCheckBytes of entries
+	// (the estimate costs about as much as adding a posting).
+	t.unchecked += len(key) + len(value)
+	if t.unchecked >= sizeCheckBytes() {
+		t.unchecked = 0
+		if t.w.Raw().EstimatedSize() >= bulkTableBytes {
+			return t.finish()
+		}
+	}
+	return nil
 }
+
+// sizeCheckBytes is how many bytes of entries a table takes between two
+// estimates of its size: 64 KiB, a thousandth of a table (at most a
+// sixteenth of bulkTableBytes, which tests lower).
+func sizeCheckBytes() int { return int(min(64<<10, bulkTableBytes/16)) }
 
 // finish closes the current table (syncing it, as Ingest requires).
 func (t *tableStream) finish() error {
@@ -737,12 +783,13 @@ func (t *tableStream) finish() error {
 		return nil
 	}
 	err := t.w.Close()
-	t.w = nil
+	t.w, t.unchecked = nil, 0
 	return err
 }
 
 // discard drops the buffer, the runs and the record tables.
 func (b *pebbleBulk) discard() {
+	b.waitSpill()
 	b.reset()
 	if b.rw != nil {
 		b.rw.failed.Store(true) // stops it writing what it was given
@@ -763,7 +810,7 @@ func (b *pebbleBulk) discard() {
 func (b *pebbleBulk) Close() {
 	if !b.closed {
 		b.discard()
-		b.postings, b.scratch, b.values = nil, nil, nil
+		b.postings, b.scratch, b.spare, b.values = nil, nil, nil, nil
 		b.closed = true
 	}
 }
