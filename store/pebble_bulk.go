@@ -578,7 +578,10 @@ func (b *pebbleBulk) writeTables() (paths []string, err error) {
 	if err := b.waitSpill(); err != nil {
 		return nil, err
 	}
-	b.postings, b.scratch, b.values = b.sortBuffer(b.postings, b.scratch, b.values, !b.idsOutOfOrder)
+	b.postings, _, b.values = b.sortBuffer(b.postings, b.scratch, b.values, !b.idsOutOfOrder)
+	// The other two buffers are not needed again before the next spill:
+	// the collector may have them while the tables are written.
+	b.scratch, b.spare = nil, nil
 	if _, err := b.runDir(); err != nil { // before the goroutines use it
 		return nil, err
 	}
