@@ -143,24 +143,31 @@ func bulkPair(t *testing.T) (string, *store.Pebble, *store.Memory) {
 // same writes, over a store that already holds data, with a memory budget
 // small enough that the bulk spills dozens of sorted runs and merges them
 // (later runs win), and that the runs are removed afterwards.
+// It does so with the postings cut into 1, 2 and 5 parts, each merged
+// and written by its own goroutine.
 func TestPebbleBulkEquivalence(t *testing.T) {
 	ctx := context.Background()
-	dir, s, ref := bulkPair(t)
-	for round := range uint64(4) {
-		var b, rb store.Batch
-		if round%2 == 0 { // alternate: a batch, then a bulk
-			b, rb = s.NewBatch(), ref.NewBatch()
-		} else {
-			b, rb = s.NewBulk(), ref.NewBatch()
-		}
-		applyRandom(round+1, 6000, false, b, rb)
-		commitBoth(t, b, rb, s, ref)
+	for _, parts := range []int{1, 2, 5} {
+		t.Run(fmt.Sprint("parts=", parts), func(t *testing.T) {
+			defer store.SetBulkParts(parts)()
+			dir, s, ref := bulkPair(t)
+			for round := range uint64(4) {
+				var b, rb store.Batch
+				if round%2 == 0 { // alternate: a batch, then a bulk
+					b, rb = s.NewBatch(), ref.NewBatch()
+				} else {
+					b, rb = s.NewBulk(), ref.NewBatch()
+				}
+				applyRandom(round+1, 6000, false, b, rb)
+				commitBoth(t, b, rb, s, ref)
+			}
+			if err := s.Compact(ctx); err != nil {
+				t.Fatal(err)
+			}
+			sameContents(t, s, ref)
+			noBulkDirs(t, dir)
+		})
 	}
-	if err := s.Compact(ctx); err != nil {
-		t.Fatal(err)
-	}
-	sameContents(t, s, ref)
-	noBulkDirs(t, dir)
 }
 
 // TestPebbleSortedBulk checks that a sorted bulk (records straight into
@@ -208,18 +215,21 @@ func TestPebbleSortedBulk(t *testing.T) {
 func TestPebbleBulkFaults(t *testing.T) {
 	ctx := context.Background()
 	for _, c := range []struct {
-		name  string
-		match func(errorfs.Op) bool
-		ok    bool // Pebble gets around the fault
+		name   string
+		match  func(errorfs.Op) bool
+		ok     bool // Pebble gets around the fault
+		sorted bool // a sorted bulk, whose records go to tables of their own
 	}{
-		{"run", writesTo("run-"), false},
-		{"table", writesTo("table-"), false},
+		{"run", writesTo("run-"), false, false},
+		{"table", writesTo("table-"), false, false},
 		{"table-sync", func(op errorfs.Op) bool {
 			return isSync(op.Kind) && strings.HasPrefix(filepath.Base(op.Path), "table-")
-		}, false},
+		}, false, false},
+		// The records' tables are written by a goroutine of their own.
+		{"records", writesTo("records-"), false, true},
 		// Ingestion copies a table it cannot hard-link.
-		{"ingest-link", func(op errorfs.Op) bool { return op.Kind == errorfs.OpLink }, true},
-		{"ingest-manifest", writesTo("MANIFEST"), false},
+		{"ingest-link", func(op errorfs.Op) bool { return op.Kind == errorfs.OpLink }, true, false},
+		{"ingest-manifest", writesTo("MANIFEST"), false, false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			dir := filepath.Join(t.TempDir(), "index")
@@ -234,8 +244,14 @@ func TestPebbleBulkFaults(t *testing.T) {
 			b.Close()
 			in.on.Store(true)
 			bulk := s.NewBulk()
+			if c.sorted {
+				bulk = store.NewSortedBulk(s)
+			}
 			for i := range uint64(5000) {
 				bulk.AddPosting(1<<40+i%97, i)
+				if c.sorted {
+					bulk.PutDoc(1<<40+i, []byte("record"))
+				}
 			}
 			err, took := within(t, "bulk Commit", func() error { return bulk.Commit(ctx) })
 			bulk.Close()

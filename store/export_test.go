@@ -16,3 +16,11 @@ func SetBulkTableBytes(n uint64) func() {
 	bulkTableBytes = n
 	return func() { bulkTableBytes = old }
 }
+
+// SetBulkParts sets the number of parts a bulk cuts its postings into and
+// returns a function that restores it.
+func SetBulkParts(n int) func() {
+	old := bulkParts
+	bulkParts = func() int { return n }
+	return func() { bulkParts = old }
+}

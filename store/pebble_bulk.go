@@ -12,6 +12,14 @@ package store
 // synced MANIFEST edit. Ingested tables take the newest sequence number,
 // so a bulk overwrites what the store held exactly as a batch committed at
 // the same moment would, removals included (they become tombstones).
+//
+// Postings, nearly all of a build, take a path of their own: they are
+// buffered as fixed-width (key, id) pairs, sorted by a radix sort, spilled
+// as fixed-width runs and merged by comparing integers. Their key space is
+// cut into parts at quantiles of the first sorted buffer, and at Commit
+// each part is merged and written as tables by a goroutine of its own
+// (one part per processor): the parts' tables overlap none of the others,
+// so they are ingested together as before.
 
 import (
 	"bufio"
@@ -24,8 +32,11 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime"
 	"slices"
+	"sort"
 	"strconv"
+	"sync"
 	"sync/atomic"
 
 	"github.com/cockroachdb/pebble/v2/objstorage/objstorageprovider"
@@ -37,12 +48,22 @@ import (
 // lower it).
 var bulkTableBytes uint64 = 64 << 20
 
+// bulkParts is the number of parts a bulk cuts its postings' key space
+// into, each merged and written by a goroutine of its own at Commit
+// (tests set it).
+var bulkParts = func() int { return min(runtime.GOMAXPROCS(0), 8) }
+
 const (
-	// bulkPostingBytes is what a buffered posting costs in memory.
-	bulkPostingBytes = 24
+	// bulkPostingBytes is what a buffered posting costs in memory: its
+	// place in the buffer being filled, and in the one a spill in flight
+	// sorts and the sort's scratch buffer.
+	bulkPostingBytes = 3 * 24
 	// bulkEntryOverhead is what a buffered record or metadata value costs
 	// besides its bytes.
 	bulkEntryOverhead = 40
+	// runPostingBytes is the size of a posting in a run file: key and id
+	// (big-endian) and the op byte (0 delete, 1 set).
+	runPostingBytes = 17
 )
 
 var bulkDirSeq atomic.Uint64
@@ -51,8 +72,9 @@ var bulkDirSeq atomic.Uint64
 // of writes in memory, then spills sorted runs into a directory inside the
 // store's (removed at Commit, Close, or the next OpenPebble after a
 // crash). Commit costs a sort of what is buffered, a merge of the runs,
-// and one write of the result as tables; it is durable and atomic when it
-// returns. Like a batch, a bulk is not safe for concurrent use.
+// and one write of the result as tables (on as many goroutines as
+// GOMAXPROCS, up to 8); it is durable and atomic when it returns. Like a
+// batch, a bulk is not safe for concurrent use.
 func (s *Pebble) NewBulk() Batch { return &pebbleBulk{s: s} }
 
 // NewSortedBulk implements SortedBulker: the bulk's records (PutDoc,
@@ -63,9 +85,11 @@ func (s *Pebble) NewBulk() Batch { return &pebbleBulk{s: s} }
 // overlap none of the merged tables, and Commit ingests them all at once.
 func (s *Pebble) NewSortedBulk() Batch { return &pebbleBulk{s: s, sortedDocs: true} }
 
+// bulkPosting is a buffered posting write. The buffer keeps the order of
+// the writes, and its sort is stable, so of two writes of one posting the
+// later stays later.
 type bulkPosting struct {
 	key, id uint64
-	seq     uint32
 	del     bool
 }
 
@@ -76,23 +100,47 @@ type bulkValue struct {
 	del   bool
 }
 
+// bulkRun is a spilled buffer: a file of its postings, sorted, and one of
+// its values ("" when it had none).
+type bulkRun struct {
+	postings string
+	// starts holds the index of the first posting of each part (see
+	// pebbleBulk.splits), then the number of postings.
+	starts []int64
+	values string
+}
+
 type pebbleBulk struct {
 	s        *Pebble
 	postings []bulkPosting
+	scratch  []bulkPosting // the radix sort's other buffer
+	spare    []bulkPosting // the next buffer
+	spilling chan error    // the spill in flight, if any
 	values   []bulkValue
 	seq      uint32
 	bytes    int64 // memory held by the buffer
 	n        int   // writes since the last Commit
-	runs     []string
+	runs     []bulkRun
 	dir      string // the run directory, once made
 	err      error  // the first error spilling a run or writing a record table
 	closed   bool
 
-	// The records of a sorted bulk (NewSortedBulk): the table being
-	// written, the finished tables, the last key written and how many.
+	// idsOutOfOrder is set when a posting was written with a smaller id
+	// than the one before it in the buffer (lastID).
+	idsOutOfOrder bool
+	lastID        uint64
+
+	// splits cut the postings' key space into parts: part p holds the
+	// keys from splits[p-1] (included) to splits[p] (excluded). They are
+	// chosen once, from the first sorted buffer that holds postings, so
+	// every run is cut at the same keys.
+	splits       []uint64
+	splitsChosen bool
+
+	// The records of a sorted bulk (NewSortedBulk): their writer, the
+	// last key written and how many.
 	sortedDocs bool
-	dw         *sstable.Writer
-	dtables    []string
+	rw         *recordWriter
 	dlast      [9]byte
 	dn         int
 }
@@ -104,12 +152,18 @@ func (b *pebbleBulk) next() uint32 {
 }
 
 func (b *pebbleBulk) AddPosting(key, id uint64) {
-	b.postings = append(b.postings, bulkPosting{key: key, id: id, seq: b.next()})
+	b.n++
+	b.idsOutOfOrder = b.idsOutOfOrder || id < b.lastID
+	b.lastID = id
+	b.postings = append(b.postings, bulkPosting{key: key, id: id})
 	b.grew(bulkPostingBytes)
 }
 
 func (b *pebbleBulk) RemovePosting(key, id uint64) {
-	b.postings = append(b.postings, bulkPosting{key: key, id: id, seq: b.next(), del: true})
+	b.n++
+	b.idsOutOfOrder = b.idsOutOfOrder || id < b.lastID
+	b.lastID = id
+	b.postings = append(b.postings, bulkPosting{key: key, id: id, del: true})
 	b.grew(bulkPostingBytes)
 }
 
@@ -131,7 +185,7 @@ func (b *pebbleBulk) DeleteDoc(id uint64) {
 	b.value(docKey(&kb, id), nil, true)
 }
 
-// direct writes a record of a sorted bulk into its current record table.
+// direct hands a record of a sorted bulk to its record writer.
 func (b *pebbleBulk) direct(key, value []byte, del bool) {
 	b.n++
 	if b.err != nil {
@@ -141,22 +195,14 @@ func (b *pebbleBulk) direct(key, value []byte, del bool) {
 		b.err = fmt.Errorf("store: sorted bulk: record %x written after %x (records must come in increasing id order)", key[1:], b.dlast[1:])
 		return
 	}
-	if b.dw == nil {
-		path, w, err := b.newTable("records", len(b.dtables))
-		if err != nil {
+	if b.rw == nil {
+		if _, err := b.runDir(); err != nil { // before the writer uses it
 			b.err = err
 			return
 		}
-		b.dw, b.dtables = w, append(b.dtables, path)
+		b.rw = newRecordWriter(b)
 	}
-	full, err := writeEntry(b.dw, key, value, del)
-	if err == nil && full {
-		err = b.finishDirect()
-	}
-	if err != nil {
-		b.err = err
-		return
-	}
+	b.rw.add(key, value, del)
 	copy(b.dlast[:], key)
 	b.dn++
 }
@@ -174,28 +220,6 @@ func (b *pebbleBulk) newTable(name string, n int) (string, *sstable.Writer, erro
 		return "", nil, err
 	}
 	return path, sstable.NewWriter(objstorageprovider.NewFileWritable(f), b.s.po.MakeWriterOptions(0, b.s.db.TableFormat())), nil
-}
-
-// writeEntry sets key to value in w, or deletes it, and reports whether
-// the table has reached bulkTableBytes.
-func writeEntry(w *sstable.Writer, key, value []byte, del bool) (full bool, err error) {
-	if del {
-		err = w.Delete(key)
-	} else {
-		err = w.Set(key, value)
-	}
-	return err == nil && w.Raw().EstimatedSize() >= bulkTableBytes, err
-}
-
-// finishDirect closes the current record table (syncing it, as Ingest
-// requires).
-func (b *pebbleBulk) finishDirect() error {
-	if b.dw == nil {
-		return nil
-	}
-	err := b.dw.Close()
-	b.dw = nil
-	return err
 }
 
 func (b *pebbleBulk) PutMeta(name string, value []byte) { b.value(metaKey(name), value, false) }
@@ -220,27 +244,144 @@ func (b *pebbleBulk) grew(n int64) {
 	}
 }
 
-// sorted sorts and deduplicates the buffer (the last write to a key wins)
-// and returns it as a source.
-func (b *pebbleBulk) sorted() *memSource {
-	slices.SortFunc(b.postings, func(x, y bulkPosting) int {
-		if c := cmp.Compare(x.key, y.key); c != 0 {
-			return c
-		}
-		if c := cmp.Compare(x.id, y.id); c != 0 {
-			return c
-		}
-		return cmp.Compare(x.seq, y.seq)
-	})
-	b.postings = compactLast(b.postings, func(x, y bulkPosting) bool { return x.key == y.key && x.id == y.id })
-	slices.SortFunc(b.values, func(x, y bulkValue) int {
+// sortBuffer sorts and deduplicates a buffer's postings ps (through
+// scratch) and values vs, the last write to a key winning, and chooses
+// the splits if no buffer had postings before. It returns the sorted
+// postings, the other buffer and the sorted values.
+func (b *pebbleBulk) sortBuffer(ps, scratch []bulkPosting, vs []bulkValue, idsInOrder bool) (sorted, spare []bulkPosting, values []bulkValue) {
+	ps, scratch = sortPostings(ps, scratch, idsInOrder)
+	ps = compactLast(ps, func(x, y bulkPosting) bool { return x.key == y.key && x.id == y.id })
+	slices.SortFunc(vs, func(x, y bulkValue) int {
 		if c := bytesCompare(x.key, y.key); c != 0 {
 			return c
 		}
 		return cmp.Compare(x.seq, y.seq)
 	})
-	b.values = compactLast(b.values, func(x, y bulkValue) bool { return string(x.key) == string(y.key) })
-	return &memSource{postings: b.postings, values: b.values, vi: -1, pi: -1}
+	vs = compactLast(vs, func(x, y bulkValue) bool { return string(x.key) == string(y.key) })
+	if !b.splitsChosen && len(ps) > 0 {
+		b.splitsChosen = true
+		n := bulkParts()
+		for i := 1; i < n; i++ {
+			k := ps[i*len(ps)/n].key
+			if k > 0 && (len(b.splits) == 0 || k > b.splits[len(b.splits)-1]) {
+				b.splits = append(b.splits, k)
+			}
+		}
+	}
+	return ps, scratch, vs
+}
+
+// starts returns the index in the sorted postings ps of each part's first
+// posting, then their number.
+func (b *pebbleBulk) starts(ps []bulkPosting) []int64 {
+	st := make([]int64, 0, len(b.splits)+2)
+	st = append(st, 0)
+	for _, k := range b.splits {
+		st = append(st, int64(sort.Search(len(ps), func(i int) bool { return ps[i].key >= k })))
+	}
+	return append(st, int64(len(ps)))
+}
+
+// sortPostings sorts ps by key, then id, stably, moving the postings
+// between ps and scratch, and returns the sorted slice and the other
+// buffer (to be passed as scratch next time). With idsInOrder (the ids
+// were written in non-decreasing order, as a sorted bulk writes them) it
+// sorts by key only, which a stable sort makes the same order.
+//
+// It is a radix sort in two steps, so that only one pass moves postings
+// through main memory: a pass on the key's most significant byte
+// distributes them into 256 buckets, then each bucket, small enough to
+// stay in the processor's cache, is sorted on its other bytes from the
+// least significant (sortBucket).
+func sortPostings(ps, scratch []bulkPosting, idsInOrder bool) (sorted, spare []bulkPosting) {
+	n := len(ps)
+	if n < 2 {
+		return ps, scratch
+	}
+	if cap(scratch) < n {
+		scratch = make([]bulkPosting, n, cap(ps))
+	}
+	scratch = scratch[:n]
+	var starts [257]int
+	for i := range ps {
+		starts[ps[i].key>>56+1]++
+	}
+	for v := 1; v <= 256; v++ {
+		starts[v] += starts[v-1]
+	}
+	next := starts
+	for _, p := range ps {
+		v := p.key >> 56
+		scratch[next[v]] = p
+		next[v]++
+	}
+	var counts [15][256]int
+	for v := range 256 {
+		if lo, hi := starts[v], starts[v+1]; hi-lo > 1 {
+			sortBucket(scratch[lo:hi], ps[lo:hi], idsInOrder, &counts)
+		}
+	}
+	return scratch, ps
+}
+
+// sortBucket sorts b, whose postings share the key's most significant
+// byte, by the key's other bytes and (unless idsInOrder) the id's, with a
+// least significant digit radix sort through tmp (of b's length), a byte
+// per pass; it skips a pass whose byte is the same in every posting. The
+// result is in b.
+func sortBucket(b, tmp []bulkPosting, idsInOrder bool, counts *[15][256]int) {
+	*counts = [15][256]int{}
+	// counts[d] counts the values of the sort key's byte d from the least
+	// significant: the id's 8 bytes, then the key's 7 lower ones.
+	for i := range b {
+		id, key := b[i].id, b[i].key
+		if !idsInOrder {
+			for d := range 8 {
+				counts[d][byte(id>>(8*d))]++
+			}
+		}
+		for d := range 7 {
+			counts[8+d][byte(key>>(8*d))]++
+		}
+	}
+	n := len(b)
+	src, dst := b, tmp
+	first := 0
+	if idsInOrder {
+		first = 8
+	}
+	for d := first; d < 15; d++ {
+		c := &counts[d]
+		shift := uint(8 * (d % 8))
+		x := src[0].id
+		if d >= 8 {
+			x = src[0].key
+		}
+		if c[byte(x>>shift)] == n {
+			continue
+		}
+		sum := 0
+		for v := range c {
+			c[v], sum = sum, sum+c[v]
+		}
+		if d < 8 {
+			for _, p := range src {
+				v := byte(p.id >> shift)
+				dst[c[v]] = p
+				c[v]++
+			}
+		} else {
+			for _, p := range src {
+				v := byte(p.key >> shift)
+				dst[c[v]] = p
+				c[v]++
+			}
+		}
+		src, dst = dst, src
+	}
+	if &src[0] != &b[0] {
+		copy(b, src)
+	}
 }
 
 // compactLast keeps the last of each run of equal neighbours.
@@ -259,6 +400,7 @@ func bytesCompare(a, b []byte) int { return cmp.Compare(string(a), string(b)) }
 
 func (b *pebbleBulk) reset() {
 	b.postings, b.values = b.postings[:0], b.values[:0]
+	b.idsOutOfOrder, b.lastID = false, 0
 	b.seq, b.bytes = 0, 0
 }
 
@@ -276,47 +418,111 @@ func (b *pebbleBulk) runDir() (string, error) {
 	return dir, nil
 }
 
-// spill writes the buffer, sorted, as a run file: entries of
-// uvarint(len(key)) key, op byte (0 delete, 1 set), uvarint(len(value)) value.
+// spill hands the buffer to a goroutine that sorts it and writes it as
+// a run, after waiting for the previous one: the bulk's writer fills the
+// next buffer meanwhile. Runs hold their postings as entries of
+// runPostingBytes, their values as entries of uvarint(len(key)) key, op
+// byte (0 delete, 1 set), uvarint(len(value)) value.
 func (b *pebbleBulk) spill() error {
+	if err := b.waitSpill(); err != nil {
+		return err
+	}
 	dir, err := b.runDir()
 	if err != nil {
 		return err
 	}
+	ps, scratch, vs, inOrder := b.postings, b.scratch, b.values, !b.idsOutOfOrder
+	b.postings, b.scratch, b.spare, b.values = b.spare[:0], nil, nil, nil
+	b.reset()
+	done := make(chan error, 1)
+	b.spilling = done
+	go func() { done <- b.writeRunOf(dir, ps, scratch, vs, inOrder) }()
+	return nil
+}
+
+// waitSpill waits for the spill in flight, if any, and returns its error.
+func (b *pebbleBulk) waitSpill() error {
+	if b.spilling == nil {
+		return nil
+	}
+	err := <-b.spilling
+	b.spilling = nil
+	return err
+}
+
+// writeRunOf sorts a buffer and writes it as the next run, in spill's
+// goroutine; it leaves the buffer's two posting slices in b.spare and
+// b.scratch, for the next buffer and the next sort.
+func (b *pebbleBulk) writeRunOf(dir string, ps, scratch []bulkPosting, vs []bulkValue, idsInOrder bool) error {
+	ps, scratch, vs = b.sortBuffer(ps, scratch, vs, idsInOrder)
+	defer func() { b.spare, b.scratch = ps[:0], scratch }()
 	fs := b.s.fs
-	name := fs.PathJoin(dir, fmt.Sprintf("run-%06d", len(b.runs)))
-	f, err := fs.Create(name, vfs.WriteCategoryUnspecified)
+	var run bulkRun
+	if len(ps) > 0 {
+		run.postings = fs.PathJoin(dir, fmt.Sprintf("run-%06d-postings", len(b.runs)))
+		run.starts = b.starts(ps)
+		if err := b.writeRun(run.postings, func(w *bufio.Writer) error { return writePostings(w, ps) }); err != nil {
+			return err
+		}
+	}
+	if len(vs) > 0 {
+		run.values = fs.PathJoin(dir, fmt.Sprintf("run-%06d-values", len(b.runs)))
+		if err := b.writeRun(run.values, func(w *bufio.Writer) error { return writeValues(w, vs) }); err != nil {
+			return err
+		}
+	}
+	b.runs = append(b.runs, run)
+	return nil
+}
+
+// writeRun creates the file name and writes it with write.
+func (b *pebbleBulk) writeRun(name string, write func(w *bufio.Writer) error) error {
+	f, err := b.s.fs.Create(name, vfs.WriteCategoryUnspecified)
 	if err != nil {
 		return err
 	}
 	w := bufio.NewWriterSize(f, 1<<20)
-	src := b.sorted()
-	var hdr [2*binary.MaxVarintLen64 + 1]byte
-	for src.next() {
-		k, v, del := src.key(), src.value(), src.del()
-		n := binary.PutUvarint(hdr[:], uint64(len(k)))
-		w.Write(hdr[:n])
-		w.Write(k)
-		op := byte(1)
-		if del {
-			op = 0
-		}
-		w.WriteByte(op)
-		n = binary.PutUvarint(hdr[:], uint64(len(v)))
-		w.Write(hdr[:n])
-		if _, err := w.Write(v); err != nil {
-			break
-		}
+	err = write(w)
+	if ferr := w.Flush(); err == nil {
+		err = ferr
 	}
-	err = w.Flush()
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
-	if err != nil {
-		return err
+	return err
+}
+
+func writePostings(w *bufio.Writer, ps []bulkPosting) error {
+	var e [runPostingBytes]byte
+	for _, p := range ps {
+		binary.BigEndian.PutUint64(e[:], p.key)
+		binary.BigEndian.PutUint64(e[8:], p.id)
+		e[16] = 1
+		if p.del {
+			e[16] = 0
+		}
+		if _, err := w.Write(e[:]); err != nil {
+			return err
+		}
 	}
-	b.runs = append(b.runs, name)
-	b.reset()
+	return nil
+}
+
+func writeValues(w *bufio.Writer, vs []bulkValue) error {
+	var hdr [binary.MaxVarintLen64]byte
+	for _, v := range vs {
+		w.Write(hdr[:binary.PutUvarint(hdr[:], uint64(len(v.key)))])
+		w.Write(v.key)
+		op := byte(1)
+		if v.del {
+			op = 0
+		}
+		w.WriteByte(op)
+		w.Write(hdr[:binary.PutUvarint(hdr[:], uint64(len(v.value)))])
+		if _, err := w.Write(v.value); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 
@@ -365,92 +571,238 @@ func (b *pebbleBulk) Commit(ctx context.Context) error {
 }
 
 // writeTables merges the runs and the buffer into tables in the bulk's
-// directory and returns their paths.
+// directory and returns their paths: the values and the first part's
+// postings in one goroutine, each other part's postings in one of its own.
 func (b *pebbleBulk) writeTables() (paths []string, err error) {
 	s := b.s
-	sources := []bulkSource{}
-	for _, name := range b.runs {
-		f, err := s.fs.Open(name)
-		if err != nil {
-			return nil, err
-		}
-		defer f.Close()
-		sources = append(sources, &runSource{r: bufio.NewReaderSize(f, 1<<20), name: name})
+	if err := b.waitSpill(); err != nil {
+		return nil, err
 	}
-	sources = append(sources, b.sorted())
-	m := newMerge(sources)
-	var w *sstable.Writer
-	finish := func() error {
-		if w == nil {
-			return nil
-		}
-		err := w.Close() // syncs the file, as Ingest requires
-		w = nil
-		return err
+	b.postings, _, b.values = b.sortBuffer(b.postings, b.scratch, b.values, !b.idsOutOfOrder)
+	// The other two buffers are not needed again before the next spill:
+	// the collector may have them while the tables are written.
+	b.scratch, b.spare = nil, nil
+	if _, err := b.runDir(); err != nil { // before the goroutines use it
+		return nil, err
 	}
+	values := []bulkSource{}
+	var postingFiles []vfs.File
 	defer func() {
-		if w != nil {
-			w.Close()
+		for _, f := range postingFiles {
+			if f != nil {
+				f.Close()
+			}
 		}
 	}()
-	n := 0
-	var kind byte // the kind of the keys in w's table
-	for m.next() {
-		if n&4095 == 0 {
-			if err := s.h.err(); err != nil {
+	for _, run := range b.runs {
+		var pf vfs.File
+		if run.postings != "" {
+			if pf, err = s.fs.Open(run.postings); err != nil {
 				return nil, err
 			}
 		}
-		n++
-		src := m.top()
-		if w != nil && src.key()[0] != kind {
-			// One kind of record per table: a table spanning documents
-			// and postings would also span the metadata keys between
-			// them, which sit in the memtable, and an ingested table
-			// overlapping them cannot go to the last level.
-			if err := finish(); err != nil {
-				return nil, err
-			}
-		}
-		if w == nil {
-			path, nw, err := b.newTable("table", len(paths))
+		postingFiles = append(postingFiles, pf)
+		if run.values != "" {
+			f, err := s.fs.Open(run.values)
 			if err != nil {
 				return nil, err
 			}
-			w, paths = nw, append(paths, path)
+			defer f.Close()
+			values = append(values, &runSource{r: bufio.NewReaderSize(f, 1<<20), name: run.values})
 		}
-		kind = src.key()[0]
-		full, err := writeEntry(w, src.key(), src.value(), src.del())
-		if err != nil {
-			return nil, err
+	}
+	values = append(values, &memSource{values: b.values, i: -1})
+	memStarts := b.starts(b.postings)
+
+	parts := len(b.splits) + 1
+	tables := make([][]string, parts)
+	errs := make([]error, parts)
+	var failed atomic.Bool
+	part := func(p int) {
+		var sources []*postingSource
+		for i, run := range b.runs {
+			if run.postings == "" || run.starts[p] == run.starts[p+1] {
+				continue
+			}
+			off, n := run.starts[p]*runPostingBytes, run.starts[p+1]-run.starts[p]
+			sources = append(sources, &postingSource{age: i, name: run.postings,
+				r: io.NewSectionReader(postingFiles[i], off, n*runPostingBytes), left: n})
 		}
-		if full {
-			if err := finish(); err != nil {
+		sources = append(sources, &postingSource{age: len(b.runs), mem: b.postings[memStarts[p]:memStarts[p+1]], inMem: true})
+		t := tableStream{b: b, name: fmt.Sprintf("table-%d", p), failed: &failed}
+		var vm *merge
+		if p == 0 {
+			vm = newMerge(values)
+		}
+		tables[p], errs[p] = t.write(vm, newPostingMerge(sources))
+		if errs[p] != nil {
+			failed.Store(true)
+		}
+	}
+	if b.rw != nil {
+		b.rw.flush() // its last tables are written while the parts are
+	}
+	var wg sync.WaitGroup
+	for p := 1; p < parts; p++ {
+		wg.Go(func() { part(p) })
+	}
+	part(0)
+	wg.Wait()
+	if b.rw != nil {
+		rtables, err := b.rw.wait()
+		b.rw = nil
+		tables, errs = append(tables, rtables), append(errs, err)
+	}
+	for _, ts := range tables {
+		paths = append(paths, ts...)
+	}
+	if err := firstError(errs); err != nil {
+		return nil, err
+	}
+	return paths, nil
+}
+
+// firstError returns the first error of errs that is not errBulkStopped,
+// or else the first that is not nil, or nil.
+func firstError(errs []error) error {
+	var first error
+	for _, err := range errs {
+		if err != nil && !errors.Is(err, errBulkStopped) {
+			return err
+		}
+		if first == nil {
+			first = err
+		}
+	}
+	return first
+}
+
+// errBulkStopped stops a part's goroutine when another has failed.
+var errBulkStopped = errors.New("store: bulk: another part failed")
+
+// tableStream writes a sequence of entries in increasing key order as
+// tables NAME-n.sst in the bulk's directory.
+type tableStream struct {
+	b         *pebbleBulk
+	name      string
+	failed    *atomic.Bool // set when another stream has failed
+	w         *sstable.Writer
+	kind      byte // the kind of the keys in w's table
+	paths     []string
+	n         int
+	unchecked int // bytes of entries since the last size estimate
+}
+
+// write writes the values of vm (if not nil), then the postings of pm,
+// and returns the tables' paths.
+func (t *tableStream) write(vm *merge, pm *postingMerge) ([]string, error) {
+	defer func() {
+		if t.w != nil {
+			t.w.Close()
+		}
+	}()
+	if vm != nil {
+		for vm.next() {
+			src := vm.top()
+			if err := t.add(src.key(), src.value(), src.del()); err != nil {
 				return nil, err
 			}
 		}
+		if err := vm.err(); err != nil {
+			return nil, err
+		}
 	}
-	if err := m.err(); err != nil {
+	var kb [postingKeyLen]byte
+	for pm.next() {
+		if err := t.add(postingKey(&kb, pm.key, pm.id), nil, pm.del); err != nil {
+			return nil, err
+		}
+	}
+	if err := pm.err(); err != nil {
 		return nil, err
 	}
-	if err := finish(); err != nil {
+	if err := t.finish(); err != nil {
 		return nil, err
 	}
-	if err := b.finishDirect(); err != nil {
-		return nil, err
+	return t.paths, nil
+}
+
+func (t *tableStream) add(key, value []byte, del bool) error {
+	if t.n&4095 == 0 {
+		if err := t.b.s.h.err(); err != nil {
+			return err
+		}
+		if t.failed.Load() {
+			return errBulkStopped
+		}
 	}
-	return append(paths, b.dtables...), nil
+	t.n++
+	if t.w != nil && key[0] != t.kind {
+		// One kind of record per table: a table spanning documents and
+		// postings would also span the metadata keys between them, which
+		// sit in the memtable, and an ingested table overlapping them
+		// cannot go to the last level.
+		if err := t.finish(); err != nil {
+			return err
+		}
+	}
+	if t.w == nil {
+		path, w, err := t.b.newTable(t.name, len(t.paths))
+		if err != nil {
+			return err
+		}
+		t.w, t.paths = w, append(t.paths, path)
+	}
+	t.kind = key[0]
+	var err error
+	if del {
+		err = t.w.Delete(key)
+	} else {
+		err = t.w.Set(key, value)
+	}
+	if err != nil {
+		return err
+	}
+	// The table's size is estimated only every sizeCheckBytes of entries
+	// (the estimate costs about as much as adding a posting).
+	t.unchecked += len(key) + len(value)
+	if t.unchecked >= sizeCheckBytes() {
+		t.unchecked = 0
+		if t.w.Raw().EstimatedSize() >= bulkTableBytes {
+			return t.finish()
+		}
+	}
+	return nil
+}
+
+// sizeCheckBytes is how many bytes of entries a table takes between two
+// estimates of its size: 64 KiB, a thousandth of a table (at most a
+// sixteenth of bulkTableBytes, which tests lower).
+func sizeCheckBytes() int { return int(min(64<<10, bulkTableBytes/16)) }
+
+// finish closes the current table (syncing it, as Ingest requires).
+func (t *tableStream) finish() error {
+	if t.w == nil {
+		return nil
+	}
+	err := t.w.Close()
+	t.w, t.unchecked = nil, 0
+	return err
 }
 
 // discard drops the buffer, the runs and the record tables.
 func (b *pebbleBulk) discard() {
+	b.waitSpill()
 	b.reset()
-	if b.dw != nil {
-		b.dw.Close()
-		b.dw = nil
+	if b.rw != nil {
+		b.rw.failed.Store(true) // stops it writing what it was given
+		b.rw.flush()
+		b.rw.wait()
+		b.rw = nil
 	}
-	b.dtables, b.dn = nil, 0
+	b.dn = 0
 	b.n, b.err, b.runs = 0, nil, nil
+	b.splits, b.splitsChosen = nil, false
 	if b.dir != "" {
 		b.s.fs.RemoveAll(b.dir)
 		b.dir = ""
@@ -461,12 +813,282 @@ func (b *pebbleBulk) discard() {
 func (b *pebbleBulk) Close() {
 	if !b.closed {
 		b.discard()
-		b.postings, b.values = nil, nil
+		b.postings, b.scratch, b.spare, b.values = nil, nil, nil, nil
 		b.closed = true
 	}
 }
 
-// A bulkSource yields writes in increasing key order, each key once.
+// recordWriter writes the records of a sorted bulk as tables
+// records-n.sst, in a goroutine of its own, so that encoding them
+// overlaps the work of the bulk's writer (who computes the records and
+// their postings). The records come to it copied into chunks of about
+// recordChunkBytes, recordChunks of them at most in flight.
+type recordWriter struct {
+	cur    *recordChunk
+	made   int
+	full   chan *recordChunk // to the goroutine
+	free   chan *recordChunk // back from it
+	done   chan struct{}     // closed when the goroutine has returned
+	failed atomic.Bool       // the writer failed, or the bulk stops it
+	t      tableStream
+	err    error // the goroutine's first error, read after done
+}
+
+const (
+	recordChunkBytes = 4 << 20
+	recordChunks     = 3
+)
+
+// recordChunk holds records: each entry's key and value one after the
+// other in buf.
+type recordChunk struct {
+	buf  []byte
+	ents []recordEntry
+}
+
+type recordEntry struct {
+	klen, vlen int
+	del        bool
+}
+
+func newRecordWriter(b *pebbleBulk) *recordWriter {
+	w := &recordWriter{full: make(chan *recordChunk, recordChunks), free: make(chan *recordChunk, recordChunks), done: make(chan struct{})}
+	w.t = tableStream{b: b, name: "records", failed: &w.failed}
+	w.cur = w.chunk()
+	go w.run()
+	return w
+}
+
+// chunk returns an empty chunk: a new one while fewer than recordChunks
+// exist, else one the goroutine has emptied.
+func (w *recordWriter) chunk() *recordChunk {
+	select {
+	case c := <-w.free:
+		return c
+	default:
+	}
+	if w.made < recordChunks {
+		w.made++
+		return &recordChunk{buf: make([]byte, 0, recordChunkBytes)}
+	}
+	return <-w.free
+}
+
+// add copies a record into the current chunk, first handing that to the
+// goroutine if the record does not fit.
+func (w *recordWriter) add(key, value []byte, del bool) {
+	if w.failed.Load() {
+		return // Commit returns the error
+	}
+	if c := w.cur; len(c.ents) > 0 && len(c.buf)+len(key)+len(value) > cap(c.buf) {
+		w.full <- c
+		w.cur = w.chunk()
+	}
+	c := w.cur
+	c.buf = append(append(c.buf, key...), value...)
+	c.ents = append(c.ents, recordEntry{klen: len(key), vlen: len(value), del: del})
+}
+
+// flush hands the current chunk to the goroutine and tells it no more
+// come.
+func (w *recordWriter) flush() {
+	if w.cur == nil {
+		return
+	}
+	if len(w.cur.ents) > 0 {
+		w.full <- w.cur
+	}
+	w.cur = nil
+	close(w.full)
+}
+
+// wait waits for the goroutine (after flush) and returns the tables it
+// wrote.
+func (w *recordWriter) wait() ([]string, error) {
+	<-w.done
+	return w.t.paths, w.err
+}
+
+func (w *recordWriter) run() {
+	defer close(w.done)
+	for c := range w.full {
+		off := 0
+		for _, e := range c.ents {
+			if w.err != nil {
+				break
+			}
+			key := c.buf[off : off+e.klen]
+			value := c.buf[off+e.klen : off+e.klen+e.vlen]
+			off += e.klen + e.vlen
+			w.err = w.t.add(key, value, e.del)
+		}
+		if w.err != nil {
+			w.failed.Store(true)
+		}
+		c.buf, c.ents = c.buf[:0], c.ents[:0]
+		w.free <- c
+	}
+	if err := w.t.finish(); w.err == nil {
+		w.err = err
+	}
+}
+
+// postingSource yields the postings of a run's part, or of the buffer's,
+// in increasing (key, id) order.
+type postingSource struct {
+	key, id uint64
+	del     bool
+	age     int // the run's number: of equal postings the newest wins
+
+	inMem bool
+	mem   []bulkPosting
+
+	r        io.Reader
+	name     string
+	left     int64 // postings not yet read from r
+	buf      []byte
+	pos, end int
+	readErr  error
+}
+
+// postingSourceBuffer is the number of postings a run's source reads at
+// once.
+const postingSourceBuffer = 4096
+
+func (s *postingSource) next() bool {
+	if s.inMem {
+		if len(s.mem) == 0 {
+			return false
+		}
+		p := &s.mem[0]
+		s.key, s.id, s.del = p.key, p.id, p.del
+		s.mem = s.mem[1:]
+		return true
+	}
+	if s.pos == s.end && !s.fill() {
+		return false
+	}
+	e := s.buf[s.pos : s.pos+runPostingBytes]
+	s.key = binary.BigEndian.Uint64(e)
+	s.id = binary.BigEndian.Uint64(e[8:])
+	s.del = e[16] == 0
+	s.pos += runPostingBytes
+	return true
+}
+
+// fill reads the next postings of the run into buf.
+func (s *postingSource) fill() bool {
+	if s.left == 0 || s.readErr != nil {
+		return false
+	}
+	if s.buf == nil {
+		s.buf = make([]byte, postingSourceBuffer*runPostingBytes)
+	}
+	n := min(s.left, postingSourceBuffer)
+	if _, err := io.ReadFull(s.r, s.buf[:n*runPostingBytes]); err != nil {
+		s.readErr = fmt.Errorf("bulk run %s: %w", s.name, err)
+		return false
+	}
+	s.left -= n
+	s.pos, s.end = 0, int(n)*runPostingBytes
+	return true
+}
+
+// before reports whether s's posting comes before t's in the merge: the
+// smaller (key, id), and of equal ones the newer.
+func (s *postingSource) before(t *postingSource) bool {
+	if s.key != t.key {
+		return s.key < t.key
+	}
+	if s.id != t.id {
+		return s.id < t.id
+	}
+	return s.age > t.age
+}
+
+// postingMerge yields the postings of several sources in (key, id) order;
+// of equal postings only the newest source's. Its heap is typed, so a
+// comparison is two integer compares and no call through an interface.
+type postingMerge struct {
+	h       []*postingSource
+	started bool
+	key, id uint64
+	del     bool
+	fail    error
+}
+
+func newPostingMerge(sources []*postingSource) *postingMerge {
+	m := &postingMerge{}
+	for _, s := range sources {
+		if s.next() {
+			m.h = append(m.h, s)
+		} else if s.readErr != nil {
+			m.fail = s.readErr
+		}
+	}
+	for i := len(m.h)/2 - 1; i >= 0; i-- {
+		m.down(i)
+	}
+	return m
+}
+
+// next advances past the current posting in every source that holds it
+// and positions on the next one.
+func (m *postingMerge) next() bool {
+	if m.started {
+		key, id := m.key, m.id
+		m.advance()
+		for len(m.h) > 0 && m.h[0].key == key && m.h[0].id == id {
+			m.advance()
+		}
+	}
+	m.started = true
+	if m.fail != nil || len(m.h) == 0 {
+		return false
+	}
+	top := m.h[0]
+	m.key, m.id, m.del = top.key, top.id, top.del
+	return true
+}
+
+// advance moves the source at the top of the heap to its next posting.
+func (m *postingMerge) advance() {
+	s := m.h[0]
+	if !s.next() {
+		if s.readErr != nil && m.fail == nil {
+			m.fail = s.readErr
+		}
+		last := len(m.h) - 1
+		m.h[0] = m.h[last]
+		m.h = m.h[:last]
+	}
+	m.down(0)
+}
+
+func (m *postingMerge) down(i int) {
+	h := m.h
+	n := len(h)
+	for {
+		l := 2*i + 1
+		if l >= n {
+			return
+		}
+		j := l
+		if r := l + 1; r < n && h[r].before(h[l]) {
+			j = r
+		}
+		if !h[j].before(h[i]) {
+			return
+		}
+		h[i], h[j] = h[j], h[i]
+		i = j
+	}
+}
+
+func (m *postingMerge) err() error { return m.fail }
+
+// A bulkSource yields value writes (records and metadata) in increasing
+// key order, each key once.
 type bulkSource interface {
 	next() bool
 	key() []byte
@@ -475,57 +1097,26 @@ type bulkSource interface {
 	err() error
 }
 
-// memSource yields a sorted, deduplicated buffer: its values (documents
-// 'd' and metadata 'm') first, then its postings ('p'), which is key
-// order.
+// memSource yields the buffer's values, sorted and deduplicated.
 type memSource struct {
-	postings []bulkPosting
-	values   []bulkValue
-	vi, pi   int
-	kb       [postingKeyLen]byte
+	values []bulkValue
+	i      int
 }
 
 func (m *memSource) next() bool {
-	if m.vi+1 < len(m.values) {
-		m.vi++
-		return true
-	}
-	m.vi = len(m.values)
-	m.pi++
-	if m.pi < len(m.postings) {
-		p := m.postings[m.pi]
-		postingKey(&m.kb, p.key, p.id)
+	if m.i+1 < len(m.values) {
+		m.i++
 		return true
 	}
 	return false
 }
 
-func (m *memSource) inValues() bool { return m.vi < len(m.values) }
+func (m *memSource) key() []byte   { return m.values[m.i].key }
+func (m *memSource) value() []byte { return m.values[m.i].value }
+func (m *memSource) del() bool     { return m.values[m.i].del }
+func (m *memSource) err() error    { return nil }
 
-func (m *memSource) key() []byte {
-	if m.inValues() {
-		return m.values[m.vi].key
-	}
-	return m.kb[:]
-}
-
-func (m *memSource) value() []byte {
-	if m.inValues() {
-		return m.values[m.vi].value
-	}
-	return nil
-}
-
-func (m *memSource) del() bool {
-	if m.inValues() {
-		return m.values[m.vi].del
-	}
-	return m.postings[m.pi].del
-}
-
-func (m *memSource) err() error { return nil }
-
-// runSource reads a run file written by spill.
+// runSource reads a run's values file written by spill.
 type runSource struct {
 	r        *bufio.Reader
 	name     string
