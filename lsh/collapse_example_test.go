@@ -163,3 +163,26 @@ func ExampleCollapseTable_CollapseSignatures() {
 	// may propose 2 1
 	// [0 -1 0] <nil>
 }
+
+// Signatures reads the signatures of a list once; an id the table does not
+// hold gets B zeros and has false.
+func ExampleCollapseTable_Signatures() {
+	ct, _ := lsh.NewCollapseTable(lsh.Params{R: 1, B: 2, M: 1, KeyBits: 16})
+	ct.PutSignature(7, []uint16{10, 20})
+	sigs, has := ct.Signatures(nil, nil, []uint64{7, 8})
+	fmt.Println(sigs, has)
+	// Output: [10 20 0 0] [true false]
+}
+
+// MatchingPairs lists the pairs a collapse of the list may propose: an
+// owner that verifies them reads their documents in one lookup.
+func ExampleCollapseTable_MatchingPairs() {
+	ct, _ := lsh.NewCollapseTable(lsh.Params{R: 1, B: 2, M: 1, KeyBits: 16})
+	ct.PutSignature(1, []uint16{10, 20})
+	ct.PutSignature(2, []uint16{11, 20}) // agrees with 1 on one value
+	ct.PutSignature(3, []uint16{12, 21})
+	ids := []uint64{1, 2, 3}
+	sigs, has := ct.Signatures(nil, nil, ids)
+	ct.MatchingPairs(sigs, has, func(i, j int) { fmt.Println(ids[i], "and", ids[j]) })
+	// Output: 2 and 1
+}
