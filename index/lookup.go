@@ -20,7 +20,8 @@ import (
 // then no round trip, or one read of a shared store's journal) for the
 // keys of every query, then one multi-key
 // record lookup (store.LookupDocs) for the union of their candidates, each
-// record decoded once however many queries share it. skip(i, id) leaves id
+// record read once and verified in place against every query that shares
+// it (no feature set decoded for a version 3 record). skip(i, id) leaves id
 // out of qs[i]'s candidates (skip may be nil). fn(i, matches) is called
 // for every i in increasing order with qs[i]'s matches, most similar first
 // (ties by name); matches is valid only during the call. An error from fn
