@@ -249,7 +249,7 @@ func (v *view) decode(d *Doc) error {
 		n := ids.start(v.features)
 		d.Features = slices.Grow(d.Features, n)
 		for range n {
-			x, ok := ids.next(0)
+			x, _, ok := ids.next(0)
 			if !ok {
 				return corrupt("features out of order")
 			}
@@ -265,11 +265,11 @@ func (v *view) decode(d *Doc) error {
 		n := ids.start(v.weighted)
 		d.Weighted = slices.Grow(d.Weighted, n)
 		for range n {
-			x, ok := ids.next(8)
+			x, w, ok := ids.next(8)
 			if !ok {
 				return corrupt("weighted features out of order")
 			}
-			d.Weighted = append(d.Weighted, feature.Feature{ID: x, Weight: math.Float64frombits(binary.LittleEndian.Uint64(ids.b[len(ids.b)-8:]))})
+			d.Weighted = append(d.Weighted, feature.Feature{ID: x, Weight: math.Float64frombits(binary.LittleEndian.Uint64(w))})
 		}
 		if d.Weighted == nil {
 			d.Weighted = []feature.Feature{}
@@ -283,7 +283,6 @@ func (v *view) decode(d *Doc) error {
 // (version 2).
 type sectionIDs struct {
 	fixed bool
-	b     []byte // the entry next read
 	prev  uint64
 	rest  []byte
 }
@@ -295,22 +294,22 @@ func (s *sectionIDs) start(sec []byte) int {
 	return int(n)
 }
 
-// next returns the next id and makes s.b the entry's bytes (the id, then
-// extra bytes); ok is false when a fixed-width id is below the one before.
-func (s *sectionIDs) next(extra int) (x uint64, ok bool) {
+// next returns the next id and the extra bytes that follow it in its
+// entry; ok is false when a fixed-width id is below the one before.
+func (s *sectionIDs) next(extra int) (x uint64, tail []byte, ok bool) {
 	var w int
 	if s.fixed {
 		x, w = binary.LittleEndian.Uint64(s.rest), 8
 		if x < s.prev {
-			return 0, false
+			return 0, nil, false
 		}
 	} else {
 		x, w = binary.Uvarint(s.rest)
 		x += s.prev
 	}
-	s.b, s.rest = s.rest[:w+extra], s.rest[w+extra:]
+	tail, s.rest = s.rest[w:w+extra], s.rest[w+extra:]
 	s.prev = x
-	return x, true
+	return x, tail, true
 }
 
 func decodeV1Features(rec []byte, d *Doc) error {

@@ -365,13 +365,7 @@ func (t *CollapseTable) Bytes() int {
 // Match reports whether two signatures agree on at least M of their B
 // values: whether the documents collapse.
 func (t *CollapseTable) Match(a, b []uint16) bool {
-	n := 0
-	for i := range t.p.B {
-		if a[i] == b[i] {
-			n++
-		}
-	}
-	return n >= t.p.M
+	return t.matchPacked(t.pack(a), t.pack(b))
 }
 
 // Collapse appends to dst, for each ids[i] of a ranked list (best first),
