@@ -65,6 +65,7 @@ type flags struct {
 	cpuprofile string
 	colProfile string
 	compact    bool
+	metrics    bool
 	collapseC  int
 	qbatch     int
 	pool       int
@@ -90,6 +91,7 @@ func main() {
 	flag.IntVar(&f.collapseC, "collapse-c", 1, "concurrent clients in the collapse phase")
 	flag.StringVar(&f.cpuprofile, "cpuprofile", "", "write a CPU profile of the mixed phase (server and load generator; the generator's samples carry the label side=loadgen) to this file")
 	flag.BoolVar(&f.compact, "compact", false, "with -dir holding a store: compact it before serving, as neardup index add leaves an index it builds (every record in the last level)")
+	flag.BoolVar(&f.metrics, "store-metrics", false, "print Pebble's metrics (levels, files, cache and filter hits) of each server's store after the mixed phase")
 	flag.StringVar(&f.colProfile, "collapse-cpuprofile", "", "write a CPU profile of the collapse phase to this file")
 	flag.IntVar(&f.qbatch, "qbatch", 1, "documents per query request in the mixed phase (a client batching its queries)")
 	flag.IntVar(&f.pool, "pool", 200_000, "query documents generated before the mixed phase (the clients draw from them, so generating text is not timed; 0 generates each query in the phase)")
@@ -149,6 +151,7 @@ func (c *corpus) variant(i int, salt uint64) api.Document {
 type instance struct {
 	url  string
 	stop func() error
+	st   store.Store
 }
 
 func run(f flags) error {
@@ -259,7 +262,7 @@ func run(f flags) error {
 		sctx, cancel := context.WithCancel(ctx)
 		done := make(chan error, 1)
 		go func() { done <- s.Serve(sctx, l) }()
-		insts = append(insts, instance{url: "http://" + l.Addr().String(), stop: func() error {
+		insts = append(insts, instance{url: "http://" + l.Addr().String(), st: st, stop: func() error {
 			cancel()
 			err := <-done
 			if ferr := b.Flush(ctx); err == nil {
@@ -444,6 +447,13 @@ func run(f flags) error {
 		cpu.Seconds(), wall.Seconds(), cpu.Seconds()/wall.Seconds(), runtime.NumCPU(), 100*share, 100*(1-share))
 	report("query", q, secs, fmt.Sprintf("%.1f%% found a near-duplicate; %d per request, latency per request", 100*float64(found)/float64(max(len(q), 1)), f.qbatch))
 	report("add", a, secs, "")
+	if f.metrics {
+		for i, in := range insts {
+			if p, ok := in.st.(*store.Pebble); ok {
+				fmt.Printf("server %d: Pebble metrics after the mixed phase:\n%s", i, p.Metrics())
+			}
+		}
+	}
 
 	// Collapse of 100 known ids.
 	var cl []time.Duration
