@@ -77,3 +77,27 @@ func BenchmarkJSONLWriter(b *testing.B) {
 	}
 	w.Close()
 }
+
+// BenchmarkValidJSON measures the JSON check of a JSONL line of about
+// 7 KB, most of it one string (a document's text): the scan of string
+// bytes is what it costs.
+func BenchmarkValidJSON(b *testing.B) {
+	s := rng.New(rng.Key(7))
+	var line []byte
+	line = append(line, `{"id":"doc-1","text":"`...)
+	for i := 0; len(line) < 7000; i++ {
+		if i > 0 {
+			line = append(line, ' ')
+		}
+		for range 3 + s.Uint64()%7 {
+			line = append(line, byte('a'+s.Uint64()%26))
+		}
+	}
+	line = append(line, `","url":"http://example.com/a"}`...)
+	b.SetBytes(int64(len(line)))
+	for b.Loop() {
+		if !validJSON(line) {
+			b.Fatal("invalid")
+		}
+	}
+}

@@ -1,6 +1,9 @@
 package corpus
 
-import "encoding/binary"
+import (
+	"bytes"
+	"encoding/binary"
+)
 
 // validJSON reports whether b is one valid JSON value (RFC 8259) with
 // optional surrounding white space. It accepts exactly what
@@ -146,13 +149,15 @@ func (v *validator) array() bool {
 
 func (v *validator) str() bool {
 	b, i := v.b, v.i+1 // after '"'
+	q := -1            // the index of the next '"' at or after i, once known
 	for i < len(b) {
-		for i+8 <= len(b) && plain8(binary.LittleEndian.Uint64(b[i:])) {
-			i += 8 // eight bytes that neither end the string nor escape
+		if q < i {
+			if q = bytes.IndexByte(b[i:], '"'); q < 0 {
+				return false // the string does not end
+			}
+			q += i
 		}
-		if i >= len(b) {
-			break
-		}
+		i = plainRun(b[:q], i)
 		c := b[i]
 		switch {
 		case c == '"':
@@ -202,6 +207,41 @@ func plain8(x uint64) bool {
 	t |= (s - ones) &^ s
 	t |= (x - 0x20*ones) &^ x
 	return t&highs == 0
+}
+
+// plainRun returns the index of the first backslash or control character
+// (< 0x20) of b at or after i, or len(b) when there is none: the bytes of
+// a string up to its closing quote (at len(b)) that need no look. It finds
+// the backslash with bytes.IndexByte (vectorized) and checks the bytes
+// before it for control characters 32 at a time, without a branch per
+// word (a valid string has none, so the scan rarely stops early).
+func plainRun(b []byte, i int) int {
+	rest := b[i:]
+	end := len(rest)
+	if e := bytes.IndexByte(rest, '\\'); e >= 0 {
+		end = e
+	}
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	j := 0
+	for ; j+32 <= end; j += 32 {
+		x0 := binary.LittleEndian.Uint64(rest[j:])
+		x1 := binary.LittleEndian.Uint64(rest[j+8:])
+		x2 := binary.LittleEndian.Uint64(rest[j+16:])
+		x3 := binary.LittleEndian.Uint64(rest[j+24:])
+		t := (x0 - 0x20*ones) &^ x0
+		t |= (x1 - 0x20*ones) &^ x1
+		t |= (x2 - 0x20*ones) &^ x2
+		t |= (x3 - 0x20*ones) &^ x3
+		if t&highs != 0 {
+			break // a control character in these 32 bytes
+		}
+	}
+	for ; j < end; j++ {
+		if rest[j] < 0x20 {
+			return i + j
+		}
+	}
+	return i + end
 }
 
 func isHex(c byte) bool {
