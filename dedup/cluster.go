@@ -1,6 +1,7 @@
 package dedup
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"slices"
@@ -101,16 +102,13 @@ func buildClusters(o ClusterOptions, threshold float64, docs []Doc, pairs []Pair
 	slices.Sort(storedNames)
 	storedNames = slices.Compact(storedNames)
 	ns := len(storedNames)
-	bySeq := make(map[int]int, len(docs))
-	for i := range docs {
-		bySeq[docs[i].Seq] = i
-	}
+	pos := positions(docs)
 	id := func(seq int, name string) uint64 {
 		if seq < 0 {
 			i, _ := slices.BinarySearch(storedNames, name)
 			return uint64(i)
 		}
-		return uint64(ns + bySeq[seq])
+		return uint64(ns + pos(seq))
 	}
 	name := func(v uint64) string {
 		if v < uint64(ns) {
@@ -180,9 +178,20 @@ func buildClusters(o ClusterOptions, threshold float64, docs []Doc, pairs []Pair
 	for v := uint64(0); v < uint64(ns); v++ {
 		b.AddDoc(cluster.Doc{ID: v, Seq: v, Pinned: true})
 	}
-	for i := range docs {
-		d := &docs[i]
-		cd := cluster.Doc{ID: uint64(ns + i), Seq: uint64(ns + i), Length: int64(d.Bytes)}
+	// Only the documents of an edge can be in a cluster (cluster.Builder
+	// leaves the others out): at a million documents, adding every one
+	// took most of the stage.
+	var ends []uint64
+	for _, e := range edges {
+		ends = append(ends, e.A, e.B)
+	}
+	slices.Sort(ends)
+	for _, v := range slices.Compact(ends) {
+		if v < uint64(ns) {
+			continue
+		}
+		d := &docs[v-uint64(ns)]
+		cd := cluster.Doc{ID: v, Seq: v, Length: int64(d.Bytes)}
 		if d.Key != "" {
 			cd.Attrs = map[string]string{"key": d.Key}
 		}
@@ -237,4 +246,21 @@ func buildClusters(o ClusterOptions, threshold float64, docs []Doc, pairs []Pair
 		out = append(out, c)
 	}
 	return out, nil
+}
+
+// positions returns the position in docs of the document with a given
+// Seq. The documents of a run come in increasing Seq, so it searches
+// them; a map is made only when they do not.
+func positions(docs []Doc) func(seq int) int {
+	if slices.IsSortedFunc(docs, func(a, b Doc) int { return cmp.Compare(a.Seq, b.Seq) }) {
+		return func(seq int) int {
+			i, _ := slices.BinarySearchFunc(docs, seq, func(d Doc, seq int) int { return cmp.Compare(d.Seq, seq) })
+			return i
+		}
+	}
+	bySeq := make(map[int]int, len(docs))
+	for i := range docs {
+		bySeq[docs[i].Seq] = i
+	}
+	return func(seq int) int { return bySeq[seq] }
 }
