@@ -311,10 +311,13 @@ func records(path string) (*corpus.Reader, iter.Seq2[*corpus.Document, error], e
 	}, nil
 }
 
-// stageLog logs each stage's end (the sketch stage with the bytes read)
-// and progress every 15 seconds to stderr.
+// stageLog logs each stage's end (the sketch stage with the bytes read),
+// with the time since the listener was made (just before the run), and
+// progress every 15 seconds to stderr. Stages of the store run beside
+// others, and work between stages shows as the gaps.
 func stageLog(r *corpus.Reader, profile, name string) dedup.EventListener {
 	last := time.Now()
+	made := last
 	return dedup.EventListener{
 		Progress: func(p dedup.ProgressInfo) {
 			if time.Since(last) > 15*time.Second {
@@ -327,10 +330,10 @@ func stageLog(r *corpus.Reader, profile, name string) dedup.EventListener {
 				writeHeapProfile(filepath.Join(profile, name+"."+s.Stage+".heap.pprof"))
 			}
 			if s.Stage == dedup.StageSketch {
-				fmt.Fprintf(os.Stderr, "%s: %d bytes in %v (%.0f bytes/s)\n", s.Stage, r.BytesRead(), s.Duration.Round(time.Millisecond), float64(r.BytesRead())/s.Duration.Seconds())
+				fmt.Fprintf(os.Stderr, "%s: %d bytes in %v (%.0f bytes/s), ended at %.2f s\n", s.Stage, r.BytesRead(), s.Duration.Round(time.Millisecond), float64(r.BytesRead())/s.Duration.Seconds(), time.Since(made).Seconds())
 				return
 			}
-			fmt.Fprintf(os.Stderr, "%s: %d items in %v\n", s.Stage, s.Items, s.Duration.Round(time.Millisecond))
+			fmt.Fprintf(os.Stderr, "%s: %d items in %v, ended at %.2f s\n", s.Stage, s.Items, s.Duration.Round(time.Millisecond), time.Since(made).Seconds())
 		},
 	}
 }
