@@ -121,14 +121,19 @@ func (a *valueArena) copyOf(vs []uint64, narrow bool) ([]uint32, *arenaChunk) {
 		}
 	}
 	at := len(a.chunk)
-	for _, v := range vs {
-		if narrow {
-			a.chunk = append(a.chunk, foldValue(v))
-		} else {
-			a.chunk = append(a.chunk, uint32(v), uint32(v>>32))
+	a.chunk = a.chunk[:at+m]
+	out := a.chunk[at : at+m : at+m]
+	if narrow {
+		out := out[:len(vs)]
+		for j, v := range vs {
+			out[j] = foldValue(v)
+		}
+	} else {
+		for j, v := range vs {
+			out[2*j], out[2*j+1] = uint32(v), uint32(v>>32)
 		}
 	}
-	return a.chunk[at:len(a.chunk):len(a.chunk)], a.owner
+	return out, a.owner
 }
 
 // indexDoc returns the index document of r.res.Docs[i] with the sketch
@@ -185,12 +190,16 @@ const docArrayBytes = 9 * int64(unsafe.Sizeof(Doc{})) / 4
 // 1: docBytes, its Doc (docArrayBytes), its side columns and its feature
 // set (kept for exact verification); in memory also its sketch values'
 // words (4 bytes a value folded, 8 in halves: values.go; a high halves'
-// file holds the rest on disk) and, in a resumable run, its place (out of
+// file holds the rest on disk, and its place there in memory) and, in a
+// resumable run, its place (out of
 // core the stream holds it once the document is collected).
 func (r *run) heldBytes(i int) int64 {
 	n := docBytes(&r.res.Docs[i]) + docArrayBytes + sizeBytes
 	if r.ext == nil {
 		n += valsBytes + int64(4*len(r.side.vals.at(i).words))
+		if r.highs != nil {
+			n += highPlaceBytes
+		}
 		if r.st != nil {
 			n += int64(unsafe.Sizeof(recordPlace{}))
 		}

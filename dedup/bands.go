@@ -19,7 +19,7 @@ func (r *run) exportBands() error {
 	// The index's keys, of the full values (values.go), in batches
 	// widened from memory or read back.
 	const batch = 2048
-	l := r.newLoader(true)
+	l := r.newLoader(true, false)
 	for lo := 0; lo < len(r.unique); lo += batch {
 		part := r.unique[lo:min(lo+batch, len(r.unique))]
 		ds, err := l.load(part)

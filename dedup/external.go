@@ -363,7 +363,7 @@ func (r *run) verifyExternal(pm *spill.Merger, total int64, order []int32) error
 	vprog := r.ev.progress(StageVerify, "pair keys")
 	var consumed int64 // pair records merged
 	var kept []verifiedPair
-	l := r.newLoader(false)
+	l := r.newLoader(false, false)
 	flush := func() error {
 		if len(chunk) == 0 {
 			return nil

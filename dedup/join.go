@@ -34,7 +34,7 @@ func (r *run) joinAndVerify() error {
 	const verifyChunk = 1 << 14
 	start = r.ev.begin(StageVerify, int64(len(cands)))
 	progress := r.ev.progress(StageVerify, "pairs")
-	l := r.newLoader(false)
+	l := r.newLoader(false, false)
 	for lo := 0; lo < len(cands); lo += verifyChunk {
 		o.Progress = nil
 		if progress != nil {

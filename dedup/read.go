@@ -173,7 +173,7 @@ func (r *run) sketch(docs iter.Seq2[*corpus.Document, error]) error {
 					}
 				}
 				if r.highs != nil {
-					if extErr = r.highs.put(ix.highs, len(ix.vals.words)); extErr != nil {
+					if extErr = r.highs.put(idOf(&r.res.Docs[at+i]), ix.highs, len(ix.vals.words)); extErr != nil {
 						break
 					}
 				}

@@ -25,7 +25,7 @@ func (r *run) matchStored() error {
 	// memory: values.go).
 	const batch = 4096
 	progress := r.ev.progress(StageQuery, "docs")
-	l := r.newLoader(true)
+	l := r.newLoader(true, false)
 	qs := make([]*index.Doc, 0, batch)
 	for lo := 0; lo < len(r.unique); lo += batch {
 		part := r.unique[lo:min(lo+batch, len(r.unique))]
@@ -115,7 +115,7 @@ func (r *run) addAll() error {
 	}
 	defer bk.Close()
 	batch := make([]*index.Doc, 0, batchSize)
-	l := r.newLoader(true) // the records keep full values
+	l := r.newLoader(true, r.ext == nil) // the records keep full values; in memory in id order
 	for lo := 0; lo < len(order); lo += batchSize {
 		if err := r.ctx.Err(); err != nil {
 			return err

@@ -133,37 +133,48 @@ func (r *run) numValues(i int) int {
 }
 
 // appendValues appends the sketch values of the document at position i to
-// dst: the full values when full, else the values the run compares. Out
+// dst: the full values when l.full, else the values the run compares. Out
 // of core they are read from the sketch file, and for a run in memory
-// that holds folded words, the full ones from the high halves' file (buf
-// is a scratch buffer for the reads).
-func (r *run) appendValues(dst []uint64, i int, full bool, buf *[]byte) ([]uint64, error) {
+// that holds folded words, the full ones from the high halves' file.
+func (l *docLoader) appendValues(dst []uint64, i int) ([]uint64, error) {
+	r := l.r
 	if r.ext != nil {
 		at := len(dst)
-		dst, err := r.ext.appendValues(dst, i, buf)
-		if err == nil && !full && r.fold {
+		dst, err := r.ext.appendValues(dst, i, &l.buf)
+		if err == nil && !l.full && r.fold {
 			foldAll(dst[at:])
 		}
 		return dst, err
 	}
-	if !full || !r.narrow {
-		if full { // wide words: the full values, unfolded
-			w := r.side.vals.at(i).words
-			for j := 0; j+1 < len(w); j += 2 {
-				dst = append(dst, uint64(w[j])|uint64(w[j+1])<<32)
-			}
-			return dst, nil
-		}
-		return r.memValues(dst, i), nil
-	}
 	w := r.side.vals.at(i).words
-	if r.hdr.Bits <= 32 { // the values fit in 32 bits: each is its own fold
+	switch {
+	case !l.full:
+		return r.memValues(dst, i), nil
+	case !r.narrow: // words in halves: the full values
+		for j := 0; j+1 < len(w); j += 2 {
+			dst = append(dst, uint64(w[j])|uint64(w[j+1])<<32)
+		}
+		return dst, nil
+	case r.hdr.Bits <= 32: // the values fit in 32 bits: each is its own fold
 		return widen(dst, w), nil
-	}
-	if r.highs == nil {
+	case r.highs == nil:
 		return dst, errors.New("dedup: internal error: the full sketch values are asked of a run that kept only their folds")
 	}
-	return r.highs.appendFull(dst, i, w, buf)
+	if len(w) == 0 {
+		return dst, nil
+	}
+	hi, err := r.highs.read(&l.hr, i)
+	if err != nil {
+		return dst, err
+	}
+	if len(hi) != 4*len(w) {
+		return dst, fmt.Errorf("dedup: internal error: a sketch of %d values, %d bytes of high halves", len(w), len(hi))
+	}
+	for j, x := range w {
+		h := binary.LittleEndian.Uint32(hi[4*j:])
+		dst = append(dst, uint64(x^h)|uint64(h)<<32)
+	}
+	return dst, nil
 }
 
 // docLoader makes the index documents of a batch of the run's documents,
@@ -176,15 +187,20 @@ type docLoader struct {
 	full bool
 	vals []uint64
 	docs []index.Doc
-	buf  []byte
+	buf  []byte     // reads from the sketch file
+	hr   highReader // reads from the high halves' file
 	// ends and pos are verifyCands' scratch.
 	ends []uint32
 	pos  []int
 }
 
 // newLoader returns a loader of full values (the store, the band export)
-// or of those the run compares (verification).
-func (r *run) newLoader(full bool) *docLoader { return &docLoader{r: r, full: full} }
+// or of those the run compares (verification). byID says that it loads
+// documents in increasing order of their index ids (the store's adds):
+// it then reads the high halves a bucket at a time (highFile).
+func (r *run) newLoader(full, byID bool) *docLoader {
+	return &docLoader{r: r, full: full, hr: highReader{bucket: -1, whole: byID}}
+}
 
 // load returns the index documents of the documents at positions pos,
 // valid until the next load.
@@ -202,7 +218,7 @@ func (l *docLoader) load(pos []int) ([]index.Doc, error) {
 	for k, i := range pos {
 		at := len(l.vals)
 		var err error
-		if l.vals, err = r.appendValues(l.vals, i, l.full, &l.buf); err != nil {
+		if l.vals, err = l.appendValues(l.vals, i); err != nil {
 			return nil, err
 		}
 		l.docs[k] = r.indexDoc(i, l.vals[at:len(l.vals):len(l.vals)])
@@ -210,19 +226,49 @@ func (l *docLoader) load(pos []int) ([]index.Doc, error) {
 	return l.docs, nil
 }
 
+// The high halves' file is written in buckets by the top bits of the
+// documents' index ids: the store's adds, the one reader of every
+// document's full values in a run without a prior index, take the
+// documents in id order, one bucket after another, and read each bucket
+// whole (a few reads of highSegment bytes) instead of one document at a
+// time (a system call each, 1M of them at 1M documents). Readers in
+// another order (the queries against a prior index, the band export)
+// read a document's high halves where its bucket put them.
+const highBuckets = 256 // by the top 8 bits of the index id
+
+// highSegment is the bytes a bucket collects before it writes them; tests
+// lower it.
+var highSegment = 16 << 10
+
 // highFile holds the high halves of the sketch values of a run in memory
 // that holds folded words (run.narrow) and needs the full values later:
-// for a store, or for the band export. Stage 1 writes them in the
-// documents' order, stride words per document (zeros for a document
-// without values), so the document at position i has its high halves at
-// 4·stride·i; the loaders read them back with ReadAt, from several
-// goroutines at once. The file is removed when the run ends.
+// for a store, or for the band export. Stage 1 writes them (stride words
+// per document, zeros for a document without values) in segments of a
+// bucket's documents; the readers read them back with ReadAt, from
+// several goroutines at once. The file is removed when the run ends.
 type highFile struct {
 	f      *os.File
 	w      *bufio.Writer
 	stride int   // values of a document with values
+	rec    int   // bytes of a document's high halves, 4·stride
+	per    int   // documents of a segment
 	off    int64 // bytes written
+	// place[i] is where the document at position i lies: its bucket in
+	// the top 8 bits, its rank in the bucket (documents before it there)
+	// below.
+	place   column[uint32]
+	buckets [highBuckets]highBucket
 }
+
+// highBucket is one bucket of a highFile.
+type highBucket struct {
+	buf  []byte  // its segment being filled, while stage 1 writes
+	segs []int64 // where its segments start in the file, in order
+	n    int     // its documents
+}
+
+// highPlaceBytes is what a highFile holds per document in memory.
+const highPlaceBytes = 4
 
 // newHighFile creates the high halves' file in dir (the temporary
 // directory when empty) for documents of stride values.
@@ -236,56 +282,104 @@ func newHighFile(dir string, stride int) (*highFile, error) {
 	if err != nil {
 		return nil, fmt.Errorf("dedup: %w", err)
 	}
-	return &highFile{f: f, w: bufio.NewWriterSize(f, 1<<20), stride: stride}, nil
+	rec := 4 * max(stride, 1)
+	return &highFile{f: f, w: bufio.NewWriterSize(f, 1<<20), stride: stride, rec: rec, per: max(1, highSegment/rec)}, nil
 }
 
-// put appends the high halves of the next document, which has n values.
-func (h *highFile) put(highs []uint32, n int) error {
+// put appends the high halves of the next document, of index id id, which
+// has n values.
+func (h *highFile) put(id uint64, highs []uint32, n int) error {
 	if n != 0 && (n != h.stride || len(highs) != n) {
 		return fmt.Errorf("dedup: internal error: a sketch of %d values (%d high halves), want %d", n, len(highs), h.stride)
 	}
-	var b [4]byte
+	k := int(id >> (64 - 8))
+	b := &h.buckets[k]
+	if b.n >= 1<<24 {
+		return fmt.Errorf("dedup: more than %d documents in one bucket of the sketches' high halves", 1<<24)
+	}
+	h.place.push(uint32(k)<<24 | uint32(b.n))
+	b.n++
+	if b.buf == nil {
+		b.buf = make([]byte, 0, h.per*h.rec)
+	}
 	for j := range h.stride {
 		var x uint32
 		if n != 0 {
 			x = highs[j]
 		}
-		binary.LittleEndian.PutUint32(b[:], x)
-		if _, err := h.w.Write(b[:]); err != nil {
-			return fmt.Errorf("dedup: writing the sketches' high halves: %w", err)
-		}
+		b.buf = binary.LittleEndian.AppendUint32(b.buf, x)
 	}
-	h.off += int64(4 * h.stride)
+	if len(b.buf) == cap(b.buf) {
+		return h.flushSegment(b)
+	}
 	return nil
 }
 
-// finish flushes the file once stage 1 has written every document.
+// flushSegment writes bucket b's segment.
+func (h *highFile) flushSegment(b *highBucket) error {
+	b.segs = append(b.segs, h.off)
+	if _, err := h.w.Write(b.buf); err != nil {
+		return fmt.Errorf("dedup: writing the sketches' high halves: %w", err)
+	}
+	h.off += int64(len(b.buf))
+	b.buf = b.buf[:0]
+	return nil
+}
+
+// finish writes the buckets' last segments and flushes the file, once
+// stage 1 has put every document.
 func (h *highFile) finish() error {
+	for k := range h.buckets {
+		b := &h.buckets[k]
+		if len(b.buf) > 0 {
+			if err := h.flushSegment(b); err != nil {
+				return err
+			}
+		}
+		b.buf = nil
+	}
 	if err := h.w.Flush(); err != nil {
 		return fmt.Errorf("dedup: writing the sketches' high halves: %w", err)
 	}
 	return nil
 }
 
-// appendFull appends to dst the full values of the document at position i
-// whose folded words are w.
-func (h *highFile) appendFull(dst []uint64, i int, w []uint32, buf *[]byte) ([]uint64, error) {
-	if len(w) == 0 {
-		return dst, nil
+// highReader is a reader's state of a highFile: a buffer, and with whole
+// the bucket it read last.
+type highReader struct {
+	buf    []byte
+	whole  bool // read whole buckets
+	bucket int  // the bucket in buf, -1 for none
+}
+
+// read returns the high halves of the document at position i, as
+// little-endian bytes valid until the next read.
+func (h *highFile) read(hr *highReader, i int) ([]byte, error) {
+	p := *h.place.at(i)
+	k, rank := int(p>>24), int(p&(1<<24-1))
+	b := &h.buckets[k]
+	seg, at := rank/h.per, rank%h.per*h.rec
+	if !hr.whole {
+		hr.buf = slices.Grow(hr.buf[:0], h.rec)[:h.rec]
+		if _, err := h.f.ReadAt(hr.buf, b.segs[seg]+int64(at)); err != nil {
+			return nil, fmt.Errorf("dedup: reading the sketches' high halves: %w", err)
+		}
+		return hr.buf, nil
 	}
-	if len(w) != h.stride {
-		return dst, fmt.Errorf("dedup: internal error: a sketch of %d values, want %d", len(w), h.stride)
+	if hr.bucket != k {
+		n := b.n * h.rec
+		hr.buf = slices.Grow(hr.buf[:0], n)[:n]
+		for s, off := range b.segs {
+			lo := s * h.per * h.rec
+			if _, err := h.f.ReadAt(hr.buf[lo:min(lo+h.per*h.rec, n)], off); err != nil {
+				hr.bucket = -1
+				return nil, fmt.Errorf("dedup: reading the sketches' high halves: %w", err)
+			}
+		}
+		hr.bucket = k
 	}
-	b := slices.Grow((*buf)[:0], 4*len(w))[:4*len(w)]
-	*buf = b
-	if _, err := h.f.ReadAt(b, int64(i)*int64(4*h.stride)); err != nil {
-		return dst, fmt.Errorf("dedup: reading the sketches' high halves: %w", err)
-	}
-	for j, x := range w {
-		hi := binary.LittleEndian.Uint32(b[4*j:])
-		dst = append(dst, uint64(x^hi)|uint64(hi)<<32)
-	}
-	return dst, nil
+	at += seg * h.per * h.rec
+	return hr.buf[at : at+h.rec], nil
 }
 
 // close closes and removes the file.

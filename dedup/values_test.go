@@ -146,6 +146,10 @@ func TestFoldedRunKeepsFullValues(t *testing.T) {
 		t.Fatal("no near duplicates found")
 	}
 
+	// Segments of 4 documents: a bucket of the high halves (about 12
+	// documents here) is read back from several.
+	defer func(n int) { highSegment = n }(highSegment)
+	highSegment = 4 * 4 * 128
 	work := t.TempDir()
 	st := store.NewMemory()
 	res, err := Run(bg, docsOf(docs...), Options{Exact: ExactNever, Store: st, WorkDir: work})

@@ -60,7 +60,7 @@ type JoinPair struct {
 // configuration; none for a document without features, which joins
 // nothing) to dst and returns the extended slice: dst is a buffer of
 // Join's, reused from call to call, so that a caller whose values are not
-// held as []uint64 (dedup keeps narrower words) allocates nothing. It is
+// held as []uint64 (narrower words, say) allocates nothing. It is
 // called once per document, from several goroutines at once, each with a
 // buffer of its own. Pairs come sorted by (A, B).
 //
