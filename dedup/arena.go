@@ -62,7 +62,7 @@ func (j *job) recycle() {
 	clear(j.docs) // drop the names and bodies
 	clear(j.out)
 	clear(j.ix) // drop the sketches, which the collector filed
-	j.docs, j.out, j.ix = j.docs[:0], j.out[:0], j.ix[:0]
+	j.docs, j.out, j.ix, j.highs = j.docs[:0], j.out[:0], j.ix[:0], j.highs[:0]
 	if cap(j.buf) > maxRecycledBody {
 		j.buf = make([]byte, 0, jobBodyBytes)
 	}
@@ -70,14 +70,15 @@ func (j *job) recycle() {
 	jobPool.Put(j)
 }
 
-// valueArena hands out sketch value slices carved from large chunks.
+// valueArena hands out the words of sketch values (sketchVals: one a
+// value, its fold, or two, its halves) carved from large chunks.
 //
 // In a run that stays in memory (no Options.Memory) the chunks lie
 // outside the Go heap (anonymous mappings, on Linux and macOS): the
 // sketch values are pointer-free and live for the whole run, and on the
 // heap they would count toward the collector's heap goal, which then lets
 // the heap grow to about twice what the run holds (at 1M documents and
-// k = 128, a gigabyte of values let the process reach 1.9 GiB). Off the
+// k = 128, a gigabyte of full values let the process reach 1.9 GiB). Off the
 // heap the goal follows only the documents' other state. Each document
 // holds its chunk's owner (sketchVals.chunk); a chunk is unmapped once no
 // document holds it, so no value is read after its memory is gone. An
@@ -85,7 +86,7 @@ func (j *job) recycle() {
 // documents as it spills them, and only the collector, which does not see
 // off-heap memory, would return them.
 type valueArena struct {
-	chunk []uint64
+	chunk []uint32
 	owner *arenaChunk // the owner of chunk when it lies off the heap
 	k     int         // values per sketch, for sizing chunks
 	heap  bool        // chunks on the Go heap (an out-of-core run)
@@ -96,27 +97,43 @@ type arenaChunk struct {
 	size int // bytes mapped
 }
 
-// copyOf returns a copy of vs in the arena (capacity len(vs): an append
-// to it never writes into a neighbour's values) and the owner of its
-// chunk (nil on the heap). An empty vs gives an empty, non-nil slice, as
-// index.NewDoc does.
-func (a *valueArena) copyOf(vs []uint64) ([]uint64, *arenaChunk) {
-	if len(vs) > cap(a.chunk)-len(a.chunk) {
-		n := max(sketchChunk*max(a.k, len(vs)), len(vs))
+// copyOf returns the words of vs in the arena, its folds when narrow,
+// else its halves (low first), with capacity their length (an append to
+// them never writes into a neighbour's), and the owner of their chunk
+// (nil on the heap). An empty vs gives an empty, non-nil slice.
+func (a *valueArena) copyOf(vs []uint64, narrow bool) ([]uint32, *arenaChunk) {
+	per := 2
+	if narrow {
+		per = 1
+	}
+	m := per * len(vs)
+	if m > cap(a.chunk)-len(a.chunk) {
+		n := max(sketchChunk*per*max(a.k, len(vs)), m)
 		ok := false
 		if !a.heap && n > 0 {
-			var c []uint64
+			var c []uint32
 			if a.owner, c, ok = offHeapChunk(n); ok {
 				a.chunk = c[:0]
 			}
 		}
 		if !ok {
-			a.chunk, a.owner = make([]uint64, 0, n), nil
+			a.chunk, a.owner = make([]uint32, 0, n), nil
 		}
 	}
 	at := len(a.chunk)
-	a.chunk = append(a.chunk, vs...)
-	return a.chunk[at:len(a.chunk):len(a.chunk)], a.owner
+	a.chunk = a.chunk[:at+m]
+	out := a.chunk[at : at+m : at+m]
+	if narrow {
+		out := out[:len(vs)]
+		for j, v := range vs {
+			out[j] = foldValue(v)
+		}
+	} else {
+		for j, v := range vs {
+			out[2*j], out[2*j+1] = uint32(v), uint32(v>>32)
+		}
+	}
+	return out, a.owner
 }
 
 // indexDoc returns the index document of r.res.Docs[i] with the sketch
@@ -130,11 +147,20 @@ func (r *run) indexDoc(i int, vs []uint64) index.Doc {
 }
 
 // docOf is index.NewDoc for the batch path: the sketch values go into the
-// worker's arena; the feature set is index.NewDoc's when features is true.
-func (r *run) docOf(a *valueArena, s *sample.Sketched, features bool) docIx {
+// worker's arena, folded in a run that holds folds (r.narrow), and their
+// high halves onto *highs when the run keeps them (r.highs); the feature
+// set is index.NewDoc's when features is true.
+func (r *run) docOf(a *valueArena, s *sample.Sketched, features bool, highs *[]uint32) docIx {
 	var ix docIx
 	a.heap = a.heap || r.o.Memory > 0
-	ix.vals.values, ix.vals.chunk = a.copyOf(s.Values)
+	ix.vals.words, ix.vals.chunk = a.copyOf(s.Values, r.narrow)
+	if r.highs != nil {
+		at := len(*highs)
+		for _, v := range s.Values {
+			*highs = append(*highs, uint32(v>>32))
+		}
+		ix.highs = (*highs)[at:len(*highs):len(*highs)]
+	}
 	ix.size = s.Size
 	if features {
 		d := r.x.NewDoc("", s, true)
@@ -162,13 +188,18 @@ const docArrayBytes = 9 * int64(unsafe.Sizeof(Doc{})) / 4
 
 // heldBytes is what the document at position i holds in memory in stage
 // 1: docBytes, its Doc (docArrayBytes), its side columns and its feature
-// set (kept for exact verification); in memory also its sketch values
-// and, in a resumable run, its place (out of core the stream holds it
-// once the document is collected).
+// set (kept for exact verification); in memory also its sketch values'
+// words (4 bytes a value folded, 8 in halves: values.go; a high halves'
+// file holds the rest on disk, and its place there in memory) and, in a
+// resumable run, its place (out of
+// core the stream holds it once the document is collected).
 func (r *run) heldBytes(i int) int64 {
 	n := docBytes(&r.res.Docs[i]) + docArrayBytes + sizeBytes
 	if r.ext == nil {
-		n += valsBytes + int64(8*len(r.side.vals.at(i).values))
+		n += valsBytes + int64(4*len(r.side.vals.at(i).words))
+		if r.highs != nil {
+			n += highPlaceBytes
+		}
 		if r.st != nil {
 			n += int64(unsafe.Sizeof(recordPlace{}))
 		}

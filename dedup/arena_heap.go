@@ -4,4 +4,4 @@ package dedup
 
 // offHeapChunk reports that this platform has no off-heap chunks: the
 // arena allocates on the Go heap.
-func offHeapChunk(int) (*arenaChunk, []uint64, bool) { return nil, nil, false }
+func offHeapChunk(int) (*arenaChunk, []uint32, bool) { return nil, nil, false }

@@ -9,18 +9,18 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// offHeapChunk returns a chunk of n sketch values in anonymous memory
+// offHeapChunk returns a chunk of n sketch value words in anonymous memory
 // mapped outside the Go heap, and its owner: the memory is unmapped once
 // the owner is unreachable (a cleanup). Every document whose values lie
 // in the chunk holds the owner (sketchVals.chunk), so no sketch value is read
 // after its memory is unmapped. ok is false when the mapping failed; the
 // caller then allocates on the heap.
-func offHeapChunk(n int) (c *arenaChunk, vs []uint64, ok bool) {
-	mem, err := unix.Mmap(-1, 0, 8*n, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_ANON|unix.MAP_PRIVATE)
+func offHeapChunk(n int) (c *arenaChunk, ws []uint32, ok bool) {
+	mem, err := unix.Mmap(-1, 0, 4*n, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_ANON|unix.MAP_PRIVATE)
 	if err != nil {
 		return nil, nil, false
 	}
 	c = &arenaChunk{size: len(mem)}
 	runtime.AddCleanup(c, func(mem []byte) { _ = unix.Munmap(mem) }, mem)
-	return c, unsafe.Slice((*uint64)(unsafe.Pointer(unsafe.SliceData(mem))), n), true
+	return c, unsafe.Slice((*uint32)(unsafe.Pointer(unsafe.SliceData(mem))), n), true
 }

@@ -73,36 +73,48 @@ func TestJobHold(t *testing.T) {
 	}
 }
 
-// Values carved from the arena keep their contents through collections
-// while their documents hold the chunk's owner, each slice's capacity is
-// its length, and an out-of-core run's arena stays on the heap.
+// Values carved from the arena keep their contents (folds or halves)
+// through collections while their documents hold the chunk's owner, each
+// slice's capacity is its length, and an out-of-core run's arena stays
+// on the heap.
 func TestValueArena(t *testing.T) {
 	for _, onHeap := range []bool{false, true} {
-		a := valueArena{k: 4, heap: onHeap}
-		type held struct {
-			vs    []uint64
-			chunk *arenaChunk
-		}
-		var docs []held
-		for i := range 3000 {
-			vs := []uint64{uint64(i), uint64(i) << 20, ^uint64(i), uint64(3 * i)}
-			got, c := a.copyOf(vs[:i%5])
-			if onHeap && c != nil {
-				t.Fatalf("an arena on the heap gave an off-heap chunk")
+		for _, narrow := range []bool{false, true} {
+			a := valueArena{k: 4, heap: onHeap}
+			type held struct {
+				ws    []uint32
+				chunk *arenaChunk
 			}
-			if cap(got) != len(got) {
-				t.Fatalf("values %d: capacity %d beyond length %d", i, cap(got), len(got))
+			vals := func(i int) []uint64 {
+				return []uint64{uint64(i), uint64(i) << 20, ^uint64(i), uint64(3*i) << 32}[:i%5]
 			}
-			docs = append(docs, held{got, c})
-			if i%500 == 0 {
-				runtime.GC()
+			var docs []held
+			for i := range 3000 {
+				got, c := a.copyOf(vals(i), narrow)
+				if onHeap && c != nil {
+					t.Fatalf("an arena on the heap gave an off-heap chunk")
+				}
+				if cap(got) != len(got) {
+					t.Fatalf("values %d: capacity %d beyond length %d", i, cap(got), len(got))
+				}
+				docs = append(docs, held{got, c})
+				if i%500 == 0 {
+					runtime.GC()
+				}
 			}
-		}
-		runtime.GC()
-		for i, d := range docs {
-			want := []uint64{uint64(i), uint64(i) << 20, ^uint64(i), uint64(3 * i)}[:i%5]
-			if !slices.Equal(d.vs, want) {
-				t.Fatalf("heap %v: values %d changed: %v, want %v", onHeap, i, d.vs, want)
+			runtime.GC()
+			for i, d := range docs {
+				var want []uint32
+				for _, v := range vals(i) {
+					if narrow {
+						want = append(want, uint32(v)^uint32(v>>32))
+					} else {
+						want = append(want, uint32(v), uint32(v>>32))
+					}
+				}
+				if !slices.Equal(d.ws, want) {
+					t.Fatalf("heap %v narrow %v: values %d changed: %v, want %v", onHeap, narrow, i, d.ws, want)
+				}
 			}
 		}
 	}

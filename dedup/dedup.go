@@ -26,6 +26,9 @@
 // merge), and verification reads the sketches back in chunks
 // (external.go). The pairs, clusters and kept set are those of the run in
 // memory, byte for byte.
+// In memory without a budget the run holds each value of a slot-wise
+// sketch folded to 32 bits, all that the join and verification compare
+// (values.go).
 // With Options.Stages such a run is resumable: each stage saves its
 // output with a manifest in the work directory, and a killed run
 // continues from the last saved stage, within stage 1 from the last
@@ -155,6 +158,12 @@ type run struct {
 	// side is what the run keeps of each document of res.Docs besides
 	// its Doc: sketch, size, feature set (side.go).
 	side side
+	// fold: the batch comparisons see the sketch values folded to 32 bits;
+	// narrow: the run holds only the folds in memory; highs: the high
+	// halves of a narrow run's values, when it needs the full ones
+	// (values.go).
+	fold, narrow bool
+	highs        *highFile
 }
 
 // Run deduplicates the documents docs yields. An error it yields that is a
@@ -180,6 +189,11 @@ func Run(ctx context.Context, docs iter.Seq2[*corpus.Document, error], o Options
 	if r.st != nil {
 		defer r.st.close()
 	}
+	defer func() {
+		if cerr := r.highs.close(); cerr != nil && err == nil {
+			err = fmt.Errorf("dedup: removing the work files: %w", cerr)
+		}
+	}()
 	if r.ext != nil {
 		defer func() {
 			// A resumable run's stage files stay for the caller (RemoveWork).
@@ -233,6 +247,7 @@ func newRun(ctx context.Context, o Options) (*run, error) {
 	res := &Result{Duplicate: map[int]bool{}, Index: cfg, Scheme: cfg.LSH}
 	r := &run{ctx: ctx, o: o, x: x, ev: &events{l: o.Events}, res: res, sum: &res.Summary, prior: prior,
 		hdr: x.NewDoc("", &sample.Sketched{}, false).Sketch.Header}
+	r.fold = r.hdr.Algorithm.SlotWise()
 	r.sum.Config = Config{Sampler: cfg.Sketch.Algorithm.String(), K: cfg.Sketch.K, Seed: cfg.Sketch.Seed, Threshold: cfg.Threshold,
 		LSH: cfg.LSH, Features: cfg.Sketch.Features.String()}
 	if o.Stages != nil {

@@ -3,6 +3,7 @@ package dedup
 import (
 	"bufio"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -36,6 +37,9 @@ type external struct {
 // directory and the sketch file, and moves the sketches of the documents
 // read so far there.
 func (r *run) startExternal() error {
+	if r.narrow { // folds cannot make the sketch file's full values
+		return errors.New("dedup: internal error: a run holding folded sketch values went out of core")
+	}
 	dir := r.o.WorkDir
 	owned := false
 	if dir == "" {
@@ -58,7 +62,7 @@ func (r *run) startExternal() error {
 	r.ext = &external{dir: dir, owned: owned, f: f, w: bufio.NewWriterSize(f, 1<<20)}
 	r.sum.External = true
 	for i := range r.res.Docs {
-		if err := r.ext.put(r.side.vals.at(i).values); err != nil {
+		if err := r.ext.put(r.side.vals.at(i).words); err != nil {
 			return err
 		}
 	}
@@ -66,17 +70,18 @@ func (r *run) startExternal() error {
 	return nil
 }
 
-// put appends the sketch values of the next document to the sketch file
-// and records their end.
-func (e *external) put(vs []uint64) error {
-	var b [8]byte
-	for _, v := range vs {
-		binary.LittleEndian.PutUint64(b[:], v)
+// put appends the sketch values of the next document, as words in halves
+// (low first: sketchVals), to the sketch file and records their end. A
+// value's little-endian bytes are its halves' in that order.
+func (e *external) put(words []uint32) error {
+	var b [4]byte
+	for _, x := range words {
+		binary.LittleEndian.PutUint32(b[:], x)
 		if _, err := e.w.Write(b[:]); err != nil {
 			return fmt.Errorf("dedup: writing sketches: %w", err)
 		}
 	}
-	e.off += int64(8 * len(vs))
+	e.off += int64(4 * len(words))
 	e.ends.push(e.off)
 	return nil
 }
@@ -100,37 +105,22 @@ func (e *external) finishWrite() error {
 	return nil
 }
 
-// values reads the sketch values of the document at position i into
-// dst.
-func (e *external) values(dst []uint64, i int) ([]uint64, error) {
+// appendValues appends the sketch values of the document at position i,
+// read from the sketch file (through buf, a scratch buffer), to dst.
+func (e *external) appendValues(dst []uint64, i int, buf *[]byte) ([]uint64, error) {
 	off, n := e.span(i)
 	if n == 0 {
-		return []uint64{}, nil
+		return dst, nil
 	}
-	dst = slices.Grow(dst[:0], n)[:n]
-	b := make([]byte, 8*n)
+	b := slices.Grow((*buf)[:0], 8*n)[:8*n]
+	*buf = b
 	if _, err := e.f.ReadAt(b, off); err != nil {
-		return nil, fmt.Errorf("dedup: reading sketches: %w", err)
+		return dst, fmt.Errorf("dedup: reading sketches: %w", err)
 	}
-	for i := range dst {
-		dst[i] = binary.LittleEndian.Uint64(b[8*i:])
+	for j := range n {
+		dst = append(dst, binary.LittleEndian.Uint64(b[8*j:]))
 	}
 	return dst, nil
-}
-
-// ixOf returns the index document of r.res.Docs[i] with its sketch: out
-// of core, with the values read back from the sketch file.
-func (r *run) ixOf(i int) (*index.Doc, error) {
-	if r.ext == nil {
-		ix := r.indexDoc(i, r.side.vals.at(i).values)
-		return &ix, nil
-	}
-	v, err := r.ext.values(nil, i)
-	if err != nil {
-		return nil, err
-	}
-	ix := r.indexDoc(i, v)
-	return &ix, nil
 }
 
 // close closes the sketch file and removes the work files unless kept.
@@ -265,6 +255,9 @@ func (r *run) candidates(order, num []int32, budget int64) (*spill.Merger, int64
 		if num[i] < 0 || len(vals) == 0 {
 			continue
 		}
+		if r.fold { // the join compares folds, as in memory (values.go)
+			foldAll(vals)
+		}
 		rec = rec[:0]
 		for c := range passes {
 			rec = binary.BigEndian.AppendUint32(rec, uint32(c))
@@ -370,15 +363,12 @@ func (r *run) verifyExternal(pm *spill.Merger, total int64, order []int32) error
 	vprog := r.ev.progress(StageVerify, "pair keys")
 	var consumed int64 // pair records merged
 	var kept []verifiedPair
+	l := r.newLoader(false, false)
 	flush := func() error {
 		if len(chunk) == 0 {
 			return nil
 		}
-		doc, err := candidateEnds(chunk, func(u uint32) (*index.Doc, error) { return r.ixOf(int(order[u])) })
-		if err != nil {
-			return err
-		}
-		err = r.verifyPairs(chunk, func(u uint32) int { return int(order[u]) }, doc, o, func(k int, p Pair) {
+		err := r.verifyCands(l, chunk, func(u uint32) int { return int(order[u]) }, o, func(k int, p Pair) {
 			r.res.Pairs = append(r.res.Pairs, p)
 			if r.st != nil {
 				a, b := order[chunk[k].A], order[chunk[k].B]

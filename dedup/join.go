@@ -19,46 +19,62 @@ func (r *run) joinAndVerify() error {
 
 	start := r.ev.begin(StageIndex, int64(len(order)))
 	o := index.BatchOptions{Workers: r.o.Workers, Progress: r.ev.progress(StageIndex, "keys")}
-	vals := &r.side.vals
-	cands, err := r.x.Join(r.ctx, len(order), func(i int) []uint64 { return vals.at(order[i]).values }, o)
+	// The join compares the values as verification does: folded
+	// (values.go), widened into the join's buffers document by document.
+	cands, err := r.x.Join(r.ctx, len(order), func(dst []uint64, i int) []uint64 { return r.memValues(dst, order[i]) }, o)
 	if err != nil {
 		return fmt.Errorf("dedup: %w", err)
 	}
 	r.sum.Candidates += int64(len(cands))
 	r.ev.end(StageIndex, int64(len(order)), start)
 
-	// The index documents of the candidates' ends.
-	doc, _ := candidateEnds(cands, func(u uint32) (*index.Doc, error) { return r.ixOf(order[u]) })
-
+	// Verified in chunks, so that the widened values of one chunk's ends
+	// are held at a time: at most 2·verifyChunk documents' (32 MiB at
+	// k = 128), several of the index's parallel pieces of work.
+	const verifyChunk = 1 << 14
 	start = r.ev.begin(StageVerify, int64(len(cands)))
-	o.Progress = r.ev.progress(StageVerify, "pairs")
-	err = r.verifyPairs(cands, func(u uint32) int { return order[u] }, doc, o, func(_ int, p Pair) {
-		r.res.Pairs = append(r.res.Pairs, p)
-	})
-	if err != nil {
-		return err
+	progress := r.ev.progress(StageVerify, "pairs")
+	l := r.newLoader(false, false)
+	for lo := 0; lo < len(cands); lo += verifyChunk {
+		o.Progress = nil
+		if progress != nil {
+			o.Progress = func(done, _ int64) { progress(int64(lo)+done, int64(len(cands))) }
+		}
+		err = r.verifyCands(l, cands[lo:min(lo+verifyChunk, len(cands))], func(u uint32) int { return order[u] }, o, func(_ int, p Pair) {
+			r.res.Pairs = append(r.res.Pairs, p)
+		})
+		if err != nil {
+			return err
+		}
 	}
 	r.ev.end(StageVerify, int64(len(cands)), start)
 	return nil
 }
 
-// candidateEnds loads the index document of every end of the candidate
-// pairs once, with load, and returns them by join number.
-func candidateEnds(cands []index.JoinPair, load func(u uint32) (*index.Doc, error)) (func(uint32) *index.Doc, error) {
-	ixs := map[uint32]*index.Doc{}
+// verifyCands verifies the candidate pairs cands between the documents at
+// positions pos(A) and pos(B) (verifyPairs), with the index documents of
+// their ends made once each by l (the values the run compares).
+func (r *run) verifyCands(l *docLoader, cands []index.JoinPair, pos func(uint32) int, o index.BatchOptions, kept func(k int, p Pair)) error {
+	ends := l.ends[:0]
 	for _, p := range cands {
-		for _, u := range [2]uint32{p.A, p.B} {
-			if _, ok := ixs[u]; ok {
-				continue
-			}
-			ix, err := load(u)
-			if err != nil {
-				return nil, err
-			}
-			ixs[u] = ix
-		}
+		ends = append(ends, p.A, p.B)
 	}
-	return func(u uint32) *index.Doc { return ixs[u] }, nil
+	slices.Sort(ends)
+	ends = slices.Compact(ends)
+	ps := l.pos[:0]
+	for _, u := range ends {
+		ps = append(ps, pos(u))
+	}
+	l.ends, l.pos = ends, ps
+	docs, err := l.load(ps)
+	if err != nil {
+		return err
+	}
+	doc := func(u uint32) *index.Doc {
+		k, _ := slices.BinarySearch(ends, u)
+		return &docs[k]
+	}
+	return r.verifyPairs(cands, pos, doc, o, kept)
 }
 
 // verifyPairs verifies the candidate pairs cands, between the documents

@@ -73,8 +73,11 @@ type Options struct {
 	// bounds the pipeline's buffers; the caller sets the Go memory limit
 	// (runtime/debug.SetMemoryLimit) if it wants one.
 	Memory int64
-	// WorkDir is the directory of the spill files (created if missing).
-	// The default is a new temporary directory.
+	// WorkDir is the directory of the spill files (created if missing),
+	// and of the high halves of the sketch values that a run in memory
+	// with a Store or ExportBands writes there (it holds only 32 bits of
+	// each value in memory). The default is a new temporary directory (for
+	// the high halves, the system's temporary directory).
 	WorkDir string
 	// KeepWork keeps the spill files after the run instead of removing
 	// them.

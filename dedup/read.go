@@ -33,7 +33,8 @@ type job struct {
 	// end, after the job's documents.
 	mark  bool
 	marks []streamMark
-	buf   []byte // the bodies of docs (job.hold)
+	buf   []byte   // the bodies of docs (job.hold)
+	highs []uint32 // the high halves of ix's values, when the run keeps them (docIx.highs)
 }
 
 const jobSize = 64
@@ -95,6 +96,16 @@ func (r *run) sketch(docs iter.Seq2[*corpus.Document, error]) error {
 			}
 		}
 	}
+	// A run that stays in memory (no budget) holds the folds of the values
+	// it compares by folds; their high halves go to a file when the store
+	// or the band export needs the full values (values.go).
+	r.narrow = r.fold && r.o.Memory <= 0 && r.ext == nil
+	if r.narrow && r.hdr.Bits > 32 && (r.o.Store != nil || r.o.ExportBands != nil) {
+		var err error
+		if r.highs, err = newHighFile(r.o.WorkDir, r.slots()); err != nil {
+			return err
+		}
+	}
 	jobs := make(chan *job, 2*r.o.Workers)
 	done := make(chan *job, 2*r.o.Workers)
 	var wg sync.WaitGroup
@@ -112,7 +123,7 @@ func (r *run) sketch(docs iter.Seq2[*corpus.Document, error]) error {
 					s.Sketch(&sk, rd.body, rd.html)
 					j.out[i] = Doc{Seq: rd.seq, Name: rd.name, Bytes: len(rd.body), Key: rd.key, Fingerprint: sk.Fingerprint,
 						ExactOf: -1, Shingles: len(sk.Features)}
-					j.ix[i] = r.docOf(&arena, &sk, bud.keep(len(sk.Features)))
+					j.ix[i] = r.docOf(&arena, &sk, bud.keep(len(sk.Features)), &j.highs)
 				}
 				done <- j
 			}
@@ -157,7 +168,12 @@ func (r *run) sketch(docs iter.Seq2[*corpus.Document, error]) error {
 			for i := range p.ix {
 				ix := &p.ix[i]
 				if r.ext != nil {
-					if extErr = r.ext.put(ix.vals.values); extErr != nil {
+					if extErr = r.ext.put(ix.vals.words); extErr != nil {
+						break
+					}
+				}
+				if r.highs != nil {
+					if extErr = r.highs.put(idOf(&r.res.Docs[at+i]), ix.highs, len(ix.vals.words)); extErr != nil {
 						break
 					}
 				}
@@ -200,6 +216,12 @@ func (r *run) sketch(docs iter.Seq2[*corpus.Document, error]) error {
 			return err
 		}
 		r.ev.addSpilled(StageSketch, r.ext.off)
+	}
+	if r.highs != nil {
+		if err := r.highs.finish(); err != nil {
+			return err
+		}
+		r.ev.addSpilled(StageSketch, r.highs.off)
 	}
 	if r.st != nil {
 		if err := r.save(true); err != nil {

@@ -11,7 +11,7 @@ import (
 // and never moves what it holds, so that, unlike Result.Docs, it has no
 // peak of an old and a new array while it grows; and each column holds
 // only what the mode of the run needs: in memory the sketch values (in
-// the workers' arenas) and their sizes, out of core the sizes and the
+// the workers' arenas, as words: values.go) and their sizes, out of core the sizes and the
 // ends of the values in the sketch file (16 bytes a document), and the
 // feature sets only while exact verification is on. At 10M documents
 // under a budget of 4 GiB a document has about 430 bytes of it, all told.
@@ -60,10 +60,12 @@ func (c *column[T]) reset() { *c = column[T]{} }
 
 // sketchVals are a document's sketch values in memory, in a worker's
 // arena, and the owner of their chunk when it lies off the heap
-// (valueArena); whoever sets or drops values sets or drops chunk.
+// (valueArena); whoever sets or drops words sets or drops chunk. The
+// words are one per value, its fold, in a run that holds folded values
+// (run.narrow), else two per value, its low and high halves (values.go).
 type sketchVals struct {
-	values []uint64
-	chunk  *arenaChunk
+	words []uint32
+	chunk *arenaChunk
 }
 
 // featureSet is a document's feature set, kept for exact verification:
@@ -85,6 +87,9 @@ type docIx struct {
 	vals  sketchVals
 	size  float64 // the sketch's Size
 	feats featureSet
+	// highs are the high halves of the values whose folds vals holds, in
+	// the job's buffer, when the run keeps them (run.highs).
+	highs []uint32
 }
 
 // side is the per-document state of a run that Result.Docs does not

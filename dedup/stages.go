@@ -43,6 +43,10 @@ const (
 	manIndex      = "stage-index.json"
 	manVerify     = "stage-verify.json"
 	verifiedWidth = 37 // posA, posB uint32; similarity, estimate, stderr float64; exact byte; keys uint32
+	// fileHighs names (os.CreateTemp) the high halves of the sketch values
+	// of a run in memory that needs them (values.go); not a stage file, it
+	// is removed when the run ends.
+	fileHighs = "sketch-highs-*.bin"
 )
 
 // Stages makes an out-of-core run resumable: each stage writes its output
@@ -272,7 +276,7 @@ func (s *Stages) InputsDone() (int, error) {
 // files, sorted runs, and the temporary files of a killed run. The
 // manifests go first: a removal killed midway leaves files no manifest
 // names, which a resumption discards, never a manifest without its files.
-var workFiles = []string{manVerify, manIndex, manSketch, fileSketches, fileStream, fileInputs, fileVerified,
+var workFiles = []string{manVerify, manIndex, manSketch, fileSketches, fileStream, fileInputs, fileVerified, fileHighs,
 	"keys-*.run", "pairs-*.run", ".keys-*.tmp*", ".pairs-*.tmp*", ".stage-*.tmp*", "." + fileVerified + ".tmp*"}
 
 // RemoveWork removes the files a run (resumable or not) writes in its

@@ -77,6 +77,7 @@ func (r *run) newStages() error {
 	cfg["dedup.index"] = string(c)
 	cfg["dedup.slack"] = strconv.FormatFloat(r.x.Config().Slack, 'g', -1, 64)
 	cfg["dedup.exact"] = fmt.Sprintf("%d/%d", r.o.Exact, r.o.ExactBudget)
+	cfg["dedup.compare"] = r.compareForm() // stages 2 and 3 depend on it
 	r.st = &stages{s: s, cfg: cfg, hdr: r.x.NewDoc("", &sample.Sketched{}, false).Sketch.Header, noDups: s.Shards > 1}
 	if err := os.MkdirAll(s.Dir, 0o755); err != nil {
 		return fmt.Errorf("dedup: work directory: %w", err)

@@ -20,27 +20,28 @@ func (r *run) matchStored() error {
 	}
 	start := r.ev.begin(StageQuery, int64(len(r.unique)))
 	docs := r.res.Docs
-	// In memory one batch; out of core batches whose sketches are read
-	// back from the sketch file.
-	batch := len(r.unique)
-	if r.ext != nil {
-		batch = 4096
-	}
+	// In batches, whose full sketch values are widened from memory or
+	// read back (the sketch file out of core, the high halves' file in
+	// memory: values.go).
+	const batch = 4096
 	progress := r.ev.progress(StageQuery, "docs")
+	l := r.newLoader(true, false)
+	qs := make([]*index.Doc, 0, batch)
 	for lo := 0; lo < len(r.unique); lo += batch {
 		part := r.unique[lo:min(lo+batch, len(r.unique))]
-		qs := make([]*index.Doc, len(part))
-		for k, i := range part {
-			var err error
-			if qs[k], err = r.ixOf(i); err != nil {
-				return err
-			}
+		ds, err := l.load(part)
+		if err != nil {
+			return err
+		}
+		qs = qs[:0]
+		for k := range ds {
+			qs = append(qs, &ds[k])
 		}
 		o := index.BatchOptions{Workers: r.o.Workers}
 		if progress != nil {
 			o.Progress = func(done, _ int64) { progress(int64(lo)+done, int64(len(r.unique))) }
 		}
-		err := r.x.QueryBatch(r.ctx, qs, r.isLocal, o, func(k int, ms []index.Match, cands int) error {
+		err = r.x.QueryBatch(r.ctx, qs, r.isLocal, o, func(k int, ms []index.Match, cands int) error {
 			r.sum.Candidates += int64(cands)
 			d := &docs[part[k]]
 			for _, m := range ms {
@@ -114,26 +115,21 @@ func (r *run) addAll() error {
 	}
 	defer bk.Close()
 	batch := make([]*index.Doc, 0, batchSize)
-	var bare []index.Doc // the documents without their feature sets
-	if !r.o.StoreFeatures {
-		bare = make([]index.Doc, batchSize)
-	}
+	l := r.newLoader(true, r.ext == nil) // the records keep full values; in memory in id order
 	for lo := 0; lo < len(order); lo += batchSize {
 		if err := r.ctx.Err(); err != nil {
 			return err
 		}
+		ds, err := l.load(order[lo:min(lo+batchSize, len(order))])
+		if err != nil {
+			return err
+		}
 		batch = batch[:0]
-		for k, i := range order[lo:min(lo+batchSize, len(order))] {
-			ix, err := r.ixOf(i)
-			if err != nil {
-				return err
+		for k := range ds {
+			if !r.o.StoreFeatures {
+				ds[k].Features = nil
 			}
-			if bare != nil {
-				bare[k] = *ix
-				bare[k].Features = nil
-				ix = &bare[k]
-			}
-			batch = append(batch, ix)
+			batch = append(batch, &ds[k])
 		}
 		res, err := bk.Add(r.ctx, batch...)
 		if err != nil {

@@ -66,7 +66,8 @@ type Stage struct {
 	// for the store stage, which runs in the background).
 	PeakMemory int64 `json:"peak_memory"`
 	// Spilled is the bytes the stage wrote to the work directory (out of
-	// core).
+	// core; in memory, the high halves of the sketch values a store or
+	// the band export needs: values.go).
 	Spilled int64 `json:"spilled_bytes,omitempty"`
 	// Restored reports a stage a resumed run did not run again: its
 	// output was read from its stage files, and its time, peak memory and

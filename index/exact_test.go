@@ -147,7 +147,7 @@ func TestJoinMatchesKeys(t *testing.T) {
 			}
 		}
 	}
-	values := func(i int) []uint64 { return docs[i].Sketch.Values }
+	values := func(dst []uint64, i int) []uint64 { return append(dst, docs[i].Sketch.Values...) }
 	var first []JoinPair
 	for _, w := range []int{1, 3} {
 		var calls int64
@@ -197,7 +197,7 @@ func TestJoinMatchesKeys(t *testing.T) {
 	for i := range same {
 		same[i] = docs[0]
 	}
-	pairs, _ := x.Join(bg, len(same), func(i int) []uint64 { return same[i].Sketch.Values }, BatchOptions{MaxRun: 3})
+	pairs, _ := x.Join(bg, len(same), func(dst []uint64, i int) []uint64 { return append(dst, same[i].Sketch.Values...) }, BatchOptions{MaxRun: 3})
 	if len(pairs) != 3+3*6+2+1 {
 		t.Fatalf("MaxRun 3 over a run of 10: %d pairs", len(pairs))
 	}

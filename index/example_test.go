@@ -205,7 +205,7 @@ func ExampleIndex_Join() {
 	s, _ := x.NewSketcher()
 	docs := []*index.Doc{doc(x, s, "a", text(0, 300)), doc(x, s, "b", text(1000, 300)), doc(x, s, "c", text(5, 300))}
 	// The batch path: candidates by the sort-join, verified by Verify.
-	pairs, _ := x.Join(ctx, len(docs), func(i int) []uint64 { return docs[i].Sketch.Values }, index.BatchOptions{})
+	pairs, _ := x.Join(ctx, len(docs), func(dst []uint64, i int) []uint64 { return append(dst, docs[i].Sketch.Values...) }, index.BatchOptions{})
 	x.VerifyPairs(ctx, pairs, func(i uint32) *index.Doc { return docs[i] }, index.BatchOptions{}, func(k int, c index.Comparison, ok bool) {
 		p := pairs[k]
 		fmt.Printf("%s~%s exact=%.3f match=%v\n", docs[p.A].Name, docs[p.B].Name, c.Exact, ok)

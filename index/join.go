@@ -55,10 +55,14 @@ type JoinPair struct {
 // batch path of the index, AltaVista's sort-join (book 3.1): for each of
 // the scheme's keys in turn it computes that key for every document,
 // sorts, and pairs the documents of each run of equal keys (each with at
-// most MaxRun before it, in the order of their numbers). values(i) returns
-// the sketch values of document i (made with the index's configuration;
-// none for a document without features, which joins nothing); it is called
-// from several goroutines at once. Pairs come sorted by (A, B).
+// most MaxRun before it, in the order of their numbers). values(dst, i)
+// appends the sketch values of document i (made with the index's
+// configuration; none for a document without features, which joins
+// nothing) to dst and returns the extended slice: dst is a buffer of
+// Join's, reused from call to call, so that a caller whose values are not
+// held as []uint64 (narrower words, say) allocates nothing. It is
+// called once per document, from several goroutines at once, each with a
+// buffer of its own. Pairs come sorted by (A, B).
 //
 // An entry of a pass packs the key's high 32 bits above the document's
 // number, so a pass holds 8 bytes per document and sorts plain integers;
@@ -66,48 +70,55 @@ type JoinPair struct {
 // 2^-32 per pass (about n²/2^33 extra candidates per pass, all rejected by
 // verification), against P(J) of the full scheme for related ones. Memory:
 // 4 bytes per document and key (the keys' high halves, computed in one
-// sweep over the sketches), 16 bytes per document for the pass (its
+// sweep over the sketches) and 1 per document (whether it has values),
+// 16 bytes per document for the pass (its
 // entries, sorted by a radix sort into a second array), plus 8 bytes per
 // candidate pair and key shared. The result is the same for any number of
 // workers; it depends on the numbering only through runs longer than
 // MaxRun.
-func (x *Index) Join(ctx context.Context, n int, values func(i int) []uint64, o BatchOptions) ([]JoinPair, error) {
+func (x *Index) Join(ctx context.Context, n int, values func(dst []uint64, i int) []uint64, o BatchOptions) ([]JoinPair, error) {
 	o.ensureDefaults()
 	if n > math.MaxUint32 {
 		return nil, fmt.Errorf("index: join of %d documents: at most 2^32-1", n)
 	}
-	var nonEmpty []uint32
-	for i := range n {
-		if len(values(i)) > 0 {
-			nonEmpty = append(nonEmpty, uint32(i))
-		}
-	}
-	m := len(nonEmpty)
 	passes := x.scheme.NumKeys()
 	// Every document's keys in one sweep over the sketches (each sketch
 	// read once, not once per pass; the bands shared by combination keys
-	// hashed once): the high half of key c of document i at his[c*m+i].
-	his := make([]uint32, passes*m)
+	// hashed once): the high half of key c of document i at his[c*n+i],
+	// and whether it has no values.
+	his := make([]uint32, passes*n)
+	empty := make([]bool, n)
 	var mu sync.Mutex
 	var keyErr error
-	parallel(m, o.Workers, func(lo, hi int) {
-		var keys []uint64
+	parallel(n, o.Workers, func(lo, hi int) {
+		var keys, vs []uint64
 		for i := lo; i < hi; i++ {
 			var err error
-			if keys, err = x.scheme.Keys(keys[:0], values(int(nonEmpty[i]))); err != nil {
+			if vs = values(vs[:0], i); len(vs) == 0 {
+				empty[i] = true
+				continue
+			}
+			if keys, err = x.scheme.Keys(keys[:0], vs); err != nil {
 				mu.Lock()
-				keyErr = fmt.Errorf("index: join: document %d: %w", nonEmpty[i], err)
+				keyErr = fmt.Errorf("index: join: document %d: %w", i, err)
 				mu.Unlock()
 				return
 			}
 			for c, k := range keys {
-				his[c*m+i] = uint32(k >> 32)
+				his[c*n+i] = uint32(k >> 32)
 			}
 		}
 	})
 	if keyErr != nil {
 		return nil, keyErr
 	}
+	var nonEmpty []uint32
+	for i, e := range empty {
+		if !e {
+			nonEmpty = append(nonEmpty, uint32(i))
+		}
+	}
+	m := len(nonEmpty)
 	entries := make([]uint64, m)
 	scratch := make([]uint64, m)
 	var raw []uint64
@@ -115,8 +126,9 @@ func (x *Index) Join(ctx context.Context, n int, values func(i int) []uint64, o 
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		for i, h := range his[c*m : (c+1)*m] {
-			entries[i] = uint64(h)<<32 | uint64(nonEmpty[i])
+		hc := his[c*n : (c+1)*n]
+		for k, i := range nonEmpty {
+			entries[k] = uint64(hc[i])<<32 | uint64(i)
 		}
 		// The entries are in increasing order of their low half (the
 		// document numbers): a stable sort by the high half sorts them.
