@@ -219,6 +219,11 @@ func (b *pebbleBulk) newTable(name string, n int) (string, *sstable.Writer, erro
 	if err != nil {
 		return "", nil, err
 	}
+	// As Pebble's own tables: the kernel is asked to write the table back
+	// every BytesPerSync (sync_file_range), so that the disk writes it
+	// while it is being made and the sync that closes it (which Ingest
+	// needs) has little left to wait for.
+	f = vfs.NewSyncingFile(f, vfs.SyncingFileOptions{BytesPerSync: b.s.po.BytesPerSync})
 	return path, sstable.NewWriter(objstorageprovider.NewFileWritable(f), b.s.po.MakeWriterOptions(0, b.s.db.TableFormat())), nil
 }
 
