@@ -221,10 +221,42 @@ func (b *pebbleBulk) newTable(name string, n int) (string, *sstable.Writer, erro
 	}
 	// As Pebble's own tables: the kernel is asked to write the table back
 	// every BytesPerSync (sync_file_range), so that the disk writes it
-	// while it is being made and the sync that closes it (which Ingest
-	// needs) has little left to wait for.
-	f = vfs.NewSyncingFile(f, vfs.SyncingFileOptions{BytesPerSync: b.s.po.BytesPerSync})
+	// while it is being made. The sync Ingest needs comes later, for all
+	// the tables at once (syncTables): by then the disk has taken nearly
+	// all of them, and no writer has stopped to wait for its own.
+	f = vfs.NewSyncingFile(unsynced{f}, vfs.SyncingFileOptions{BytesPerSync: b.s.po.BytesPerSync})
 	return path, sstable.NewWriter(objstorageprovider.NewFileWritable(f), b.s.po.MakeWriterOptions(0, b.s.db.TableFormat())), nil
+}
+
+// unsynced is a table file whose Sync and SyncData, which the table's
+// writer calls as it closes it, do nothing: see newTable.
+type unsynced struct{ vfs.File }
+
+func (unsynced) Sync() error     { return nil }
+func (unsynced) SyncData() error { return nil }
+
+// syncTables makes the tables at paths durable, on a few goroutines (a
+// sync waits for the disk, not a processor).
+func (b *pebbleBulk) syncTables(paths []string) error {
+	errs := make([]error, len(paths))
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range min(len(paths), 4) {
+		wg.Go(func() {
+			for i := int(next.Add(1)) - 1; i < len(paths); i = int(next.Add(1)) - 1 {
+				f, err := b.s.fs.OpenReadWrite(paths[i], vfs.WriteCategoryUnspecified)
+				if err == nil {
+					err = f.Sync()
+					if cerr := f.Close(); err == nil {
+						err = cerr
+					}
+				}
+				errs[i] = err
+			}
+		})
+	}
+	wg.Wait()
+	return firstError(errs)
 }
 
 func (b *pebbleBulk) PutMeta(name string, value []byte) { b.value(metaKey(name), value, false) }
@@ -664,6 +696,9 @@ func (b *pebbleBulk) writeTables() (paths []string, err error) {
 	if err := firstError(errs); err != nil {
 		return nil, err
 	}
+	if err := b.syncTables(paths); err != nil {
+		return nil, err
+	}
 	return paths, nil
 }
 
@@ -785,7 +820,8 @@ func (t *tableStream) add(key, value []byte, del bool) error {
 // sixteenth of bulkTableBytes, which tests lower).
 func sizeCheckBytes() int { return int(min(64<<10, bulkTableBytes/16)) }
 
-// finish closes the current table (syncing it, as Ingest requires).
+// finish closes the current table (which syncTables syncs later, as Ingest
+// requires).
 func (t *tableStream) finish() error {
 	if t.w == nil {
 		return nil
