@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/neardup/neardup/store"
 )
@@ -50,10 +51,16 @@ type Bulk struct {
 	b      store.Batch
 	bulk   bool                // b is a store bulk
 	docs   int                 // documents staged in b
-	ids    map[uint64]struct{} // their ids
+	ids    map[uint64]struct{} // their ids, unless inOrder
 	err    error               // the first failure since the last commit
 	closed bool
 	sorted bool // documents come in increasing id order (NewSortedBulk)
+
+	// A sorted Bulk keeps the ids of its staged documents in staged, in
+	// increasing order, while they come in that order (inOrder); the first
+	// one out of order moves them all to ids.
+	staged  []uint64
+	inOrder bool
 }
 
 // NewBulk opens a Bulk on the index. Close it when done.
@@ -77,7 +84,7 @@ func (x *Index) NewBulk() (*Bulk, error) {
 func (x *Index) NewSortedBulk() (*Bulk, error) {
 	k, err := x.NewBulk()
 	if err == nil {
-		k.sorted = true
+		k.sorted, k.inOrder = true, true
 	}
 	return k, err
 }
@@ -107,7 +114,7 @@ func (k *Bulk) Add(ctx context.Context, docs ...*Doc) (AddResult, error) {
 	}
 	again := false
 	for _, d := range docs {
-		if _, ok := k.ids[ID(d.Name)]; ok {
+		if k.holds(ID(d.Name)) {
 			again = true
 			break
 		}
@@ -125,7 +132,7 @@ func (k *Bulk) Add(ctx context.Context, docs ...*Doc) (AddResult, error) {
 		k.b, k.bulk = k.storeBulk(), true
 		lb.replay(k.b)
 	}
-	res, fps, err := x.stage(ctx, k.b, docs, func(id uint64) { k.ids[id] = struct{}{} })
+	res, fps, err := x.stage(ctx, k.b, docs, k.note)
 	if err == nil {
 		err = x.fps.add(ctx, x, k.b, fps)
 	}
@@ -141,6 +148,43 @@ func (k *Bulk) Add(ctx context.Context, docs ...*Doc) (AddResult, error) {
 		c.putAll(docs)
 	}
 	return res, nil
+}
+
+// holds reports whether a document of the given id is staged. A sorted
+// Bulk's ids come in increasing order, so only an id not above the last
+// one is searched for (a map of a whole build's ids costs more than the
+// rest of staging its documents).
+func (k *Bulk) holds(id uint64) bool {
+	if !k.inOrder {
+		_, ok := k.ids[id]
+		return ok
+	}
+	if n := len(k.staged); n == 0 || id > k.staged[n-1] {
+		return false
+	}
+	_, ok := slices.BinarySearch(k.staged, id)
+	return ok
+}
+
+// note records the id of a staged document.
+func (k *Bulk) note(id uint64) {
+	if k.inOrder {
+		if n := len(k.staged); n == 0 || id > k.staged[n-1] {
+			k.staged = append(k.staged, id)
+			return
+		}
+		for _, s := range k.staged {
+			k.ids[s] = struct{}{}
+		}
+		k.staged, k.inOrder = k.staged[:0], false
+	}
+	k.ids[id] = struct{}{}
+}
+
+// forget empties the record of staged ids.
+func (k *Bulk) forget() {
+	clear(k.ids)
+	k.staged, k.inOrder = k.staged[:0], k.sorted
 }
 
 // Commit writes what the Bulk holds, atomically and durably. The Bulk
@@ -176,7 +220,7 @@ func (k *Bulk) commit(ctx context.Context) error {
 		err = k.b.Commit(ctx)
 	}
 	k.docs = 0
-	clear(k.ids)
+	k.forget()
 	if err != nil {
 		k.x.fps.failed()
 		return fmt.Errorf("index: adding %d documents: %w", n, err)
@@ -195,7 +239,7 @@ func (k *Bulk) fail(err error) {
 		k.b = &logBatch{}
 	}
 	k.docs = 0
-	clear(k.ids)
+	k.forget()
 	k.x.fps.failed()
 	k.err = err
 }
@@ -210,7 +254,7 @@ func (k *Bulk) Close() {
 	}
 	k.closed = true
 	k.b.Close()
-	k.ids = nil
+	k.ids, k.staged = nil, nil
 	k.x.bulkOpen = false
 }
 

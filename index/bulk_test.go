@@ -281,3 +281,46 @@ func TestSortedBulkModel(t *testing.T) {
 	bk.Close()
 	m.walk(t, x, st)
 }
+
+// A name given again to a sorted Bulk commits what is staged first, as in
+// any Bulk, whether the names so far came in order (the staged ids are
+// searched) or not (a small sorted Bulk commits through a batch, which does
+// not check the order, so the Bulk must still see the repeat): either way
+// no posting of the replaced document is left behind.
+func TestSortedBulkRepeat(t *testing.T) {
+	st := store.NewMemory()
+	x := mustOpen(t, st, minhashConfig(32, 5, lsh.Banding(4, 8), 0.5))
+	_, sets := corpus(8, nil, 91)
+	names := []string{"a", "b", "c", "d"}
+	slices.SortFunc(names, func(a, b string) int { return cmp.Compare(ID(a), ID(b)) })
+	doc := func(i, set int) *Doc { return mkDoc(t, x, names[i], sets[set], false) }
+	for _, c := range []struct {
+		name  string
+		calls [][]*Doc
+	}{
+		{"in order", [][]*Doc{{doc(0, 0), doc(1, 1)}, {doc(2, 2)}, {doc(1, 3)}}},
+		{"out of order", [][]*Doc{{doc(2, 0)}, {doc(0, 1), doc(3, 2)}, {doc(2, 4)}, {doc(0, 5)}}},
+	} {
+		bk, err := x.NewSortedBulk()
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := model{}
+		for _, d := range c.calls {
+			if _, err := bk.Add(bg, d...); err != nil {
+				t.Fatalf("%s: %v", c.name, err)
+			}
+			for _, d := range d {
+				m[d.Name] = d
+			}
+		}
+		if err := bk.Commit(bg); err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		bk.Close()
+		m.walk(t, x, st)
+		if _, err := x.Remove(bg, names...); err != nil {
+			t.Fatal(err)
+		}
+	}
+}

@@ -6,17 +6,15 @@ import (
 	"fmt"
 	"slices"
 	"sync"
-
-	"github.com/bits-and-blooms/bloom/v3"
 )
 
 // The exact-fingerprint table: every document added with a fingerprint is
 // posted under fpKey(fingerprint), in the same atomic batch as its record
 // (which holds the fingerprint, so that replacing or removing the document
 // removes that posting too), and the fingerprint is added to a Bloom
-// filter (bits-and-blooms/bloom: m = −n ln p / (ln 2)² bits and k = (m/n)
-// ln 2 probes for n fingerprints at false-positive rate p, as in the
-// lecture notes) that answers "never seen" without touching the store.
+// filter (bloom.go: cache-blocked, sized for false-positive rate
+// Config.BloomFP at its capacity) that answers "never seen" without
+// touching the store.
 //
 // The filter lives in memory and is recorded in the store's metadata by
 // Flush. While the recorded filter is older than the postings, a marker
@@ -36,7 +34,11 @@ const (
 	// and Check with repair deletes it.
 	legacyFilterMeta = "neardup.dedup.fingerprints.bloom"
 
-	filterVersion = 1
+	// The filter's formats: version 1 holds a classic filter
+	// (bits-and-blooms/bloom), which earlier releases recorded and a rate
+	// under about 7e-8 still makes; version 2 a blocked one (blockBloom).
+	filterClassic = 1
+	filterBlocked = 2
 	minFilter     = 1 << 16
 )
 
@@ -45,18 +47,12 @@ const (
 type filter struct {
 	mu       sync.Mutex
 	loaded   bool
-	bf       *bloom.BloomFilter // nil until made
-	capacity uint               // fingerprints bf was sized for
-	pending  []uint64           // fingerprints added before bf is made
-	n        uint64             // fingerprints added (with repeats)
-	marked   bool               // dirtyMeta is in the store
-	marking  bool               // dirtyMeta is in the batch being committed
-}
-
-func fpBytes(fp uint64) [8]byte {
-	var b [8]byte
-	binary.LittleEndian.PutUint64(b[:], fp)
-	return b
+	bf       fpFilter // nil until made
+	capacity uint     // fingerprints bf was sized for
+	pending  []uint64 // fingerprints added before bf is made
+	n        uint64   // fingerprints added (with repeats)
+	marked   bool     // dirtyMeta is in the store
+	marking  bool     // dirtyMeta is in the batch being committed
 }
 
 // load reads the recorded filter, or rebuilds it when the marker says the
@@ -91,9 +87,10 @@ func (f *filter) load(ctx context.Context, x *Index) error {
 
 func (f *filter) decode(raw []byte) error {
 	bad := fmt.Errorf("%w: fingerprint filter", ErrCorrupt)
-	if len(raw) < 1 || raw[0] != filterVersion {
+	if len(raw) < 1 || (raw[0] != filterClassic && raw[0] != filterBlocked) {
 		return bad
 	}
+	v := raw[0]
 	raw = raw[1:]
 	capacity, w := binary.Uvarint(raw)
 	if w <= 0 {
@@ -104,8 +101,8 @@ func (f *filter) decode(raw []byte) error {
 	if w <= 0 {
 		return bad
 	}
-	bf := &bloom.BloomFilter{}
-	if err := bf.UnmarshalBinary(raw[w:]); err != nil {
+	bf, err := decodeFilter(v, raw[w:])
+	if err != nil {
 		return fmt.Errorf("%w: %v", bad, err)
 	}
 	f.bf, f.capacity, f.n = bf, uint(capacity), n
@@ -113,14 +110,10 @@ func (f *filter) decode(raw []byte) error {
 }
 
 func (f *filter) encode() ([]byte, error) {
-	b := []byte{filterVersion}
+	b := []byte{f.bf.version()}
 	b = binary.AppendUvarint(b, uint64(f.capacity))
 	b = binary.AppendUvarint(b, f.n)
-	data, err := f.bf.MarshalBinary()
-	if err != nil {
-		return nil, err
-	}
-	return append(b, data...), nil
+	return f.bf.appendData(b)
 }
 
 // rebuild makes a filter from the fingerprints of every record, sized for
@@ -145,15 +138,9 @@ func (f *filter) rebuild(ctx context.Context, x *Index, want uint) error {
 // fps and the pending fingerprints.
 func (f *filter) make(x *Index, capacity uint, fps []uint64) {
 	f.capacity = max(capacity, minFilter)
-	f.bf = bloom.NewWithEstimates(f.capacity, x.cfg.BloomFP)
-	for _, fp := range fps {
-		b := fpBytes(fp)
-		f.bf.Add(b[:])
-	}
-	for _, fp := range f.pending {
-		b := fpBytes(fp)
-		f.bf.Add(b[:])
-	}
+	f.bf = newFPFilter(f.capacity, x.cfg.BloomFP)
+	f.bf.add(fps...)
+	f.bf.add(f.pending...)
 	f.pending = nil
 }
 
@@ -169,13 +156,10 @@ func (f *filter) add(ctx context.Context, x *Index, b interface{ PutMeta(string,
 	if err := f.load(ctx, x); err != nil {
 		return err
 	}
-	for _, fp := range fps {
-		if f.bf != nil {
-			b := fpBytes(fp)
-			f.bf.Add(b[:])
-		} else {
-			f.pending = append(f.pending, fp)
-		}
+	if f.bf != nil {
+		f.bf.add(fps...)
+	} else {
+		f.pending = append(f.pending, fps...)
 	}
 	f.n += uint64(len(fps))
 	if !f.marked {
@@ -253,8 +237,7 @@ func (f *filter) positives(ctx context.Context, x *Index, dst []int, fps []uint6
 		return dst, nil // no fingerprint was ever added
 	}
 	for i, fp := range fps {
-		b := fpBytes(fp)
-		if f.bf.Test(b[:]) {
+		if f.bf.test(fp) {
 			dst = append(dst, i)
 		}
 	}
@@ -285,7 +268,7 @@ func (x *Index) Identical(ctx context.Context, fps []uint64, skip func(id uint64
 	}
 	x.fps.mu.Lock()
 	if x.fps.bf != nil {
-		st.Bits, st.Probes = x.fps.bf.Cap(), x.fps.bf.K()
+		st.Bits, st.Probes = x.fps.bf.bits(), x.fps.bf.probes()
 	}
 	x.fps.mu.Unlock()
 	if len(pos) == 0 {

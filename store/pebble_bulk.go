@@ -121,8 +121,9 @@ type pebbleBulk struct {
 	bytes    int64 // memory held by the buffer
 	n        int   // writes since the last Commit
 	runs     []bulkRun
-	dir      string // the run directory, once made
-	err      error  // the first error spilling a run or writing a record table
+	dir      string       // the run directory, once made
+	syncs    *tableSyncer // syncs the tables written in dir
+	err      error        // the first error spilling a run or writing a record table
 	closed   bool
 
 	// idsOutOfOrder is set when a posting was written with a smaller id
@@ -219,7 +220,62 @@ func (b *pebbleBulk) newTable(name string, n int) (string, *sstable.Writer, erro
 	if err != nil {
 		return "", nil, err
 	}
+	// As Pebble's own tables: the kernel is asked to write the table back
+	// every BytesPerSync (sync_file_range), so that the disk writes it
+	// while it is being made. The sync Ingest needs is left to the bulk's
+	// syncer once the table is finished (tableStream.finish), so that no
+	// writer stops to wait for the disk.
+	f = vfs.NewSyncingFile(unsynced{f}, vfs.SyncingFileOptions{BytesPerSync: b.s.po.BytesPerSync})
 	return path, sstable.NewWriter(objstorageprovider.NewFileWritable(f), b.s.po.MakeWriterOptions(0, b.s.db.TableFormat())), nil
+}
+
+// unsynced is a table file whose Sync and SyncData, which the table's
+// writer calls as it closes it, do nothing: see newTable.
+type unsynced struct{ vfs.File }
+
+func (unsynced) Sync() error     { return nil }
+func (unsynced) SyncData() error { return nil }
+
+// tableSyncer syncs finished tables on goroutines of its own (a sync
+// waits for the disk, not a processor).
+type tableSyncer struct {
+	todo chan string
+	wg   sync.WaitGroup
+	mu   sync.Mutex
+	err  error // the first sync that failed
+}
+
+func newTableSyncer(fs vfs.FS) *tableSyncer {
+	t := &tableSyncer{todo: make(chan string, 64)}
+	for range 2 {
+		t.wg.Go(func() {
+			for path := range t.todo {
+				f, err := fs.OpenReadWrite(path, vfs.WriteCategoryUnspecified)
+				if err == nil {
+					err = f.Sync()
+					if cerr := f.Close(); err == nil {
+						err = cerr
+					}
+				}
+				if err != nil {
+					t.mu.Lock()
+					if t.err == nil {
+						t.err = err
+					}
+					t.mu.Unlock()
+				}
+			}
+		})
+	}
+	return t
+}
+
+// wait returns once the tables handed over are synced, with the first
+// error; the syncer takes no more.
+func (t *tableSyncer) wait() error {
+	close(t.todo)
+	t.wg.Wait()
+	return t.err
 }
 
 func (b *pebbleBulk) PutMeta(name string, value []byte) { b.value(metaKey(name), value, false) }
@@ -414,7 +470,7 @@ func (b *pebbleBulk) runDir() (string, error) {
 	if err := fs.MkdirAll(dir, 0o755); err != nil {
 		return "", err
 	}
-	b.dir = dir
+	b.dir, b.syncs = dir, newTableSyncer(fs)
 	return dir, nil
 }
 
@@ -659,6 +715,11 @@ func (b *pebbleBulk) writeTables() (paths []string, err error) {
 	if err := firstError(errs); err != nil {
 		return nil, err
 	}
+	err = b.syncs.wait()
+	b.syncs = nil
+	if err != nil {
+		return nil, err
+	}
 	return paths, nil
 }
 
@@ -780,13 +841,17 @@ func (t *tableStream) add(key, value []byte, del bool) error {
 // sixteenth of bulkTableBytes, which tests lower).
 func sizeCheckBytes() int { return int(min(64<<10, bulkTableBytes/16)) }
 
-// finish closes the current table (syncing it, as Ingest requires).
+// finish closes the current table and hands it to the bulk's syncer (a
+// table must be synced before Ingest).
 func (t *tableStream) finish() error {
 	if t.w == nil {
 		return nil
 	}
 	err := t.w.Close()
 	t.w, t.unchecked = nil, 0
+	if err == nil {
+		t.b.syncs.todo <- t.paths[len(t.paths)-1]
+	}
 	return err
 }
 
@@ -803,6 +868,10 @@ func (b *pebbleBulk) discard() {
 	b.dn = 0
 	b.n, b.err, b.runs = 0, nil, nil
 	b.splits, b.splitsChosen = nil, false
+	if b.syncs != nil {
+		b.syncs.wait()
+		b.syncs = nil
+	}
 	if b.dir != "" {
 		b.s.fs.RemoveAll(b.dir)
 		b.dir = ""
