@@ -97,9 +97,15 @@ func (r *run) memValues(dst []uint64, i int) []uint64 {
 	if r.narrow {
 		return widen(dst, w)
 	}
+	return joinHalves(dst, w, r.fold)
+}
+
+// joinHalves appends the values whose halves w holds (low first:
+// sketchVals) to dst, each folded when fold.
+func joinHalves(dst []uint64, w []uint32, fold bool) []uint64 {
 	for j := 0; j+1 < len(w); j += 2 {
 		v := uint64(w[j]) | uint64(w[j+1])<<32
-		if r.fold {
+		if fold {
 			v = uint64(foldValue(v))
 		}
 		dst = append(dst, v)
@@ -151,10 +157,7 @@ func (l *docLoader) appendValues(dst []uint64, i int) ([]uint64, error) {
 	case !l.full:
 		return r.memValues(dst, i), nil
 	case !r.narrow: // words in halves: the full values
-		for j := 0; j+1 < len(w); j += 2 {
-			dst = append(dst, uint64(w[j])|uint64(w[j+1])<<32)
-		}
-		return dst, nil
+		return joinHalves(dst, w, false), nil
 	case r.hdr.Bits <= 32: // the values fit in 32 bits: each is its own fold
 		return widen(dst, w), nil
 	case r.highs == nil:
