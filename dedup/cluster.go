@@ -254,6 +254,11 @@ func buildClusters(o ClusterOptions, threshold float64, docs []Doc, pairs []Pair
 func positions(docs []Doc) func(seq int) int {
 	if slices.IsSortedFunc(docs, func(a, b Doc) int { return cmp.Compare(a.Seq, b.Seq) }) {
 		return func(seq int) int {
+			// Seq is the position unless records were rejected for
+			// repeated ids before it: look there first.
+			if seq < len(docs) && docs[seq].Seq == seq {
+				return seq
+			}
 			i, _ := slices.BinarySearchFunc(docs, seq, func(d Doc, seq int) int { return cmp.Compare(d.Seq, seq) })
 			return i
 		}

@@ -1,11 +1,10 @@
 package dedup
 
 import (
-	"cmp"
 	"fmt"
-	"slices"
 
 	"github.com/neardup/neardup/index"
+	"github.com/neardup/neardup/internal/radix"
 )
 
 func idOf(d *Doc) uint64 { return index.ID(d.Name) }
@@ -62,32 +61,24 @@ func (r *run) exactDuplicates() error {
 
 // firstCopies returns, for each document, the position of the first
 // document with its fingerprint (its own when it is the first), and the
-// positions of the first copies in increasing order. The documents are
-// sorted by (fingerprint, position) rather than put in a map: at a million
-// documents the map took most of the stage, which runs alone.
+// positions of the first copies in increasing order. The positions are
+// ordered by (fingerprint, position) with a radix sort rather than put in
+// a map: at a million documents the map took most of the stage, which
+// runs alone, and a comparison sort most of the rest.
 func firstCopies(docs []Doc) (first, firsts []int) {
-	type fpAt struct {
-		fp  uint64
-		pos int
-	}
-	byFP := make([]fpAt, len(docs))
-	for i := range docs {
-		byFP[i] = fpAt{docs[i].Fingerprint, i}
-	}
-	slices.SortFunc(byFP, func(a, b fpAt) int {
-		if c := cmp.Compare(a.fp, b.fp); c != 0 {
-			return c
-		}
-		return cmp.Compare(a.pos, b.pos)
-	})
+	byFP := radix.Order(len(docs), func(i int) uint64 { return docs[i].Fingerprint })
 	first = make([]int, len(docs))
 	for k := 0; k < len(byFP); {
-		head := byFP[k]
-		firsts = append(firsts, head.pos)
-		for ; k < len(byFP) && byFP[k].fp == head.fp; k++ {
-			first[byFP[k].pos] = head.pos
+		head := int(byFP[k])
+		fp := docs[head].Fingerprint
+		for ; k < len(byFP) && docs[byFP[k]].Fingerprint == fp; k++ {
+			first[byFP[k]] = head
 		}
 	}
-	slices.Sort(firsts)
+	for i, f := range first {
+		if f == i {
+			firsts = append(firsts, i)
+		}
+	}
 	return first, firsts
 }

@@ -1,11 +1,11 @@
 package dedup
 
 import (
-	"cmp"
 	"fmt"
 	"slices"
 
 	"github.com/neardup/neardup/index"
+	"github.com/neardup/neardup/internal/radix"
 )
 
 // joinAndVerify is stages 4 and 5: candidate pairs among this run's
@@ -108,18 +108,10 @@ func (r *run) verifyPairs(cands []index.JoinPair, pos func(uint32) int, doc func
 // out-of-core join number documents alike.
 func (r *run) joinOrder() []int {
 	docs := r.res.Docs
-	type numbered struct {
-		id  uint64
-		pos int
-	}
-	ns := make([]numbered, len(r.unique))
-	for k, i := range r.unique {
-		ns[k] = numbered{idOf(&docs[i]), i}
-	}
-	slices.SortFunc(ns, func(a, b numbered) int { return cmp.Compare(a.id, b.id) })
-	order := make([]int, len(ns))
-	for k, n := range ns {
-		order[k] = n.pos
+	byID := radix.Order(len(r.unique), func(k int) uint64 { return idOf(&docs[r.unique[k]]) })
+	order := make([]int, len(byID))
+	for k, u := range byID {
+		order[k] = r.unique[u]
 	}
 	return order
 }

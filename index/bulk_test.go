@@ -171,27 +171,6 @@ func TestBulkFailure(t *testing.T) {
 	model{"kept": kept, "good": good}.walk(t, x, st)
 }
 
-// TestSortHigh32 checks the radix sort against slices.Sort on entries
-// made as Join makes them (low halves increasing), with many equal keys.
-func TestSortHigh32(t *testing.T) {
-	r := rng.New(5)
-	for _, n := range []int{0, 1, 2, 100, 5000} {
-		a := make([]uint64, n)
-		for i := range a {
-			a[i] = r.Uint64()%64<<58 | r.Uint64()&0x03ff_ffff_0000_0000 | uint64(i)
-			if i%3 == 0 {
-				a[i] = a[i]&0xffffffff | 0x1234<<32
-			}
-		}
-		want := slices.Clone(a)
-		slices.Sort(want)
-		got, _ := sortHigh32(a, make([]uint64, n))
-		if !slices.Equal(got, want) {
-			t.Fatalf("n=%d: radix sort differs from slices.Sort", n)
-		}
-	}
-}
-
 // TestSortedBulkModel builds an index on Pebble through sorted bulks
 // (NewSortedBulk: the records straight into tables) whose documents come
 // in increasing id order, over documents stored before each bulk that it

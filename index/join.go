@@ -7,6 +7,8 @@ import (
 	"runtime"
 	"slices"
 	"sync"
+
+	"github.com/neardup/neardup/internal/radix"
 )
 
 // MaxRun is the default BatchOptions.MaxRun: the candidates taken from one
@@ -71,9 +73,9 @@ type JoinPair struct {
 // verification), against P(J) of the full scheme for related ones. Memory:
 // 4 bytes per document and key (the keys' high halves, computed in one
 // sweep over the sketches) and 1 per document (whether it has values),
-// 16 bytes per document for the pass (its
-// entries, sorted by a radix sort into a second array), plus 8 bytes per
-// candidate pair and key shared. The result is the same for any number of
+// 16 bytes per document for each worker's pass (its entries, sorted by
+// a radix sort into a second array; the workers sort whole passes at
+// once), plus 8 bytes per candidate pair and key shared. The result is the same for any number of
 // workers; it depends on the numbering only through runs longer than
 // MaxRun.
 func (x *Index) Join(ctx context.Context, n int, values func(dst []uint64, i int) []uint64, o BatchOptions) ([]JoinPair, error) {
@@ -118,26 +120,58 @@ func (x *Index) Join(ctx context.Context, n int, values func(dst []uint64, i int
 			nonEmpty = append(nonEmpty, uint32(i))
 		}
 	}
+	// The passes are independent: each worker sorts whole passes, with
+	// entries of its own.
 	m := len(nonEmpty)
-	entries := make([]uint64, m)
-	scratch := make([]uint64, m)
-	var raw []uint64
-	for c := range passes {
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
-		hc := his[c*n : (c+1)*n]
-		for k, i := range nonEmpty {
-			entries[k] = uint64(hc[i])<<32 | uint64(i)
-		}
-		// The entries are in increasing order of their low half (the
-		// document numbers): a stable sort by the high half sorts them.
-		entries, scratch = sortHigh32(entries, scratch)
-		raw = runPairs(raw, entries, o.MaxRun)
-		if o.Progress != nil {
-			o.Progress(int64(c+1), int64(passes))
-		}
+	workers := max(1, min(o.Workers, passes))
+	raws := make([][]uint64, workers)
+	var wg sync.WaitGroup
+	var passErr error
+	next, done := 0, 0 // guarded by mu
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			entries := make([]uint64, m)
+			scratch := make([]uint64, m)
+			for {
+				mu.Lock()
+				c := next
+				next++
+				mu.Unlock()
+				if c >= passes {
+					return
+				}
+				if err := ctx.Err(); err != nil {
+					mu.Lock()
+					passErr = err
+					mu.Unlock()
+					return
+				}
+				hc := his[c*n : (c+1)*n]
+				for k, i := range nonEmpty {
+					entries[k] = uint64(hc[i])<<32 | uint64(i)
+				}
+				// The entries are in increasing order of their low half
+				// (the document numbers): a stable sort by the high half
+				// sorts them.
+				entries, scratch = radix.SortHigh32(entries, scratch)
+				raws[w] = runPairs(raws[w], entries, o.MaxRun)
+				mu.Lock()
+				done++
+				if o.Progress != nil {
+					o.Progress(int64(done), int64(passes))
+				}
+				mu.Unlock()
+			}
+		}()
 	}
+	wg.Wait()
+	if passErr != nil {
+		return nil, passErr
+	}
+	raw := slices.Concat(raws...)
+	raws = nil
 	slices.Sort(raw)
 	var pairs []JoinPair
 	for i := 0; i < len(raw); {
@@ -149,34 +183,6 @@ func (x *Index) Join(ctx context.Context, n int, values func(dst []uint64, i int
 		i = j
 	}
 	return pairs, nil
-}
-
-// sortHigh32 sorts a stably by the high 32 bits of its entries (a least
-// significant digit radix sort: three passes of 11 bits, each a count and
-// a scatter into b) and returns the sorted slice and the other one, for
-// reuse. b must be as long as a.
-func sortHigh32(a, b []uint64) (sorted, other []uint64) {
-	const bits = 11
-	var count [1 << bits]int
-	b = b[:len(a)]
-	for shift := 32; shift < 64; shift += bits {
-		clear(count[:])
-		for _, v := range a {
-			count[(v>>shift)&(1<<bits-1)]++
-		}
-		sum := 0
-		for i, c := range count {
-			count[i] = sum
-			sum += c
-		}
-		for _, v := range a {
-			d := (v >> shift) & (1<<bits - 1)
-			b[count[d]] = v
-			count[d]++
-		}
-		a, b = b, a
-	}
-	return a, b
 }
 
 // runPairs appends the pairs of the runs of equal keys in sorted entries
