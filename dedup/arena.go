@@ -171,11 +171,11 @@ func (r *run) docOf(a *valueArena, s *sample.Sketched, features bool, highs *[]u
 
 // docBytes is what a document costs in memory besides its Doc in
 // Result.Docs and its side columns: its name and key, and its entries in
-// the maps of the run (the reader's map of ids, the run's set of ids,
-// the exact-duplicate stage's map of fingerprints) and in the join's
-// arrays. Go's maps take about twice their entries' size.
+// the tables of the run (the reader's table of ids, the run's set of
+// ids, the exact-duplicate stage's sort of fingerprints) and in the
+// join's arrays. Go's maps take about twice their entries' size.
 func docBytes(d *Doc) int64 {
-	const perDoc = 2*int64(unsafe.Sizeof("")+unsafe.Sizeof(placeRef{})) + // the reader's ids
+	const perDoc = int64(unsafe.Sizeof(idEntry{})) + 2*8*2 + // the reader's ids: an entry, and slots at most half full (twice that while growing)
 		2*16 + // r.local / the fingerprints
 		8 + 12 // join order, number and the spill record
 	return perDoc + int64(len(d.Name)+len(d.Key))

@@ -203,7 +203,7 @@ func MergeShards(dirs []string, s *Stages) error {
 	st := &stages{sw: bufio.NewWriterSize(sf, 1<<20)}
 	kw := bufio.NewWriterSize(kf, 1<<20)
 	var koff int64
-	names := map[string]placeRef{}
+	var names idTable
 	var paths pathTable
 	seq := 0
 	var shingles int64
@@ -239,13 +239,12 @@ func MergeShards(dirs []string, s *Stages) error {
 				return fmt.Errorf("dedup merge: %s: %w", filepath.Join(sh.m.dir, fileSketches), err)
 			}
 			p := it.x.place
-			if first, dup := names[d.Name]; dup {
+			if first, dup := names.add(d.Name, paths.ref(p)); dup {
 				st.writeMark(streamMark{at: seq, rej: &corpus.RecordError{ID: d.Name, Path: p.path, Line: p.line, Offset: p.offset,
 					Reason: ReasonDuplicateID, Err: fmt.Errorf("id %q already used by %s", d.Name, paths.String(first))}})
 				seq++
 				continue
 			}
-			names[d.Name] = paths.ref(p)
 			d.Seq = seq
 			seq++
 			st.writeDoc(d, &it.x)
@@ -286,7 +285,7 @@ func MergeShards(dirs []string, s *Stages) error {
 		return fmt.Errorf("dedup merge: %w", err)
 	}
 	m := &manifest{Version: stagesVersion, Stage: StageSketch, Complete: true, Inputs: m0.Inputs, NInputs: m0.NInputs, Config: m0.Config,
-		InputsDone: len(s.Inputs), Items: st.items, StreamBytes: st.soff, SketchBytes: koff, Docs: int64(len(names))}
+		InputsDone: len(s.Inputs), Items: st.items, StreamBytes: st.soff, SketchBytes: koff, Docs: int64(names.len())}
 	return writeManifest(s.Dir, manSketch, m)
 }
 

@@ -255,14 +255,14 @@ func (r *run) sketch(docs iter.Seq2[*corpus.Document, error]) error {
 // repeated ids, and sends the documents to the workers in numbered
 // batches. It runs on one goroutine.
 func (r *run) read(docs iter.Seq2[*corpus.Document, error], jobs chan<- *job) error {
-	names := make(map[string]placeRef)
+	var names idTable
 	var paths pathTable
 	s := r.sum
 	progress := r.ev.progress(StageSketch, "docs")
 	seq, n := 0, 0
-	if st := r.st; st != nil && st.names != nil { // restored
+	if st := r.st; st != nil && st.restored { // restored
 		names, paths, seq = st.names, st.paths, st.seq
-		st.names, st.paths = nil, pathTable{}
+		st.names, st.paths = idTable{}, pathTable{}
 	}
 	cur := newJob(0)
 	// send sends the current job with the marks met since the last one.
@@ -300,13 +300,12 @@ func (r *run) read(docs iter.Seq2[*corpus.Document, error], jobs chan<- *job) er
 		}
 		place := recordPlace{path: d.Source, line: d.Line, offset: d.Offset}
 		if r.st == nil || !r.st.noDups { // a shard leaves repeated ids to the merge
-			if first, dup := names[d.ID]; dup {
+			if first, dup := names.add(d.ID, paths.ref(place)); dup {
 				r.rejectAt(&corpus.RecordError{ID: d.ID, Path: d.Source, Line: d.Line, Offset: d.Offset, Reason: ReasonDuplicateID,
 					Err: fmt.Errorf("id %q already used by %s", d.ID, paths.String(first))}, seq)
 				seq++
 				continue
 			}
-			names[d.ID] = paths.ref(place)
 		}
 		rd := rawDoc{seq: seq, name: d.ID, body: cur.hold(d.Body), html: d.HTML, place: place}
 		if f := r.o.Cluster.KeyField; f != "" {

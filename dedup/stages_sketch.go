@@ -33,7 +33,7 @@ type stages struct {
 	cfg    map[string]string // s.Config and the run's own keys
 	hdr    sketch.Header
 	marks  []streamMark // read goroutine: since the last job sent
-	names  map[string]placeRef
+	names  idTable
 	paths  pathTable // of names
 	seq    int       // documents numbered when restored
 	noDups bool
@@ -167,7 +167,6 @@ func (r *run) restoreSketch(bud *budget) error {
 	r.ext = &external{dir: st.s.Dir, f: kf, w: bufio.NewWriterSize(kf, 1<<20), off: m.SketchBytes}
 	r.sum.External = true
 	st.sf, st.sw, st.soff, st.items, st.started, st.restored = sf, bufio.NewWriterSize(sf, 1<<20), m.StreamBytes, m.Items, true, true
-	st.names = map[string]placeRef{}
 	var off int64
 	err = readStream(io.NewSectionReader(sf, 0, m.StreamBytes), m.Items, st.hdr, func(it *streamItem) error {
 		s := r.sum
@@ -177,7 +176,7 @@ func (r *run) restoreSketch(bud *budget) error {
 			off += 8 * int64(it.x.nvals)
 			r.ext.ends.push(off)
 			if !st.noDups {
-				st.names[d.Name] = st.paths.ref(it.x.place)
+				st.names.add(d.Name, st.paths.ref(it.x.place))
 			}
 			st.seq = d.Seq + 1
 			s.Read++
