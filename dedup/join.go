@@ -15,10 +15,11 @@ import (
 // could only through runs of more than index.MaxRun documents sharing a
 // key).
 func (r *run) joinAndVerify() error {
-	order := r.joinOrder()
+	var visit []uint32
+	order := r.joinOrder(&visit)
 
 	start := r.ev.begin(StageIndex, int64(len(order)))
-	o := index.BatchOptions{Workers: r.o.Workers, Progress: r.ev.progress(StageIndex, "keys")}
+	o := index.BatchOptions{Workers: r.o.Workers, Progress: r.ev.progress(StageIndex, "keys"), Visit: visit}
 	// The join compares the values as verification does: folded
 	// (values.go), widened into the join's buffers document by document.
 	cands, err := r.x.Join(r.ctx, len(order), func(dst []uint64, i int) []uint64 { return r.memValues(dst, order[i]) }, o)
@@ -32,6 +33,7 @@ func (r *run) joinAndVerify() error {
 	// are held at a time: at most 2·verifyChunk documents' (32 MiB at
 	// k = 128), several of the index's parallel pieces of work.
 	const verifyChunk = 1 << 14
+	o.Visit = nil
 	start = r.ev.begin(StageVerify, int64(len(cands)))
 	progress := r.ev.progress(StageVerify, "pairs")
 	l := r.newLoader(false, false)
@@ -105,13 +107,21 @@ func (r *run) verifyPairs(cands []index.JoinPair, pos func(uint32) int, doc func
 // joinOrder returns the positions of the documents to join (r.unique) in
 // the order of the hashes of their names: the join's document numbers, so
 // that candidates do not depend on the input order. The in-memory and the
-// out-of-core join number documents alike.
-func (r *run) joinOrder() []int {
+// out-of-core join number documents alike. visit, when not nil, gets
+// the numbers in the order of the positions, for index.BatchOptions.Visit:
+// the order the values lie in memory.
+func (r *run) joinOrder(visit *[]uint32) []int {
 	docs := r.res.Docs
 	byID := radix.Order(len(r.unique), func(k int) uint64 { return idOf(&docs[r.unique[k]]) })
 	order := make([]int, len(byID))
 	for k, u := range byID {
 		order[k] = r.unique[u]
+	}
+	if visit != nil {
+		*visit = make([]uint32, len(byID))
+		for k, u := range byID {
+			(*visit)[u] = uint32(k)
+		}
 	}
 	return order
 }

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/neardup/neardup/internal/rng"
 	"github.com/neardup/neardup/lsh"
 	"github.com/neardup/neardup/store"
 )
@@ -177,6 +178,31 @@ func TestJoinMatchesKeys(t *testing.T) {
 			first = pairs
 		} else if !slices.Equal(first, pairs) {
 			t.Fatal("results differ between worker counts")
+		}
+	}
+	// Asking for the values in another order changes nothing; Visit must
+	// be a permutation.
+	visit := make([]uint32, len(docs))
+	for k := range visit {
+		visit[k] = uint32(len(docs) - 1 - k)
+	}
+	r := rng.New(3)
+	for k := len(visit) - 1; k > 0; k-- { // a Fisher–Yates shuffle
+		j := r.Intn(uint64(k + 1))
+		visit[k], visit[j] = visit[j], visit[k]
+	}
+	for _, w := range []int{1, 3} {
+		pairs, err := x.Join(bg, len(docs), values, BatchOptions{Workers: w, Visit: visit})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(first, pairs) {
+			t.Fatalf("%d workers: results differ with Visit", w)
+		}
+	}
+	for _, bad := range [][]uint32{visit[1:], append(slices.Clone(visit[1:]), visit[1]), append(slices.Clone(visit[1:]), uint32(len(docs)))} {
+		if _, err := x.Join(bg, len(docs), values, BatchOptions{Visit: bad}); err == nil {
+			t.Errorf("Visit %v accepted", bad)
 		}
 	}
 	ok := make([]bool, len(first))

@@ -35,6 +35,14 @@ type BatchOptions struct {
 	// so far and the total (Join: key passes; VerifyPairs: pairs), from
 	// one goroutine at a time.
 	Progress func(done, total int64)
+	// Visit, if not nil, is the order in which Join asks for the
+	// documents' values: a permutation of the document numbers 0..n-1.
+	// A caller whose values lie in memory in another order than the
+	// documents' numbers gives that order, so that Join's sweep reads
+	// them in sequence instead of at random (at a million documents of
+	// 119 values, 0.5 s of the join's 1.5). The result does not depend on
+	// it.
+	Visit []uint32
 }
 
 func (o *BatchOptions) ensureDefaults() {
@@ -75,18 +83,32 @@ type JoinPair struct {
 // sweep over the sketches) and 1 per document (whether it has values),
 // 16 bytes per document for each worker's pass (its entries, sorted by
 // a radix sort into a second array; the workers sort whole passes at
-// once), plus 8 bytes per candidate pair and key shared. The result is the same for any number of
-// workers; it depends on the numbering only through runs longer than
-// MaxRun.
+// once), plus 8 bytes per candidate pair and key shared, and with
+// o.Visit 4 more per document. The result is the same for any number of
+// workers and any o.Visit; it depends on the numbering only through runs
+// longer than MaxRun.
 func (x *Index) Join(ctx context.Context, n int, values func(dst []uint64, i int) []uint64, o BatchOptions) ([]JoinPair, error) {
 	o.ensureDefaults()
 	if n > math.MaxUint32 {
 		return nil, fmt.Errorf("index: join of %d documents: at most 2^32-1", n)
 	}
 	passes := x.scheme.NumKeys()
+	if o.Visit != nil {
+		seen := make([]bool, n)
+		for _, i := range o.Visit {
+			if int(i) >= n || seen[i] {
+				return nil, fmt.Errorf("index: join of %d documents: Visit is not a permutation of 0..%d", n, n-1)
+			}
+			seen[i] = true
+		}
+		if len(o.Visit) != n {
+			return nil, fmt.Errorf("index: join of %d documents: Visit is not a permutation of 0..%d", n, n-1)
+		}
+	}
 	// Every document's keys in one sweep over the sketches (each sketch
 	// read once, not once per pass; the bands shared by combination keys
-	// hashed once): the high half of key c of document i at his[c*n+i],
+	// hashed once), in the order of o.Visit: the high half of key c of
+	// the document visited k-th at his[c*n+k] (so written in sequence),
 	// and whether it has no values.
 	his := make([]uint32, passes*n)
 	empty := make([]bool, n)
@@ -96,13 +118,17 @@ func (x *Index) Join(ctx context.Context, n int, values func(dst []uint64, i int
 		var keys, vs []uint64
 		for i := lo; i < hi; i++ {
 			var err error
-			if vs = values(vs[:0], i); len(vs) == 0 {
-				empty[i] = true
+			d := i
+			if o.Visit != nil {
+				d = int(o.Visit[i])
+			}
+			if vs = values(vs[:0], d); len(vs) == 0 {
+				empty[d] = true
 				continue
 			}
 			if keys, err = x.scheme.Keys(keys[:0], vs); err != nil {
 				mu.Lock()
-				keyErr = fmt.Errorf("index: join: document %d: %w", i, err)
+				keyErr = fmt.Errorf("index: join: document %d: %w", d, err)
 				mu.Unlock()
 				return
 			}
@@ -113,6 +139,15 @@ func (x *Index) Join(ctx context.Context, n int, values func(dst []uint64, i int
 	})
 	if keyErr != nil {
 		return nil, keyErr
+	}
+	// inv[i] is where document i's keys are in his: where it was
+	// visited (nil: at i).
+	var inv []uint32
+	if o.Visit != nil {
+		inv = make([]uint32, n)
+		for k, i := range o.Visit {
+			inv[i] = uint32(k)
+		}
 	}
 	var nonEmpty []uint32
 	for i, e := range empty {
@@ -149,8 +184,14 @@ func (x *Index) Join(ctx context.Context, n int, values func(dst []uint64, i int
 					return
 				}
 				hc := his[c*n : (c+1)*n]
-				for k, i := range nonEmpty {
-					entries[k] = uint64(hc[i])<<32 | uint64(i)
+				if inv == nil {
+					for k, i := range nonEmpty {
+						entries[k] = uint64(hc[i])<<32 | uint64(i)
+					}
+				} else {
+					for k, i := range nonEmpty {
+						entries[k] = uint64(hc[inv[i]])<<32 | uint64(i)
+					}
 				}
 				// The entries are in increasing order of their low half
 				// (the document numbers): a stable sort by the high half
