@@ -15,13 +15,7 @@ import (
 	"github.com/klauspost/compress/zstd"
 )
 
-// bufSize is the size of the read buffers. Reads of 64 KiB cost three
-// times what the same bytes cost in reads of 256 KiB when workers on the
-// other cores are sketching what was read (at a million 7 KB documents
-// on two cores: 3.4 against 0.9 CPU-s in read system calls, the kernel's
-// page-cache walk being cold on every call); 1 MiB no longer fits the
-// L2 cache that the parser then reads the lines from.
-const bufSize = 256 << 10
+const bufSize = 64 << 10
 
 var (
 	magicGzip    = []byte{0x1f, 0x8b}

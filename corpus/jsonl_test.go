@@ -136,8 +136,8 @@ func TestJSONLBadInput(t *testing.T) {
 }
 
 func TestJSONLLongLines(t *testing.T) {
-	// Lines longer than the read buffer, around the cap.
-	long := strings.Repeat("y", bufSize+bufSize/2)
+	// Lines longer than the 64 KiB read buffer, around the cap.
+	long := strings.Repeat("y", 100<<10)
 	in := `{"text":"` + long + `"}` + "\n" + `{"text":"` + long + `z"}` + "\n" + `{"text":"short"}`
 	capBytes := int64(len(long) + 11) // exactly the first line
 	res := readAll(t, []string{"-"}, Options{Stdin: strings.NewReader(in), MaxRecordBytes: capBytes})

@@ -209,7 +209,7 @@ func (o *Options) validate() error {
 //
 // A Reader is not safe for concurrent use, except BytesRead and TotalBytes,
 // which a progress display may call from another goroutine. Memory is one
-// record plus fixed buffers (256 KiB read buffers, a decompressor window of
+// record plus fixed buffers (64 KiB read buffers, a decompressor window of
 // at most 128 MiB for zstd, 1 MiB of blocks between a compressed input's
 // decompressing goroutine and the parser, see async.go); Next costs
 // O(record size). The zero value is not usable; call Open.

@@ -36,7 +36,7 @@ purpose liability contract tort otherwise arising connection use dealings redist
 // measured after a forced collection every 8192 records, stays far below
 // the input size: reading streams. The bound, 12 MiB, covers the writer
 // side in this same process (a zstd encoder, a few MiB of tables), the
-// decoder's 1 MiB window, two 256 KiB read buffers and one 1 MiB record.
+// decoder's 1 MiB window, two 64 KiB read buffers and one 1 MiB record.
 func TestStreamingConstantMemory(t *testing.T) {
 	size := 32 << 20
 	if testing.Short() {
