@@ -125,7 +125,8 @@ func trimEOL(b []byte) []byte {
 }
 
 func (s *jsonlSource) parse(d *Document, line []byte, off int64) error {
-	if !validJSON(line) {
+	ok, ascii := validJSONASCII(line)
+	if !ok {
 		return s.o.errAt(s.line, off, ReasonBadJSON, jsonSyntaxError(line))
 	}
 	obj := trimWS(line)
@@ -137,6 +138,7 @@ func (s *jsonlSource) parse(d *Document, line []byte, off int64) error {
 	}
 	d.Raw = line
 	d.Format = FormatJSONL
+	d.ascii = ascii // escapes decode to valid UTF-8
 	return nil
 }
 
