@@ -259,7 +259,6 @@ type Document struct {
 	Raw []byte
 
 	inArray bool // a JSON record that is an element of a top-level array
-	ascii   bool // Body is known to be valid UTF-8 (its record is ASCII)
 }
 
 // Clone returns a deep copy of d that stays valid after the Reader moves on.

@@ -125,8 +125,7 @@ func trimEOL(b []byte) []byte {
 }
 
 func (s *jsonlSource) parse(d *Document, line []byte, off int64) error {
-	ok, ascii := validJSONASCII(line)
-	if !ok {
+	if !validJSON(line) {
 		return s.o.errAt(s.line, off, ReasonBadJSON, jsonSyntaxError(line))
 	}
 	obj := trimWS(line)
@@ -138,7 +137,6 @@ func (s *jsonlSource) parse(d *Document, line []byte, off int64) error {
 	}
 	d.Raw = line
 	d.Format = FormatJSONL
-	d.ascii = ascii // escapes decode to valid UTF-8
 	return nil
 }
 

@@ -441,7 +441,7 @@ func (r *Reader) Next() bool {
 		}
 		switch e := err.(type) {
 		case nil:
-			valid := d.ascii || utf8.Valid(d.Body)
+			valid := utf8.Valid(d.Body)
 			if d.Format != FormatJSONL && d.Format != FormatJSON && d.Format != FormatParquet && needsDecoding(d.Body, valid) {
 				// JSON and Parquet text is UTF-8 by definition; files and
 				// WARC payloads may declare another encoding.

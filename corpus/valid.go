@@ -13,21 +13,13 @@ import (
 // byte-at-a-time state machine, which dominated JSONL reading.
 // FuzzValidJSON checks the equivalence.
 func validJSON(b []byte) bool {
-	ok, _ := validJSONASCII(b)
-	return ok
-}
-
-// validJSONASCII is validJSON that also reports whether b is all ASCII
-// (when valid), so that the text taken from it needs no UTF-8 check.
-func validJSONASCII(b []byte) (ok, ascii bool) {
 	v := validator{b: b}
 	v.ws()
 	if !v.value() {
-		return false, false
+		return false
 	}
 	v.ws()
-	// Outside strings, valid JSON is ASCII.
-	return v.i == len(b), !v.high
+	return v.i == len(b)
 }
 
 const maxJSONDepth = 10000 // encoding/json's maxNestingDepth
@@ -36,7 +28,6 @@ type validator struct {
 	b     []byte
 	i     int
 	depth int
-	high  bool // a string had a byte >= 0x80
 }
 
 func (v *validator) ws() {
@@ -166,9 +157,7 @@ func (v *validator) str() bool {
 			}
 			q += i
 		}
-		var high bool
-		i, high = plainRun(b[:q], i)
-		v.high = v.high || high
+		i = plainRun(b[:q], i)
 		c := b[i]
 		switch {
 		case c == '"':
@@ -222,19 +211,17 @@ func plain8(x uint64) bool {
 
 // plainRun returns the index of the first backslash or control character
 // (< 0x20) of b at or after i, or len(b) when there is none: the bytes of
-// a string up to its closing quote (at len(b)) that need no look; and
-// whether a byte before that index is >= 0x80. It finds the backslash
-// with bytes.IndexByte (vectorized) and checks the bytes before it for
-// control characters 32 at a time, without a branch per word (a valid
-// string has none, so the scan rarely stops early).
-func plainRun(b []byte, i int) (int, bool) {
+// a string up to its closing quote (at len(b)) that need no look. It finds
+// the backslash with bytes.IndexByte (vectorized) and checks the bytes
+// before it for control characters 32 at a time, without a branch per
+// word (a valid string has none, so the scan rarely stops early).
+func plainRun(b []byte, i int) int {
 	rest := b[i:]
 	end := len(rest)
 	if e := bytes.IndexByte(rest, '\\'); e >= 0 {
 		end = e
 	}
 	const ones, highs = 0x0101010101010101, 0x8080808080808080
-	var h uint64 // the bytes' high bits
 	j := 0
 	for ; j+32 <= end; j += 32 {
 		x0 := binary.LittleEndian.Uint64(rest[j:])
@@ -248,17 +235,13 @@ func plainRun(b []byte, i int) (int, bool) {
 		if t&highs != 0 {
 			break // a control character in these 32 bytes
 		}
-		h |= x0 | x1 | x2 | x3
 	}
-	high := h&highs != 0
 	for ; j < end; j++ {
-		c := rest[j]
-		if c < 0x20 {
-			return i + j, high
+		if rest[j] < 0x20 {
+			return i + j
 		}
-		high = high || c >= 0x80
 	}
-	return i + end, high
+	return i + end
 }
 
 func isHex(c byte) bool {
