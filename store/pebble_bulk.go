@@ -39,7 +39,7 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/cockroachdb/pebble/v2/objstorage/objstorageprovider"
+	"github.com/cockroachdb/pebble/v2/objstorage"
 	"github.com/cockroachdb/pebble/v2/sstable"
 	"github.com/cockroachdb/pebble/v2/vfs"
 )
@@ -67,6 +67,8 @@ const (
 )
 
 var bulkDirSeq atomic.Uint64
+
+var _ objstorage.Writable = (*tableFile)(nil)
 
 // NewBulk implements Bulker: the bulk buffers up to PebbleOptions.BulkBytes
 // of writes in memory, then spills sorted runs into a directory inside the
@@ -220,21 +222,48 @@ func (b *pebbleBulk) newTable(name string, n int) (string, *sstable.Writer, erro
 	if err != nil {
 		return "", nil, err
 	}
-	// As Pebble's own tables: the kernel is asked to write the table back
-	// every BytesPerSync (sync_file_range), so that the disk writes it
-	// while it is being made. The sync Ingest needs is left to the bulk's
-	// syncer once the table is finished (tableStream.finish), so that no
-	// writer stops to wait for the disk.
-	f = vfs.NewSyncingFile(unsynced{f}, vfs.SyncingFileOptions{BytesPerSync: b.s.po.BytesPerSync})
-	return path, sstable.NewWriter(objstorageprovider.NewFileWritable(f), b.s.po.MakeWriterOptions(0, b.s.db.TableFormat())), nil
+	return path, sstable.NewWriter(newTableFile(f), b.s.po.MakeWriterOptions(0, b.s.db.TableFormat())), nil
 }
 
-// unsynced is a table file whose Sync and SyncData, which the table's
-// writer calls as it closes it, do nothing: see newTable.
-type unsynced struct{ vfs.File }
+// tableFileBuffer is the buffer of a bulk's table file: the table's
+// writer writes a block (16 KiB) and its 5-byte trailer at a time, and
+// through Pebble's buffer of 4 KiB that took two system calls a block.
+const tableFileBuffer = 1 << 20
 
-func (unsynced) Sync() error     { return nil }
-func (unsynced) SyncData() error { return nil }
+// tableFile is the objstorage.Writable a bulk's table is written to: a
+// buffered file that Finish flushes and closes without syncing it. The
+// sync Ingest needs is left to the bulk's syncer once the table is
+// finished (tableStream.finish), so that no writer stops to wait for the
+// disk. Nor is the file written back as it is made (sync_file_range
+// every BytesPerSync, as Pebble's own tables are): that call waits
+// whenever the disk's queue is full, and so did the table's writer,
+// while the syncer has the tables on disk as early.
+type tableFile struct {
+	f vfs.File
+	w *bufio.Writer
+}
+
+func newTableFile(f vfs.File) *tableFile {
+	return &tableFile{f: f, w: bufio.NewWriterSize(f, tableFileBuffer)}
+}
+
+// Write implements objstorage.Writable.
+func (t *tableFile) Write(p []byte) error {
+	_, err := t.w.Write(p)
+	return err
+}
+
+// Finish implements objstorage.Writable.
+func (t *tableFile) Finish() error {
+	err := t.w.Flush()
+	if cerr := t.f.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// Abort implements objstorage.Writable.
+func (t *tableFile) Abort() { t.f.Close() }
 
 // tableSyncer syncs finished tables on goroutines of its own (a sync
 // waits for the disk, not a processor).
