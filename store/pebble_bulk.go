@@ -17,9 +17,10 @@ package store
 // buffered as fixed-width (key, id) pairs, sorted by a radix sort, spilled
 // as fixed-width runs and merged by comparing integers. Their key space is
 // cut into parts at quantiles of the first sorted buffer, and at Commit
-// each part is merged and written as tables by a goroutine of its own
-// (one part per processor): the parts' tables overlap none of the others,
-// so they are ingested together as before.
+// the parts are merged and written as tables by one goroutine per
+// processor, each taking the next part when done with one: the parts'
+// tables overlap none of the others, so they are ingested together as
+// before.
 
 import (
 	"bufio"
@@ -48,10 +49,17 @@ import (
 // lower it).
 var bulkTableBytes uint64 = 64 << 20
 
+// bulkWriters is the number of goroutines that write a bulk's parts at
+// Commit.
+func bulkWriters() int { return min(runtime.GOMAXPROCS(0), 8) }
+
 // bulkParts is the number of parts a bulk cuts its postings' key space
-// into, each merged and written by a goroutine of its own at Commit
-// (tests set it).
-var bulkParts = func() int { return min(runtime.GOMAXPROCS(0), 8) }
+// into (tests set it): four per writer, so that a writer whose parts went
+// faster than another's takes over more of them, and the writers finish
+// within about a part of each other. With one part per writer, one of two
+// still wrote alone for the last 0.5-0.7 s of the 1M-document dedup's
+// Commit of about 2.5 s.
+var bulkParts = func() int { return 4 * bulkWriters() }
 
 const (
 	// bulkPostingBytes is what a buffered posting costs in memory: its
@@ -656,8 +664,8 @@ func (b *pebbleBulk) Commit(ctx context.Context) error {
 }
 
 // writeTables merges the runs and the buffer into tables in the bulk's
-// directory and returns their paths: the values and the first part's
-// postings in one goroutine, each other part's postings in one of its own.
+// directory and returns their paths: the values with the first part's
+// postings, and the parts taken in turn by bulkWriters goroutines.
 func (b *pebbleBulk) writeTables() (paths []string, err error) {
 	s := b.s
 	if err := b.waitSpill(); err != nil {
@@ -727,11 +735,17 @@ func (b *pebbleBulk) writeTables() (paths []string, err error) {
 	if b.rw != nil {
 		b.rw.flush() // its last tables are written while the parts are
 	}
-	var wg sync.WaitGroup
-	for p := 1; p < parts; p++ {
-		wg.Go(func() { part(p) })
+	var next atomic.Int64 // the next part to write
+	writer := func() {
+		for p := int(next.Add(1) - 1); p < parts && !failed.Load(); p = int(next.Add(1) - 1) {
+			part(p)
+		}
 	}
-	part(0)
+	var wg sync.WaitGroup
+	for range min(bulkWriters(), parts) - 1 {
+		wg.Go(writer)
+	}
+	writer()
 	wg.Wait()
 	if b.rw != nil {
 		rtables, err := b.rw.wait()
