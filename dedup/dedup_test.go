@@ -285,6 +285,31 @@ func TestStoreWriteFails(t *testing.T) {
 	}
 }
 
+// A run cancelled while it adds its documents to the store (after the
+// first batch, while the next ones are being loaded ahead) ends with the
+// context's error and leaves none of its documents in the store.
+func TestStoreAddsCancelled(t *testing.T) {
+	docs := make([]*corpus.Document, 3*2048+100)
+	for i := range docs {
+		docs[i] = &corpus.Document{ID: fmt.Sprintf("d%05d", i), Body: []byte(body(i, 12))}
+	}
+	st := store.NewMemory()
+	ctx, cancel := context.WithCancel(bg)
+	defer cancel()
+	o := Options{Store: st, Events: EventListener{Progress: func(p ProgressInfo) {
+		if p.Stage == StageStore && p.Done > 0 {
+			cancel()
+		}
+	}}}
+	if _, err := Run(ctx, docsOf(docs...), o); !errors.Is(err, context.Canceled) {
+		t.Fatalf("cancelled during the adds: %v", err)
+	}
+	n := 0
+	if err := st.ScanDocs(bg, func(uint64, []byte) error { n++; return nil }); err != nil || n != 0 {
+		t.Fatalf("%d documents stored by the cancelled run (%v)", n, err)
+	}
+}
+
 // WriteKept detects an input that changed between the two readings.
 func TestWriteKeptChangedInput(t *testing.T) {
 	a := []*corpus.Document{{ID: "a", Body: []byte("x y z")}, {ID: "b", Body: []byte("p q r")}}

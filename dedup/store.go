@@ -114,24 +114,22 @@ func (r *run) addAll() error {
 		return fmt.Errorf("dedup: %w", err)
 	}
 	defer bk.Close()
+	// The batches are loaded (their values widened, their high halves
+	// read) by a goroutine of their own, ahead of the adds, which keep
+	// this one busy: on two processors the two overlap.
+	batches, stop := r.loadAhead(order, batchSize)
+	defer stop()
 	batch := make([]*index.Doc, 0, batchSize)
-	l := r.newLoader(true, r.ext == nil) // the records keep full values; in memory in id order
-	for lo := 0; lo < len(order); lo += batchSize {
-		if err := r.ctx.Err(); err != nil {
-			return err
-		}
-		ds, err := l.load(order[lo:min(lo+batchSize, len(order))])
-		if err != nil {
-			return err
+	for lb := range batches {
+		if lb.err != nil {
+			return lb.err
 		}
 		batch = batch[:0]
-		for k := range ds {
-			if !r.o.StoreFeatures {
-				ds[k].Features = nil
-			}
-			batch = append(batch, &ds[k])
+		for k := range lb.docs {
+			batch = append(batch, &lb.docs[k])
 		}
 		res, err := bk.Add(r.ctx, batch...)
+		lb.release()
 		if err != nil {
 			return fmt.Errorf("dedup: %w", err)
 		}
@@ -139,8 +137,11 @@ func (r *run) addAll() error {
 			return fmt.Errorf("dedup: internal error: %d repeated names among the documents added", res.Duplicates)
 		}
 		if progress != nil {
-			progress(int64(lo+len(batch)), int64(len(order)))
+			progress(int64(lb.lo+len(batch)), int64(len(order)))
 		}
+	}
+	if err := r.ctx.Err(); err != nil {
+		return err
 	}
 	if err := bk.Commit(r.ctx); err != nil {
 		return fmt.Errorf("dedup: %w", err)
@@ -153,6 +154,77 @@ func (r *run) addAll() error {
 		return fmt.Errorf("dedup: compacting the store: %w", err)
 	}
 	return nil
+}
+
+// loadedBatch is a batch of documents to add, loaded by loadAhead.
+type loadedBatch struct {
+	docs    []index.Doc // valid until release
+	lo      int         // the position of the first in the order
+	err     error       // the load failed: the last batch
+	release func()      // hands the batch's buffers back to the loader
+}
+
+// loadAheadBatches is the number of batches loadAhead holds at once: one
+// being added, one ready, one being loaded.
+const loadAheadBatches = 3
+
+// loadAhead loads the documents at the positions order, batchSize at a
+// time, for the store's adds (the full values; in memory in id order),
+// in a goroutine of its own, up to loadAheadBatches batches ahead. The
+// batches come in order on the channel, which is closed after the last
+// one, after a batch whose load failed, or once the run's context is
+// done. stop ends the goroutine; call it when done with the channel,
+// before the run returns.
+func (r *run) loadAhead(order []int, batchSize int) (<-chan loadedBatch, func()) {
+	type buffers struct {
+		vals []uint64
+		docs []index.Doc
+	}
+	free := make(chan *buffers, loadAheadBatches)
+	for range loadAheadBatches {
+		free <- &buffers{}
+	}
+	out := make(chan loadedBatch, loadAheadBatches-1)
+	quit := make(chan struct{})
+	done := make(chan struct{})
+	l := r.newLoader(true, r.ext == nil)
+	go func() {
+		defer close(done)
+		defer close(out)
+		for lo := 0; lo < len(order); lo += batchSize {
+			var b *buffers
+			select {
+			case b = <-free:
+			case <-quit:
+				return
+			case <-r.ctx.Done():
+				return
+			}
+			// The loader fills the batch's buffers (growing them if it
+			// must) and keeps them until the batch is released.
+			l.vals, l.docs = b.vals, b.docs
+			docs, err := l.load(order[lo:min(lo+batchSize, len(order))])
+			b.vals, b.docs = l.vals, l.docs
+			l.vals, l.docs = nil, nil
+			for k := range docs {
+				if !r.o.StoreFeatures {
+					docs[k].Features = nil
+				}
+			}
+			select {
+			case out <- loadedBatch{docs: docs, lo: lo, err: err, release: func() { free <- b }}:
+			case <-quit:
+				return
+			}
+			if err != nil {
+				return
+			}
+		}
+	}()
+	return out, func() {
+		close(quit)
+		<-done
+	}
 }
 
 // byID returns the document numbers docs in increasing order of their

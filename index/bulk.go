@@ -61,6 +61,8 @@ type Bulk struct {
 	// one out of order moves them all to ids.
 	staged  []uint64
 	inOrder bool
+
+	docIDs []uint64 // the ids of the documents of an Add, reused
 }
 
 // NewBulk opens a Bulk on the index. Close it when done.
@@ -112,9 +114,10 @@ func (k *Bulk) Add(ctx context.Context, docs ...*Doc) (AddResult, error) {
 	if len(docs) == 0 {
 		return AddResult{}, nil
 	}
+	k.docIDs = appendIDs(k.docIDs[:0], docs)
 	again := false
-	for _, d := range docs {
-		if k.holds(ID(d.Name)) {
+	for _, id := range k.docIDs {
+		if k.holds(id) {
 			again = true
 			break
 		}
@@ -132,7 +135,7 @@ func (k *Bulk) Add(ctx context.Context, docs ...*Doc) (AddResult, error) {
 		k.b, k.bulk = k.storeBulk(), true
 		lb.replay(k.b)
 	}
-	res, fps, err := x.stage(ctx, k.b, docs, k.note)
+	res, fps, err := x.stage(ctx, k.b, docs, k.docIDs, k.note)
 	if err == nil {
 		err = x.fps.add(ctx, x, k.b, fps)
 	}

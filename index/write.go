@@ -51,7 +51,7 @@ func (x *Index) Add(ctx context.Context, docs ...*Doc) (AddResult, error) {
 	}
 	defer b.Close()
 	b, rec := x.record(b)
-	res, fps, err := x.stage(ctx, b, docs, nil)
+	res, fps, err := x.stage(ctx, b, docs, appendIDs(nil, docs), nil)
 	if err != nil {
 		return AddResult{}, err
 	}
@@ -71,30 +71,66 @@ func (x *Index) Add(ctx context.Context, docs ...*Doc) (AddResult, error) {
 	return res, nil
 }
 
-// stage puts the writes of adding docs into b (see Add) and returns what
-// they do and the fingerprints to add to the filter. seen, if not nil, is
-// called with the id of every document staged. Called with x.wmu held.
-// On error b holds some of the writes and must be discarded.
-func (x *Index) stage(ctx context.Context, b store.Batch, docs []*Doc, seen func(id uint64)) (AddResult, []uint64, error) {
-	var res AddResult
-	// The last occurrence of each id wins.
-	last := make(map[uint64]int, len(docs))
-	ids := make([]uint64, 0, len(docs))
-	for i, d := range docs {
-		id := ID(d.Name)
-		if j, ok := last[id]; ok {
-			if docs[j].Name != d.Name {
-				return AddResult{}, nil, fmt.Errorf("%w: %q and %q", ErrCollision, docs[j].Name, d.Name)
-			}
-			res.Duplicates++
-		} else {
-			ids = append(ids, id)
+// appendIDs appends the ids of docs' names to dst.
+func appendIDs(dst []uint64, docs []*Doc) []uint64 {
+	for _, d := range docs {
+		dst = append(dst, ID(d.Name))
+	}
+	return dst
+}
+
+// strictlyIncreasing reports whether every id is larger than the one
+// before it.
+func strictlyIncreasing(ids []uint64) bool {
+	for i := 1; i < len(ids); i++ {
+		if ids[i] <= ids[i-1] {
+			return false
 		}
-		last[id] = i
+	}
+	return true
+}
+
+// stage puts the writes of adding docs, whose ids are docIDs, into b (see
+// Add) and returns what they do and the fingerprints to add to the
+// filter. seen, if not nil, is called with the id of every document
+// staged. Called with x.wmu held. On error b holds some of the writes and
+// must be discarded.
+func (x *Index) stage(ctx context.Context, b store.Batch, docs []*Doc, docIDs []uint64, seen func(id uint64)) (AddResult, []uint64, error) {
+	var res AddResult
+	// ids holds each id once, in the order of its first occurrence, and
+	// at[j] the position in docs of the last occurrence of ids[j], which
+	// wins. Ids in strictly increasing order (a sorted Bulk's) are all
+	// distinct: then ids is docIDs and at is not needed.
+	ids, at := docIDs, []int(nil)
+	if !strictlyIncreasing(docIDs) {
+		last := make(map[uint64]int, len(docs))
+		ids = make([]uint64, 0, len(docs))
+		for i, d := range docs {
+			id := docIDs[i]
+			if j, ok := last[id]; ok {
+				if docs[j].Name != d.Name {
+					return AddResult{}, nil, fmt.Errorf("%w: %q and %q", ErrCollision, docs[j].Name, d.Name)
+				}
+				res.Duplicates++
+			} else {
+				ids = append(ids, id)
+			}
+			last[id] = i
+		}
+		at = make([]int, len(ids))
+		for j, id := range ids {
+			at[j] = last[id]
+		}
+	}
+	doc := func(j int) *Doc {
+		if at == nil {
+			return docs[j]
+		}
+		return docs[at[j]]
 	}
 	var fps []uint64
-	for _, id := range ids {
-		if d := docs[last[id]]; d.HasFingerprint {
+	for j := range ids {
+		if d := doc(j); d.HasFingerprint {
 			fps = append(fps, d.Fingerprint)
 		}
 	}
@@ -105,7 +141,7 @@ func (x *Index) stage(ctx context.Context, b store.Batch, docs []*Doc, seen func
 	var old Doc
 	var keys, oldKeys []uint64
 	err := x.lookupDocs(ctx, "reading the records to replace", ids, func(i int, prev []byte, ok bool) error {
-		d := docs[last[ids[i]]]
+		d := doc(i)
 		var err error
 		if keys, err = x.postingsOf(keys[:0], d); err != nil {
 			return fmt.Errorf("index: %q: %w", d.Name, err)

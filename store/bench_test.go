@@ -154,10 +154,13 @@ func reportCPU(b *testing.B, cpu0 int64, unit string) {
 // tables) per byte of posting keys. "bulk-runs" gives the bulk a 4 MiB
 // budget, so that it sorts its postings into runs on disk and merges them
 // (the runs' bytes are not counted in the write amplification).
+// "sorted-records" writes a sorted bulk (NewSortedBulk) as dedup's store
+// stage does: a record of 1 KiB of random bytes (a sketch's values do not
+// compress) for every 16 postings, in id order, with its postings.
 func BenchmarkBuild(b *testing.B) {
 	n := *benchPostings
 	ctx := context.Background()
-	build := func(b *testing.B, bulk bool, bulkBytes int64) {
+	build := func(b *testing.B, bulk bool, bulkBytes int64, records bool) {
 		var written uint64
 		var cpuNS int64
 		for b.Loop() {
@@ -169,7 +172,17 @@ func BenchmarkBuild(b *testing.B) {
 			st := rng.New(1)
 			if bulk {
 				w := s.NewBulk()
+				if records {
+					w = s.NewSortedBulk()
+				}
+				rec := make([]byte, 1024)
 				for i := range n {
+					if records && i%16 == 0 {
+						for j := range rec {
+							rec[j] = byte(st.Uint64())
+						}
+						w.PutDoc(uint64(i), rec)
+					}
 					w.AddPosting(st.Uint64(), uint64(i))
 				}
 				if err := w.Commit(ctx); err != nil {
@@ -210,9 +223,10 @@ func BenchmarkBuild(b *testing.B) {
 			b.ReportMetric(float64(b.N*n)/(float64(cpuNS)/1e9), "postings/cpu-s")
 		}
 	}
-	b.Run("batches", func(b *testing.B) { build(b, false, 0) })
-	b.Run("bulk", func(b *testing.B) { build(b, true, 0) })
-	b.Run("bulk-runs", func(b *testing.B) { build(b, true, 4<<20) })
+	b.Run("batches", func(b *testing.B) { build(b, false, 0, false) })
+	b.Run("bulk", func(b *testing.B) { build(b, true, 0, false) })
+	b.Run("bulk-runs", func(b *testing.B) { build(b, true, 4<<20, false) })
+	b.Run("sorted-records", func(b *testing.B) { build(b, true, 0, true) })
 }
 
 // postingKeyBytes is the size of a posting's key in the store ('p', key,

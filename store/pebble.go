@@ -15,7 +15,6 @@ import (
 	"time"
 
 	"github.com/cockroachdb/pebble/v2"
-	"github.com/cockroachdb/pebble/v2/bloom"
 	"github.com/cockroachdb/pebble/v2/vfs"
 )
 
@@ -243,8 +242,11 @@ func OpenPebble(dir string, o *PebbleOptions) (_ *Pebble, err error) {
 		Logger:                      pebbleLogger{h: h, user: opts.Logger},
 		Cleaner:                     deleteCleaner{},
 	}
+	// bloom's filter, written a cache-sized region at a time
+	// (pebble_filter.go).
+	filter := newBlockedFilter(opts.BloomBitsPerKey)
 	for i := range po.Levels {
-		po.Levels[i].FilterPolicy = bloom.FilterPolicy(opts.BloomBitsPerKey)
+		po.Levels[i].FilterPolicy = filter
 		po.Levels[i].BlockSize = opts.BlockBytes
 	}
 	po.TargetFileSizes[0] = 16 << 20
