@@ -200,7 +200,7 @@ func TestJoinMatchesKeys(t *testing.T) {
 			t.Fatalf("%d workers: results differ with Visit", w)
 		}
 	}
-	for _, bad := range [][]uint32{visit[1:], append(slices.Clone(visit[1:]), visit[1]), append(slices.Clone(visit[1:]), uint32(len(docs)))} {
+	for _, bad := range [][]uint32{{}, visit[1:], append(slices.Clone(visit[1:]), visit[1]), append(slices.Clone(visit[1:]), uint32(len(docs)))} {
 		if _, err := x.Join(bg, len(docs), values, BatchOptions{Visit: bad}); err == nil {
 			t.Errorf("Visit %v accepted", bad)
 		}

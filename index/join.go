@@ -94,15 +94,16 @@ func (x *Index) Join(ctx context.Context, n int, values func(dst []uint64, i int
 	}
 	passes := x.scheme.NumKeys()
 	if o.Visit != nil {
+		notPerm := fmt.Errorf("index: join of %d documents: Visit is not a permutation of 0..%d", n, n-1)
+		if len(o.Visit) != n {
+			return nil, notPerm
+		}
 		seen := make([]bool, n)
 		for _, i := range o.Visit {
 			if int(i) >= n || seen[i] {
-				return nil, fmt.Errorf("index: join of %d documents: Visit is not a permutation of 0..%d", n, n-1)
+				return nil, notPerm
 			}
 			seen[i] = true
-		}
-		if len(o.Visit) != n {
-			return nil, fmt.Errorf("index: join of %d documents: Visit is not a permutation of 0..%d", n, n-1)
 		}
 	}
 	// Every document's keys in one sweep over the sketches (each sketch
@@ -212,7 +213,6 @@ func (x *Index) Join(ctx context.Context, n int, values func(dst []uint64, i int
 		return nil, passErr
 	}
 	raw := slices.Concat(raws...)
-	raws = nil
 	slices.Sort(raw)
 	var pairs []JoinPair
 	for i := 0; i < len(raw); {
