@@ -1,6 +1,6 @@
 package store
 
-// Table filters made in cache-sized pieces (issue 14).
+// Table filters made in cache-sized pieces.
 //
 // Pebble's Bloom filter (package bloom, the RocksDB full-file format)
 // sets a key's probes in one 64-byte line of the table's filter, the
