@@ -48,6 +48,7 @@ import (
 	"context"
 	"fmt"
 	"iter"
+	"sync"
 	"time"
 
 	"github.com/neardup/neardup/corpus"
@@ -164,6 +165,10 @@ type run struct {
 	// (values.go).
 	fold, narrow bool
 	highs        *highFile
+	// byID is r.unique's indexes in the order of the documents' index
+	// ids, made once (uniqueByID).
+	byID     []uint32
+	byIDOnce sync.Once
 }
 
 // Run deduplicates the documents docs yields. An error it yields that is a

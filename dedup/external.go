@@ -178,7 +178,7 @@ func (r *run) joinExternal() error {
 			r.sum.Resumed = StageVerify
 		}
 	}
-	pos := r.joinOrder(nil)
+	pos := r.idOrder(nil)
 	order := make([]int32, len(pos))
 	num := make([]int32, len(docs)) // position -> number, -1 when not joined
 	for i := range num {

@@ -16,7 +16,7 @@ import (
 // key).
 func (r *run) joinAndVerify() error {
 	var visit []uint32
-	order := r.joinOrder(&visit)
+	order := r.idOrder(&visit)
 
 	start := r.ev.begin(StageIndex, int64(len(order)))
 	o := index.BatchOptions{Workers: r.o.Workers, Progress: r.ev.progress(StageIndex, "keys"), Visit: visit}
@@ -104,15 +104,15 @@ func (r *run) verifyPairs(cands []index.JoinPair, pos func(uint32) int, doc func
 	return nil
 }
 
-// joinOrder returns the positions of the documents to join (r.unique) in
-// the order of the hashes of their names: the join's document numbers, so
-// that candidates do not depend on the input order. The in-memory and the
-// out-of-core join number documents alike. visit, when not nil, gets
-// the numbers in the order of the positions, for index.BatchOptions.Visit:
-// the order the values lie in memory.
-func (r *run) joinOrder(visit *[]uint32) []int {
-	docs := r.res.Docs
-	byID := radix.Order(len(r.unique), func(k int) uint64 { return idOf(&docs[r.unique[k]]) })
+// idOrder returns the positions of the documents to index (r.unique) in
+// the order of the hashes of their names (their index ids): the join's
+// document numbers, so that candidates do not depend on the input order
+// (the in-memory and the out-of-core join number documents alike), and
+// the order in which a run in memory adds them to a store. visit, when
+// not nil, gets the numbers in the order of the positions, for
+// index.BatchOptions.Visit: the order the values lie in memory.
+func (r *run) idOrder(visit *[]uint32) []int {
+	byID := r.uniqueByID()
 	order := make([]int, len(byID))
 	for k, u := range byID {
 		order[k] = r.unique[u]
@@ -124,4 +124,15 @@ func (r *run) joinOrder(visit *[]uint32) []int {
 		}
 	}
 	return order
+}
+
+// uniqueByID returns the indexes in r.unique in increasing order of
+// their documents' index ids, sorted once: the join and the store's adds,
+// which run at the same time, both ask for it.
+func (r *run) uniqueByID() []uint32 {
+	r.byIDOnce.Do(func() {
+		docs := r.res.Docs
+		r.byID = radix.Order(len(r.unique), func(k int) uint64 { return idOf(&docs[r.unique[k]]) })
+	})
+	return r.byID
 }

@@ -1,9 +1,7 @@
 package dedup
 
 import (
-	"cmp"
 	"fmt"
-	"slices"
 	"time"
 
 	"github.com/neardup/neardup/index"
@@ -106,7 +104,7 @@ func (r *run) addAll() error {
 	order := r.unique
 	newBulk := r.x.NewBulk
 	if r.ext == nil {
-		order = r.byID(r.unique)
+		order = r.idOrder(nil)
 		newBulk = r.x.NewSortedBulk
 	}
 	bk, err := newBulk()
@@ -225,23 +223,4 @@ func (r *run) loadAhead(order []int, batchSize int) (<-chan loadedBatch, func())
 		close(quit)
 		<-done
 	}
-}
-
-// byID returns the document numbers docs in increasing order of their
-// documents' index ids (index.ID of the name), in a new slice.
-func (r *run) byID(docs []int) []int {
-	type numbered struct {
-		id uint64
-		i  int
-	}
-	ns := make([]numbered, len(docs))
-	for k, i := range docs {
-		ns[k] = numbered{index.ID(r.res.Docs[i].Name), i}
-	}
-	slices.SortFunc(ns, func(a, b numbered) int { return cmp.Compare(a.id, b.id) })
-	out := make([]int, len(docs))
-	for k, n := range ns {
-		out[k] = n.i
-	}
-	return out
 }
