@@ -206,7 +206,7 @@ func (r *run) loadAhead(order []int, batchSize int) (<-chan loadedBatch, func())
 			l.vals, l.docs = nil, nil
 			for k := range docs {
 				if !r.o.StoreFeatures {
-					docs[k].Features = nil
+					docs[k].TrimFeatures() // a short document's stay, in short form
 				}
 			}
 			select {
