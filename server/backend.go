@@ -12,6 +12,7 @@ import (
 	"sort"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/neardup/neardup/feature"
 	"github.com/neardup/neardup/index"
@@ -455,7 +456,16 @@ func (b *IndexBackend) Collapse(ctx context.Context, ids []string) (*api.Collaps
 func (b *IndexBackend) Stats(ctx context.Context) (*api.Stats, error) {
 	cfg := b.x.Config()
 	caps := b.st.Capabilities()
+	js, err := b.x.FollowState(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var j *api.Journal
+	if js.Following {
+		j = &api.Journal{Entries: js.Entries, Bytes: js.Bytes, Rebuilds: js.Rebuilds}
+	}
 	return &api.Stats{
+		Journal:           j,
 		Sketch:            b.hdr.String(),
 		LSH:               cfg.LSH.String(),
 		Collapse:          collapseName(b.col.Table().Params(), b.col.Verified()),
@@ -486,6 +496,35 @@ func collapseName(p lsh.Params, verified bool) string {
 }
 
 // Flush records the index's fingerprint filter in the store (index.Flush),
-// so that the next process opens it without a scan. Call it at shutdown,
-// after the last request.
-func (b *IndexBackend) Flush(ctx context.Context) error { return b.x.Flush(ctx) }
+// so that the next process opens it without a scan, and leaves a shared
+// store's journal (index.ReleasePostings). Call it at shutdown, after the
+// last request.
+func (b *IndexBackend) Flush(ctx context.Context) error {
+	if err := b.x.Flush(ctx); err != nil {
+		return err
+	}
+	return b.x.ReleasePostings(ctx)
+}
+
+// Follow reads a shared store's journal every interval until ctx ends
+// (index.FollowJournal), so that an idle server keeps its place in the
+// journal and the journal stays trimmed; it does nothing for a store of
+// this process alone. Errors are passed to report (nil: dropped) and
+// retried at the next tick.
+func (b *IndexBackend) Follow(ctx context.Context, interval time.Duration, report func(error)) {
+	if !b.st.Capabilities().Shared {
+		return
+	}
+	tk := time.NewTicker(interval)
+	defer tk.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tk.C:
+			if err := b.x.FollowJournal(ctx); err != nil && ctx.Err() == nil && report != nil {
+				report(err)
+			}
+		}
+	}
+}

@@ -168,7 +168,7 @@ func New(b Backend, o Options) (*Server, error) {
 	if s.o.Gatherer == nil {
 		s.o.Gatherer = prometheus.DefaultGatherer
 	}
-	m, err := newMetrics(s.o.Registerer)
+	m, err := newMetrics(s.o.Registerer, b)
 	if err != nil {
 		return nil, err
 	}

@@ -186,6 +186,15 @@ func runServe(ctx context.Context, env *Env, opts serveOptions) error {
 		}
 	}()
 	defer func() { stopLoad(); <-loaded }()
+	// A server on a shared store reads the journal's tail before each
+	// lookup; when idle it still does so every two seconds, to keep its
+	// place (and the journal trimmed).
+	followed := make(chan struct{})
+	go func() {
+		defer close(followed)
+		b.Follow(loadCtx, 2*time.Second, func(err error) { fmt.Fprintf(env.Stderr, "neardup serve: %v\n", err) })
+	}()
+	defer func() { stopLoad(); <-followed }()
 	if err := srv.Serve(ctx, l); err != nil {
 		if errors.Is(err, server.ErrInsecure) {
 			return usagef("%v", err)
