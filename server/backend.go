@@ -8,6 +8,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
 	"sort"
 	"sync"
@@ -50,10 +52,18 @@ type Backend interface {
 	Stats(ctx context.Context) (*api.Stats, error)
 	// Ready reports whether the backend can serve (its store answers).
 	Ready(ctx context.Context) error
+	// Backup writes a consistent copy of the index into dir (a new
+	// directory on this machine) while serving; an error wrapping
+	// ErrUnsupported when the store cannot.
+	Backup(ctx context.Context, dir string) error
 }
 
 // ErrInput marks errors caused by a request's content.
 var ErrInput = errors.New("bad input")
+
+// ErrUnsupported marks a request the backend's store cannot serve (a
+// backup of a Redis index), reported as 501.
+var ErrUnsupported = errors.New("not supported by this store")
 
 // IndexOptions configure OpenIndex. Zero fields take, for an index the
 // store already holds, its recorded configuration (a non-zero field that
@@ -480,6 +490,22 @@ func (b *IndexBackend) Stats(ctx context.Context) (*api.Stats, error) {
 		CollapseDocuments: b.col.Table().Len(),
 		CollapseBytes:     b.col.Table().Bytes(),
 	}, nil
+}
+
+// Backup implements Backend (index.Backup). A dir that exists, or whose
+// parent does not, is the client's fault.
+func (b *IndexBackend) Backup(ctx context.Context, dir string) error {
+	if _, err := os.Lstat(dir); err == nil {
+		return fmt.Errorf("%w: %s already exists", ErrInput, dir)
+	}
+	if st, err := os.Stat(filepath.Dir(dir)); err != nil || !st.IsDir() {
+		return fmt.Errorf("%w: the parent of %s is not a directory", ErrInput, dir)
+	}
+	err := b.x.Backup(ctx, dir)
+	if errors.Is(err, index.ErrNoBackup) {
+		return fmt.Errorf("%w: %v", ErrUnsupported, err)
+	}
+	return err
 }
 
 // Ready implements Backend: one metadata read from the store.

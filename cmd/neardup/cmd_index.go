@@ -74,7 +74,8 @@ the recorded value is an error naming both).`,
   neardup index remove --store idx/ doc-17 doc-42
   neardup index check --store idx/ --repair`,
 	}
-	cmd.AddCommand(newIndexAddCmd(env), newIndexQueryCmd(env), newIndexRemoveCmd(env), newIndexStatsCmd(env), newIndexCheckCmd(env))
+	cmd.AddCommand(newIndexAddCmd(env), newIndexQueryCmd(env), newIndexRemoveCmd(env), newIndexStatsCmd(env), newIndexCheckCmd(env),
+		newIndexBackupCmd(env), newIndexRestoreCmd(env))
 	return cmd
 }
 

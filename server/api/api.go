@@ -160,6 +160,19 @@ type Stats struct {
 	UptimeSeconds float64 `json:"uptime_seconds"`
 }
 
+// BackupRequest is the body of POST /v1/admin/backup.
+type BackupRequest struct {
+	// Dir is the absolute path, on the server's machine, of the directory
+	// to write the backup into; it must not exist.
+	Dir string `json:"dir"`
+}
+
+// BackupResponse is the reply to POST /v1/admin/backup.
+type BackupResponse struct {
+	Dir     string  `json:"dir"`
+	Seconds float64 `json:"seconds"`
+}
+
 // Journal is the size of a shared store's journal of posting writes
 // (entries every live server has read are trimmed) and how often this
 // process rebuilt its postings from the store.
