@@ -67,7 +67,9 @@ func (s *Store) FollowJournal(ctx context.Context, reader string) (string, error
 	return pos, nil
 }
 
-func heartbeat(pos string, t time.Time) string { return pos + " " + strconv.FormatInt(t.UnixMilli(), 10) }
+func heartbeat(pos string, t time.Time) string {
+	return pos + " " + strconv.FormatInt(t.UnixMilli(), 10)
+}
 
 // ReadJournal implements store.Journaled: XRANGE over the journal stream
 // from after (inclusive: its entry must still be there, else
