@@ -100,6 +100,10 @@ type IndexOptions struct {
 	// query verifies a candidate, with a 16-byte table leaning to recall:
 	// every collapsed pair is then a verified pair at the threshold.
 	CollapseUnverified bool
+	// CollapseLSH, when not nil, is the collapse table's scheme instead
+	// of the chosen one (index.CollapseOptions.LSH): lsh.Bing() for the
+	// book's 6 × 16 bits, 4 of 6.
+	CollapseLSH *lsh.Params
 	// StorePostings reads every candidate lookup's postings from the
 	// store. The default loads them into memory when the index opens
 	// (index.LoadPostings: about 16 bytes per posting) and serves lookups
@@ -153,7 +157,7 @@ func OpenIndex(st store.Store, o IndexOptions) (*IndexBackend, error) {
 	if err != nil {
 		return nil, fmt.Errorf("server: %w", err)
 	}
-	col, err := x.NewCollapser(index.CollapseOptions{Unverified: o.CollapseUnverified})
+	col, err := x.NewCollapser(index.CollapseOptions{Unverified: o.CollapseUnverified, LSH: o.CollapseLSH})
 	if err != nil {
 		return nil, fmt.Errorf("server: %w", err)
 	}
