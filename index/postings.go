@@ -382,6 +382,7 @@ type follower struct {
 	mu     sync.Mutex // serializes reads of the journal
 	pos    string     // the journal position applied
 	began  time.Time  // when the last completed read began
+	acked  time.Time  // when pos was last acknowledged
 	// Rebuilds counts the copies made from the postings after joining
 	// (the first load) or after the position was trimmed.
 	rebuilds atomic.Int64
@@ -424,16 +425,21 @@ func (t *memPostings) rebuild(ctx context.Context) error {
 	t.mu.Lock()
 	t.slots, t.shift, t.used, t.ids, t.refs, t.free, t.num = n.slots, n.shift, n.used, n.ids, n.refs, n.free, n.num
 	t.mu.Unlock()
-	f.pos, f.began = pos, began
+	f.pos, f.began, f.acked = pos, began, began
 	f.rebuilds.Add(1)
 	return nil
 }
 
+// ackEvery is how often a follower acknowledges its journal position
+// (a heartbeat: well within any sensible expiry).
+const ackEvery = time.Second
+
 // sync applies what the journal holds beyond the table's position,
 // unless a read that began after start has completed meanwhile (it holds
-// everything committed before start), and acknowledges the position. A
-// position the journal no longer holds (this process was silent past the
-// store's expiry) makes it rebuild the table from the postings.
+// everything committed before start). Once a second it first
+// acknowledges the position; should the store answer that this process
+// was dropped (silent past the store's expiry, so entries it had not
+// read may be trimmed), it rebuilds the table from the postings instead.
 func (t *memPostings) sync(ctx context.Context, start time.Time) error {
 	f := t.follow
 	f.mu.Lock()
@@ -442,6 +448,16 @@ func (t *memPostings) sync(ctx context.Context, start time.Time) error {
 		return nil
 	}
 	began := time.Now()
+	if began.Sub(f.acked) >= ackEvery {
+		err := f.js.AckJournal(ctx, f.reader, f.pos)
+		if errors.Is(err, store.ErrJournalTrimmed) {
+			return t.rebuild(ctx)
+		}
+		if err != nil {
+			return fmt.Errorf("index: acknowledging the store's journal: %w", err)
+		}
+		f.acked = began
+	}
 	var ops []postingOp
 	var notes [][]byte
 	pos, err := f.js.ReadJournal(ctx, f.pos, func(key, id uint64, add bool, note []byte) error {
@@ -452,9 +468,6 @@ func (t *memPostings) sync(ctx context.Context, start time.Time) error {
 		}
 		return nil
 	})
-	if errors.Is(err, store.ErrJournalTrimmed) {
-		return t.rebuild(ctx)
-	}
 	if err != nil {
 		return fmt.Errorf("index: following the store's journal: %w", err)
 	}
@@ -467,9 +480,6 @@ func (t *memPostings) sync(ctx context.Context, start time.Time) error {
 		}
 	}
 	f.pos, f.began = pos, began
-	if err := f.js.AckJournal(ctx, f.reader, pos); err != nil {
-		return fmt.Errorf("index: acknowledging the store's journal: %w", err)
-	}
 	return nil
 }
 

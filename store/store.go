@@ -216,15 +216,17 @@ type Journaled interface {
 	// (a position returned by FollowJournal or ReadJournal, or "" for the
 	// start of what the journal holds), in commit order, and returns the
 	// position of the last batch read (after itself when there is none).
-	// It fails with ErrJournalTrimmed when the journal no longer holds
-	// the position (entries after it may be lost). note is valid only
-	// during the call. An error from fn stops the read and is returned;
-	// the writes of a batch are then partly delivered.
+	// What it returns is complete only for a follower whose registration
+	// holds (AckJournal). note is valid only during the call. An error
+	// from fn stops the read and is returned; the writes of a batch are
+	// then partly delivered.
 	ReadJournal(ctx context.Context, after string, fn func(key, id uint64, add bool, note []byte) error) (string, error)
 	// AckJournal records that reader has applied everything up to pos
-	// and is alive, and trims the entries every live follower has read.
-	// It may skip the round trips when the reader acknowledged recently;
-	// a follower calls it after each read.
+	// and is alive (a heartbeat), and trims the entries every live
+	// follower has read. It fails with ErrJournalTrimmed when reader was
+	// no longer registered (dropped as expired: entries after pos may be
+	// gone; the reader rebuilds). A follower calls it, before reading,
+	// well within the expiry (every second or so).
 	AckJournal(ctx context.Context, reader, pos string) error
 	// LeaveJournal unregisters reader, so it no longer holds entries.
 	LeaveJournal(ctx context.Context, reader string) error

@@ -100,7 +100,7 @@ func (b *batch) Commit(ctx context.Context) error {
 	b.notes = nil
 	if len(adds) > 0 {
 		// Trimming is upkeep: the batch is committed whatever it says.
-		_ = s.trim(ctx, adds[len(adds)-1].Val(), false)
+		_ = s.trim(ctx, adds[len(adds)-1].Val())
 	}
 	return nil
 }

@@ -26,6 +26,10 @@ import (
 // expiry is dropped from P:jr and no longer holds entries. With no live
 // follower a writer trims up to its own last entry. Trims run at most once
 // per trimEvery per Store, after a Commit and after an acknowledgement.
+// Followers' fields are read and changed by Lua scripts on P:jr alone
+// (atomic, and a single key, so they run on a cluster too): a follower
+// coming back after the expiry either finds its field gone — and rebuilds
+// — or refreshes it before any trim can count it out.
 //
 // Clocks: a heartbeat is the follower's clock, its age is judged by the
 // trimmer's; machines whose clocks differ by a fair part of the expiry
@@ -36,7 +40,7 @@ import (
 // parameter gives another.
 const DefaultJournalExpiry = 10 * time.Minute
 
-// trimEvery bounds how often one Store acknowledges a position or trims.
+// trimEvery bounds how often one Store trims.
 const trimEvery = time.Second
 
 // journalRead is the number of journal entries one XRANGE reads.
@@ -61,9 +65,6 @@ func (s *Store) FollowJournal(ctx context.Context, reader string) (string, error
 	if err := s.c.HSet(ctx, s.keys.readers(), reader, heartbeat(pos, time.Now())).Err(); err != nil {
 		return "", s.wrap(err)
 	}
-	s.jmu.Lock()
-	s.acked[reader] = time.Now()
-	s.jmu.Unlock()
 	return pos, nil
 }
 
@@ -72,31 +73,23 @@ func heartbeat(pos string, t time.Time) string {
 }
 
 // ReadJournal implements store.Journaled: XRANGE over the journal stream
-// from after (inclusive: its entry must still be there, else
-// store.ErrJournalTrimmed), journalRead entries per round trip. Positions
+// from just after after, journalRead entries per round trip. Positions
 // are stream entry ids.
 func (s *Store) ReadJournal(ctx context.Context, after string, fn func(key, id uint64, add bool, note []byte) error) (string, error) {
 	if s.closed.Load() {
 		return after, store.ErrClosed
 	}
-	start, first := "-", after != ""
-	if first {
-		start = after
-	}
 	for {
 		if err := ctx.Err(); err != nil {
 			return after, err
 		}
+		start := "-"
+		if after != "" {
+			start = "(" + after
+		}
 		msgs, err := s.c.XRangeN(ctx, s.keys.journal(), start, "+", journalRead).Result()
 		if err != nil {
 			return after, s.wrap(err)
-		}
-		n := len(msgs)
-		if first {
-			if n == 0 || msgs[0].ID != after {
-				return after, store.ErrJournalTrimmed
-			}
-			msgs, first = msgs[1:], false
 		}
 		for _, m := range msgs {
 			if v, ok := m.Values["n"].(string); ok {
@@ -119,31 +112,56 @@ func (s *Store) ReadJournal(ctx context.Context, after string, fn func(key, id u
 			}
 			after = m.ID
 		}
-		if n < journalRead {
+		if len(msgs) < journalRead {
 			return after, nil
 		}
-		start = "(" + after
 	}
 }
 
-// AckJournal implements store.Journaled: at most once per second per
-// reader, HSET of the reader's position and heartbeat, then a trim.
+// ackScript sets a follower's field of P:jr and returns whether it was
+// there: one atomic step on one key, so that a trim that drops the
+// follower as expired either happens before (the follower learns it was
+// dropped) or sees the new heartbeat.
+var ackScript = goredis.NewScript(`
+local had = redis.call('HEXISTS', KEYS[1], ARGV[1])
+redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
+return had`)
+
+// liveScript drops the followers of P:jr whose heartbeat (or field) is
+// older than ARGV[2] milliseconds at ARGV[1] (unix milliseconds) or
+// malformed, and returns the positions of the others: atomic on one key,
+// as ackScript.
+var liveScript = goredis.NewScript(`
+local all = redis.call('HGETALL', KEYS[1])
+local now, expiry = tonumber(ARGV[1]), tonumber(ARGV[2])
+local live = {}
+for i = 1, #all, 2 do
+  local pos, ms = string.match(all[i+1], '^(%S+) (%d+)$')
+  if ms == nil or now - tonumber(ms) > expiry then
+    redis.call('HDEL', KEYS[1], all[i])
+  else
+    table.insert(live, pos)
+  end
+end
+return live`)
+
+// AckJournal implements store.Journaled: the reader's position and
+// heartbeat set in P:jr (ackScript), then a trim (at most one per second
+// per Store). A reader that was no longer registered — dropped as expired,
+// so the entries after its position may be trimmed — gets
+// store.ErrJournalTrimmed (and is registered again at pos).
 func (s *Store) AckJournal(ctx context.Context, reader, pos string) error {
 	if s.closed.Load() {
 		return store.ErrClosed
 	}
-	now := time.Now()
-	s.jmu.Lock()
-	if now.Sub(s.acked[reader]) < trimEvery {
-		s.jmu.Unlock()
-		return nil
-	}
-	s.acked[reader] = now
-	s.jmu.Unlock()
-	if err := s.c.HSet(ctx, s.keys.readers(), reader, heartbeat(pos, now)).Err(); err != nil {
+	had, err := ackScript.Run(ctx, s.c, []string{s.keys.readers()}, reader, heartbeat(pos, time.Now())).Int()
+	if err != nil {
 		return s.wrap(err)
 	}
-	return s.trim(ctx, "", true)
+	if had == 0 {
+		return store.ErrJournalTrimmed
+	}
+	return s.trim(ctx, "")
 }
 
 // LeaveJournal implements store.Journaled.
@@ -151,9 +169,6 @@ func (s *Store) LeaveJournal(ctx context.Context, reader string) error {
 	if s.closed.Load() {
 		return store.ErrClosed
 	}
-	s.jmu.Lock()
-	delete(s.acked, reader)
-	s.jmu.Unlock()
 	return s.wrap(s.c.HDel(ctx, s.keys.readers(), reader).Err())
 }
 
@@ -177,50 +192,31 @@ func (s *Store) JournalSize(ctx context.Context) (entries, bytes int64, err erro
 }
 
 // trim removes the journal entries below the lowest position of the live
-// followers (dropping the expired ones), or with none below last (a
-// writer's last entry; "" trims nothing then). Unless force, it runs at
-// most once per trimEvery.
-func (s *Store) trim(ctx context.Context, last string, force bool) error {
+// followers (liveScript drops the expired ones), or with none below last
+// (a writer's last entry; "" trims nothing then). It runs at most once per
+// trimEvery per Store.
+func (s *Store) trim(ctx context.Context, last string) error {
 	now := time.Now()
 	s.jmu.Lock()
-	if !force && now.Sub(s.trimmed) < trimEvery {
+	if now.Sub(s.trimmed) < trimEvery {
 		s.jmu.Unlock()
 		return nil
 	}
 	s.trimmed = now
 	s.jmu.Unlock()
-	readers, err := s.c.HGetAll(ctx, s.keys.readers()).Result()
-	if err != nil {
+	live, err := liveScript.Run(ctx, s.c, []string{s.keys.readers()}, now.UnixMilli(), s.expiry.Milliseconds()).StringSlice()
+	if err != nil && !errors.Is(err, goredis.Nil) {
 		return s.wrap(err)
 	}
 	var low streamID
-	var expired []string
-	live := false
-	for r, v := range readers {
-		pos, ms, ok := strings.Cut(v, " ")
-		id, okID := parseStreamID(pos)
-		t, err := strconv.ParseInt(ms, 10, 64)
-		if !ok || !okID || err != nil {
-			expired = append(expired, r) // damaged: it holds nothing
-			continue
-		}
-		if now.Sub(time.UnixMilli(t)) > s.expiry {
-			expired = append(expired, r)
-			continue
-		}
-		if !live || id.less(low) {
-			low = id
-		}
-		live = true
-	}
-	if len(expired) > 0 {
-		if err := s.c.HDel(ctx, s.keys.readers(), expired...).Err(); err != nil {
-			return s.wrap(err)
+	found := false
+	for _, pos := range live {
+		if id, ok := parseStreamID(pos); ok && (!found || id.less(low)) {
+			low, found = id, true
 		}
 	}
-	if !live {
-		var ok bool
-		if low, ok = parseStreamID(last); !ok {
+	if !found {
+		if low, found = parseStreamID(last); !found {
 			return nil
 		}
 	}

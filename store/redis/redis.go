@@ -119,9 +119,8 @@ type Store struct {
 	closed  atomic.Bool
 	bufs    sync.Pool // *[]byte for building keys
 	expiry  time.Duration
-	jmu     sync.Mutex           // guards acked and trimmed
-	acked   map[string]time.Time // reader → last AckJournal round trip
-	trimmed time.Time            // the last trim
+	jmu     sync.Mutex // guards trimmed
+	trimmed time.Time  // the last trim
 }
 
 var (
@@ -182,7 +181,7 @@ func Open(ctx context.Context, rawURL string, o *Options) (*Store, error) {
 		return nil, err
 	}
 	cluster = cluster || opts.Cluster
-	s := &Store{keys: keyspace{prefix: opts.Prefix}, expiry: opts.JournalExpiry, acked: map[string]time.Time{}}
+	s := &Store{keys: keyspace{prefix: opts.Prefix}, expiry: opts.JournalExpiry}
 	if cluster {
 		co, err := goredis.ParseClusterURL(u)
 		if err != nil {
