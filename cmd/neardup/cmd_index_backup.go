@@ -117,6 +117,7 @@ func runIndexBackup(ctx context.Context, env *Env, opts indexBackupOptions) erro
 type indexRestoreOptions struct {
 	Store  string
 	Backup string
+	JSON   bool
 }
 
 func newIndexRestoreCmd(env *Env) *cobra.Command {
@@ -136,6 +137,7 @@ backup is only read: it stays a backup. Check the restored index with
 		},
 	}
 	cmd.Flags().StringVar(&opts.Store, "store", "", "the directory to restore into (new or empty; required)")
+	cmd.Flags().BoolVar(&opts.JSON, "json", false, `print {"restored", "store"} as JSON`)
 	_ = cmd.MarkFlagRequired("store")
 	return cmd
 }
@@ -164,6 +166,12 @@ func runIndexRestore(ctx context.Context, env *Env, opts indexRestoreOptions) er
 	}
 	if err := st.Close(); err != nil {
 		return err
+	}
+	if opts.JSON {
+		return json.NewEncoder(env.Stdout).Encode(struct {
+			Restored string `json:"restored"`
+			Store    string `json:"store"`
+		}{opts.Backup, opts.Store})
 	}
 	_, err = fmt.Fprintf(env.Stdout, "restored %s into %s\n", opts.Backup, opts.Store)
 	return err
