@@ -46,10 +46,12 @@ type Options struct {
 	Store index.Store
 	// StoreFeatures keeps each document's feature set in its index record
 	// (when exact verification held it), so that later runs and queries
-	// verify against it by exact Jaccard. The default keeps sketches only:
-	// about 1 KB per document at k = 128 instead of 8 bytes per shingle
-	// (the shipped corpus's index is 0.6 MB instead of 5.3 MB), and later
-	// matches against stored documents are verified by the sketch estimate.
+	// verify against it by exact Jaccard. The default keeps sketches only
+	// (but for short documents, whose ids take 4 bytes each, no more than
+	// the sketch: index.Doc.TrimFeatures): about 1 KB per document at k =
+	// 128 instead of 8 bytes per shingle (the shipped corpus's index is
+	// 0.8 MB instead of 5.5 MB), and later matches against longer stored
+	// documents are verified by the sketch estimate.
 	StoreFeatures bool
 	// Exact selects exact verification. The default is ExactAuto.
 	Exact ExactMode

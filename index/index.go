@@ -10,7 +10,10 @@
 // is posted in the same key space, behind a Bloom filter kept in the store's
 // metadata (lecture notes on Bloom filters), so identical bodies are
 // recognized before any sketch is compared; and its record keeps its name,
-// fingerprint, sketch and, optionally, its feature set. A query computes the
+// fingerprint, sketch and, optionally, its feature set — always for a short
+// document, whose ids in short form (4 bytes each) take no more bytes than
+// its sketch, so that its matches are verified exactly at no cost in
+// space (NewDoc, Cheap). A query computes the
 // same keys, gathers the ids posted under them in one multi-key lookup (the
 // candidates), reads their records in a second one, and verifies each
 // candidate with Verify: by the full-sketch Jaccard estimate (book 2.4), or
@@ -20,6 +23,12 @@
 // verifies them with the same Verify. Replacing or removing a document
 // removes every posting it made, fingerprint included; Check walks a whole
 // store and proves (or repairs) that.
+//
+// A server keeps the postings in memory (LoadPostings). On a shared store
+// it follows the store's journal of every process's posting writes, and
+// acknowledges what it has read so that the store trims it; one silent
+// past the store's expiry rebuilds from the postings. Backup writes a
+// consistent copy of a Pebble index while it serves.
 //
 // A build of many documents (dedup's store stage, `neardup index add` of a
 // large input) goes through a Bulk: its postings and records are sorted

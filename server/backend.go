@@ -88,8 +88,10 @@ type IndexOptions struct {
 	Threshold float64
 	// StoreName names the store in Stats ("pebble", "redis"...).
 	StoreName string
-	// NoFeatures stores sketches only, not feature sets: records are
-	// smaller, and matches (and collapse pairs) are verified by the sketch
+	// NoFeatures stores sketches only, not feature sets (but for short
+	// documents, whose ids in short form take no more bytes than the
+	// sketch: index.NewDoc): records are smaller, and matches (and
+	// collapse pairs) with longer documents are verified by the sketch
 	// estimate within the index's slack instead of exactly. The default
 	// stores feature sets.
 	NoFeatures bool

@@ -172,7 +172,7 @@ naming the commonest reason and an example record.`,
 	deprecatedAlias(fl, "sketch-seed", "seed")
 	fl.StringVar(&opts.LSH, "lsh", "auto", `supershingle scheme: auto (chosen for the threshold), altavista, bing, or R,B[,M] (R samples per supershingle, B supershingles, at least M must match)`)
 	fl.StringVar(&opts.Exact, "exact", "auto", "verify pairs by exact Jaccard: auto (when the features fit in memory), always or never")
-	fl.BoolVar(&opts.StoreFeatures, "store-features", false, "keep feature sets in the index (about 8 bytes per shingle) so later runs verify against this run's documents by exact Jaccard; by default the index keeps sketches only")
+	fl.BoolVar(&opts.StoreFeatures, "store-features", false, "keep feature sets in the index (about 8 bytes per shingle) so later runs verify against this run's documents by exact Jaccard; by default the index keeps sketches, and feature ids only for short documents (4 bytes each, up to the sketch's size)")
 	fl.StringVar(&opts.Keep, "keep", "first", "which member of a cluster to keep: first, longest, key (smallest --key-field value), key-desc (largest) or none (drop every member)")
 	fl.StringVar(&opts.KeyField, "key-field", "", "JSONL field (dotted path) for --keep key")
 	fl.BoolVar(&opts.Star, "star", false, "admit a document to a cluster only if it is similar to the kept document itself (guards against chaining)")
