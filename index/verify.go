@@ -56,13 +56,16 @@ func (x *Index) verifyStored(q *Doc, s *stored) (Comparison, bool, error) {
 	}
 	c := Comparison{Estimate: est, Exact: -1}
 	if q.Features != nil && s.v.flags&recFeatures != 0 {
-		width, mask := 8, ^uint64(0)
-		if s.v.flags&recCompact != 0 {
-			width, mask = 4, topHalf
-		} else if q.Compact {
-			mask = topHalf
+		var inter, union int
+		var ok bool
+		switch {
+		case s.v.flags&recCompact != 0:
+			inter, union, ok = overlapFixed(q.Features, s.v.features, 4, topHalf)
+		case q.Compact:
+			inter, union, ok = overlapFixed(q.Features, s.v.features, 8, topHalf)
+		default: // the common case, kept free of the width and mask
+			inter, union, ok = overlapFixed64(q.Features, s.v.features)
 		}
-		inter, union, ok := overlapFixed(q.Features, s.v.features, width, mask)
 		if !ok {
 			return Comparison{}, false, fmt.Errorf("index: the record of %q: %w", s.v.name, corrupt("features out of order"))
 		}
@@ -72,6 +75,56 @@ func (x *Index) verifyStored(q *Doc, s *stored) (Comparison, bool, error) {
 		}
 	}
 	return c, x.Accept(c), nil
+}
+
+// overlapFixed64 is overlapFixed(a, sec, 8, all bits): the query path's
+// verification of a full feature section, written out for speed.
+func overlapFixed64(a []uint64, sec []byte) (inter, union int, ok bool) {
+	n, w := binary.Uvarint(sec)
+	b := sec[w:]
+	nb := int(n)
+	at := func(j int) uint64 { return binary.LittleEndian.Uint64(b[8*j:]) }
+	i, j := 0, 0
+	for i < len(a) || j < nb {
+		switch {
+		case j == nb || (i < len(a) && a[i] < at(j)):
+			union++
+			i = skipRun64(a, i)
+		case i == len(a) || at(j) < a[i]:
+			union++
+			if j, ok = skipFixed64(b, j, nb); !ok {
+				return 0, 0, false
+			}
+		default:
+			inter++
+			union++
+			i = skipRun64(a, i)
+			if j, ok = skipFixed64(b, j, nb); !ok {
+				return 0, 0, false
+			}
+		}
+	}
+	return inter, union, true
+}
+
+// skipRun64 returns the index past the run of values equal to a[i].
+func skipRun64(a []uint64, i int) int {
+	v := a[i]
+	for i++; i < len(a) && a[i] == v; i++ {
+	}
+	return i
+}
+
+// skipFixed64 is skipRun64 over n uint64 LE values in b; ok is false when
+// the value after the run is smaller than the run's.
+func skipFixed64(b []byte, j, n int) (int, bool) {
+	v := binary.LittleEndian.Uint64(b[8*j:])
+	for j++; j < n; j++ {
+		if w := binary.LittleEndian.Uint64(b[8*j:]); w != v {
+			return j, w > v
+		}
+	}
+	return j, true
 }
 
 // topHalf masks a feature id to the part a compact record keeps.
