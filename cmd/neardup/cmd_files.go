@@ -17,7 +17,8 @@ import (
 	"github.com/neardup/neardup/internal/progress"
 )
 
-// newFilesCmd groups the file commands: scan, similar, plan and apply.
+// newFilesCmd groups the file commands: scan, similar, plan, apply, serve,
+// pull and sync.
 func newFilesCmd(env *Env) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "files",
@@ -30,7 +31,8 @@ similar files and to plan and apply deltas between versions of a file.`,
   neardup files plan old.img new.img --delta new.delta
   neardup files apply old.img new.delta -o rebuilt.img`,
 	}
-	cmd.AddCommand(newFilesScanCmd(env), newFilesSimilarCmd(env), newFilesPlanCmd(env), newFilesApplyCmd(env))
+	cmd.AddCommand(newFilesScanCmd(env), newFilesSimilarCmd(env), newFilesPlanCmd(env), newFilesApplyCmd(env),
+		newFilesServeCmd(env), newFilesPullCmd(env), newFilesDirSyncCmd(env))
 	return cmd
 }
 
