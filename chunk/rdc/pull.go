@@ -893,15 +893,24 @@ func (p *puller) finish(j *job) error {
 }
 
 func (p *puller) writePieces(w io.Writer, j *job) error {
+	open := map[int]*os.File{}
+	defer func() {
+		for _, f := range open {
+			f.Close()
+		}
+	}()
 	for _, pc := range j.pieces {
 		switch pc.kind {
 		case pLocal:
-			src, err := p.root.Open(p.staged[pc.src])
-			if err != nil {
-				return err
+			src := open[pc.src]
+			if src == nil {
+				var err error
+				if src, err = p.root.Open(p.staged[pc.src]); err != nil {
+					return err
+				}
+				open[pc.src] = src
 			}
 			n, err := io.Copy(w, io.NewSectionReader(src, pc.off, pc.n))
-			src.Close()
 			if err != nil {
 				return err
 			}
