@@ -85,7 +85,8 @@ func run(oldDir, newDir, bin, levels string, keep bool) error {
 	}
 	if bin == "" {
 		bin = filepath.Join(tmp, "neardup")
-		cmd := exec.Command("go", "build", "-o", bin, "../cmd/neardup")
+		cmd := exec.Command("go", "build", "-o", bin, "./cmd/neardup")
+		cmd.Dir = ".." // the main module, from bench/
 		cmd.Stderr = os.Stderr
 		if err := cmd.Run(); err != nil {
 			return fmt.Errorf("building neardup: %w", err)
