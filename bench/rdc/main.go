@@ -84,7 +84,7 @@ func run(oldDir, newDir, bin, levels string, keep bool) error {
 		defer os.RemoveAll(tmp)
 	}
 	if bin == "" {
-		bin = filepath.Join(tmp, "neardup")
+		bin = filepath.Join(tmp, "neardup-bin")
 		cmd := exec.Command("go", "build", "-o", bin, "./cmd/neardup")
 		cmd.Dir = ".." // the main module, from bench/
 		cmd.Stderr = os.Stderr

@@ -213,3 +213,52 @@ func TestFilesPullDiskFull(t *testing.T) {
 		return nil
 	})
 }
+
+// The pull itself is killed (SIGKILL) once it has written some files: run
+// again, it keeps the files in place (they are not fetched again), clears
+// what the killed run left, and completes the tree.
+func TestFilesPullKilledThenRerun(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs subprocesses")
+	}
+	src, dst := t.TempDir(), t.TempDir()
+	writeTextTree(t, src, 4, 400, 64<<10)
+	_, url := startFilesServe(t, src)
+	pull := neardupCmd(t, "files", "pull", url, dst)
+	if err := pull.Start(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		if ents, _ := os.ReadDir(filepath.Join(dst, "d0")); len(ents) > 0 {
+			break
+		}
+		time.Sleep(time.Millisecond)
+	}
+	pull.Process.Signal(syscall.SIGKILL)
+	killed := pull.Wait() != nil
+	out, err := neardupCmd(t, "files", "pull", url, dst, "--json").Output()
+	if err != nil {
+		t.Fatalf("rerun: %v", err)
+	}
+	var res struct {
+		Files     int `json:"files"`
+		Unchanged int `json:"files_unchanged"`
+	}
+	if err := json.Unmarshal(out, &res); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("killed %v; the rerun found %d of %d files in place", killed, res.Unchanged, res.Files)
+	if killed && (res.Unchanged == 0 || res.Unchanged == res.Files) {
+		t.Errorf("after a kill mid-pull the rerun found %d of %d files in place", res.Unchanged, res.Files)
+	}
+	if got, want := treeDigest(t, dst), treeDigest(t, src); got != want {
+		t.Fatal("rerun did not complete the tree")
+	}
+	filepath.WalkDir(dst, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && strings.HasPrefix(d.Name(), ".neardup-pull-") {
+			t.Errorf("left behind after the rerun: %s", p)
+		}
+		return nil
+	})
+}
