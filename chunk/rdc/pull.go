@@ -11,12 +11,12 @@ import (
 	"io/fs"
 	"os"
 	"path"
+	"runtime"
 	"strconv"
 	"sync"
 	"time"
 
 	"github.com/neardup/neardup/chunk"
-	"github.com/neardup/neardup/chunk/filesim"
 )
 
 // PullOptions configure Pull. The zero value: keep local entries the
@@ -32,7 +32,7 @@ type PullOptions struct {
 	// is 4.
 	Candidates int
 	// BatchBytes is the estimated size of one chunks request. The default
-	// is 8 MiB.
+	// is 4 MiB.
 	BatchBytes int64
 	// Workers is the number of chunk requests in flight. The default is 3.
 	Workers int
@@ -107,14 +107,6 @@ type job struct {
 	tries int
 }
 
-type candidate struct {
-	src  int
-	off  int64
-	n    int64
-	cnt  int
-	same bool
-}
-
 type puller struct {
 	ctx    context.Context
 	c      *Client
@@ -128,6 +120,47 @@ type puller struct {
 	stage  string
 	staged map[int]string
 	signer sync.Pool
+	dmu    sync.Mutex
+	dirs   map[string]*os.Root // opened directories, by path (writeFiles)
+}
+
+// dirOf returns the directory holding name, opened as a Root (cached, so
+// that operations on the file resolve one name, not the whole path), and
+// the file's base name.
+// At most maxDirs directories stay open; beyond, each use opens its own.
+func (p *puller) dirOf(name string) (*os.Root, string, func(), error) {
+	d, base := path.Dir(name), path.Base(name)
+	if d == "." {
+		return p.root, base, func() {}, nil
+	}
+	p.dmu.Lock()
+	defer p.dmu.Unlock()
+	if r, ok := p.dirs[d]; ok {
+		return r, base, func() {}, nil
+	}
+	r, err := p.root.OpenRoot(d)
+	if err != nil {
+		return nil, "", nil, err
+	}
+	if len(p.dirs) >= maxDirs {
+		return r, base, func() { r.Close() }, nil
+	}
+	if p.dirs == nil {
+		p.dirs = map[string]*os.Root{}
+	}
+	p.dirs[d] = r
+	return r, base, func() {}, nil
+}
+
+const maxDirs = 256
+
+func (p *puller) closeDirs() {
+	p.dmu.Lock()
+	defer p.dmu.Unlock()
+	for _, r := range p.dirs {
+		r.Close()
+	}
+	p.dirs = nil
 }
 
 // Pull makes dir equal to the tree c serves: contents, modes, symbolic
@@ -145,7 +178,7 @@ func Pull(ctx context.Context, c *Client, dir string, o PullOptions) (*Stats, er
 		o.Candidates = 4
 	}
 	if o.BatchBytes <= 0 {
-		o.BatchBytes = 8 << 20
+		o.BatchBytes = 4 << 20
 	}
 	if o.Workers <= 0 {
 		o.Workers = 3
@@ -157,13 +190,13 @@ func Pull(ctx context.Context, c *Client, dir string, o PullOptions) (*Stats, er
 	defer root.Close()
 	p := &puller{ctx: ctx, c: c, dir: dir, root: root, o: o, staged: map[int]string{}}
 	err = p.run()
-	p.st.BytesSent, p.st.BytesReceived, p.st.RoundTrips = c.Counts()
-	p.st.Seconds = time.Since(start).Seconds()
 	if p.stage != "" {
 		if rerr := root.RemoveAll(p.stage); err == nil && rerr != nil {
 			err = rerr
 		}
 	}
+	p.st.BytesSent, p.st.BytesReceived, p.st.RoundTrips = c.Counts()
+	p.st.Seconds = time.Since(start).Seconds()
 	if err == nil && len(p.st.Refused) > 0 {
 		err = fmt.Errorf("%w: %d (first: %s)", ErrRefused, len(p.st.Refused), p.st.Refused[0])
 	}
@@ -196,7 +229,9 @@ func (p *puller) run() error {
 	if err := p.makeDirs(); err != nil {
 		return err
 	}
-	if err := p.writeFiles(jobs); err != nil {
+	err = p.writeFiles(jobs)
+	p.closeDirs()
+	if err != nil {
 		return err
 	}
 	if err := p.makeLinks(); err != nil {
@@ -236,8 +271,7 @@ func (p *puller) plan() ([]*job, error) {
 	lt := p.local
 	byPath := make(map[string]int, len(lt.Manifest.Entries))
 	byRoot := make(map[chunk.Sum]int)
-	ix := filesim.NewIndex(SketchParams)
-	ids := make([]int, 0)
+	ix := newSketchIndex(lt)
 	for i, e := range lt.Manifest.Entries {
 		byPath[e.Path] = i
 		if e.Kind != File {
@@ -245,10 +279,6 @@ func (p *puller) plan() ([]*job, error) {
 		}
 		if _, ok := byRoot[e.Root]; !ok {
 			byRoot[e.Root] = i
-		}
-		if len(e.Sketch) > 0 {
-			ix.Add(filesim.Sketch{Params: SketchParams, Values: e.Sketch})
-			ids = append(ids, i)
 		}
 	}
 	var jobs []*job
@@ -292,12 +322,9 @@ func (p *puller) plan() ([]*job, error) {
 		if ok && lt.Manifest.Entries[li].Kind == File && lt.Manifest.Entries[li].Size > 0 {
 			cands = append(cands, li)
 		}
-		if len(e.Sketch) == SketchParams.K && ix.Len() > 0 {
-			ms, _ := ix.Query(filesim.Sketch{Params: SketchParams, Values: e.Sketch}, 3, p.o.Candidates+1)
-			for _, mt := range ms {
-				if c := ids[mt.ID]; c != li && len(cands) < p.o.Candidates+1 {
-					cands = append(cands, c)
-				}
+		for _, c := range ix.query(nil, e.Sketch, 3, p.o.Candidates+1) {
+			if c != li && len(cands) < p.o.Candidates+1 {
+				cands = append(cands, c)
 			}
 		}
 		if e.Depth == 0 || len(cands) == 0 {
@@ -316,34 +343,7 @@ func (p *puller) plan() ([]*job, error) {
 // round trip for all files at once: a node held by a candidate source is
 // taken from it, the others are asked for their children, down to chunks.
 func (p *puller) explore(jobs []*job) error {
-	type cmap struct {
-		nodes, chunks map[Short]candidate
-	}
-	maps := make(map[*job]*cmap)
-	for _, j := range jobs {
-		if len(j.pieces) != 1 || j.pieces[0].kind != pNode {
-			continue
-		}
-		cm := &cmap{nodes: map[Short]candidate{}, chunks: map[Short]candidate{}}
-		samePath := p.local.Manifest.Entries[j.cands[0]].Path == p.m.Entries[j.entry].Path
-		// The file of the same path goes in last, so that it wins ties.
-		for k := len(j.cands) - 1; k >= 0; k-- {
-			c := j.cands[k]
-			sig := p.local.Sigs[c]
-			same := k == 0 && samePath
-			for _, r := range sig.Chunks {
-				cm.chunks[ShortOf(r.Sum)] = candidate{src: c, off: r.Offset, n: int64(r.Length), cnt: 1, same: same}
-			}
-			for lv, nodes := range sig.Levels {
-				for i, n := range nodes {
-					lo, hi := leafRange(sig, lv, i)
-					off := sig.Chunks[lo].Offset
-					cm.nodes[ShortOf(n.Sum)] = candidate{src: c, off: off, n: n.Length, cnt: hi - lo, same: same}
-				}
-			}
-		}
-		maps[j] = cm
-	}
+	hold := newHoldIndex(p.local)
 	type owner struct {
 		j *job
 		k int
@@ -373,18 +373,19 @@ func (p *puller) explore(jobs []*job) error {
 		expanded := make(map[*job][][]piece)
 		for i, ow := range owners {
 			pc := ow.j.pieces[ow.k]
-			cm := maps[ow.j]
+			cands := ow.j.cands
+			samePath := p.local.Manifest.Entries[cands[0]].Path == p.m.Entries[ow.j.entry].Path
 			var out []piece
 			leaf := pc.leaf
 			for k, ch := range resps[i].Children {
-				switch c, ok := cm.chunks[ch.Sum]; {
+				switch c, ok := find(hold.chunks, ch.Sum, cands, 1); {
 				case pc.level == 0 && ok:
-					out = append(out, piece{kind: pLocal, src: c.src, off: c.off, n: c.n, same: c.same, leaf: leaf, count: 1})
+					out = append(out, piece{kind: pLocal, src: c.src, off: c.off, n: c.n, same: samePath && c.src == cands[0], leaf: leaf, count: 1})
 				case pc.level == 0:
 					out = append(out, piece{kind: pFetch, leaf: leaf, count: 1, sum: ch.Sum, check: true})
 				default:
-					if c, ok := cm.nodes[ch.Sum]; ok && c.cnt == ch.Chunks {
-						out = append(out, piece{kind: pLocal, src: c.src, off: c.off, n: c.n, same: c.same, leaf: leaf, count: ch.Chunks})
+					if c, ok := find(hold.nodes, ch.Sum, cands, ch.Chunks); ok {
+						out = append(out, piece{kind: pLocal, src: c.src, off: c.off, n: c.n, same: samePath && c.src == cands[0], leaf: leaf, count: ch.Chunks})
 					} else {
 						out = append(out, piece{kind: pNode, level: pc.level - 1, index: resps[i].Lo + k, leaf: leaf, count: ch.Chunks, sum: ch.Sum})
 					}
@@ -546,23 +547,23 @@ func (p *puller) makeLinks() error {
 		if err := p.root.Symlink(e.Target, tmp); err != nil {
 			return err
 		}
-		if err := p.replace(tmp, e.Path); err != nil {
+		if err := replace(p.root, tmp, e.Path); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// replace renames tmp to name, removing a directory in the way.
-func (p *puller) replace(tmp, name string) error {
-	if fi, err := p.root.Lstat(name); err == nil && fi.IsDir() {
-		if err := p.root.RemoveAll(name); err != nil {
-			p.root.Remove(tmp)
+// replace renames tmp to name in root, removing a directory in the way.
+func replace(root *os.Root, tmp, name string) error {
+	if fi, err := root.Lstat(name); err == nil && fi.IsDir() {
+		if err := root.RemoveAll(name); err != nil {
+			root.Remove(tmp)
 			return err
 		}
 	}
-	if err := p.root.Rename(tmp, name); err != nil {
-		p.root.Remove(tmp)
+	if err := root.Rename(tmp, name); err != nil {
+		root.Remove(tmp)
 		return err
 	}
 	return nil
@@ -700,6 +701,31 @@ func (p *puller) fetch(jobs []*job) error {
 	}
 	var retry []*job
 	var rmu sync.Mutex
+	// Fetchers keep requests in flight while finishers write the files
+	// whose chunks have all arrived.
+	ready := make(chan *job, 64)
+	var fwg sync.WaitGroup
+	for w := 0; w < runtime.GOMAXPROCS(0); w++ {
+		fwg.Add(1)
+		go func() {
+			defer fwg.Done()
+			for j := range ready {
+				if ctx.Err() != nil {
+					continue
+				}
+				err := p.finish(j)
+				if errors.Is(err, errMismatch) {
+					rmu.Lock()
+					retry = append(retry, j)
+					rmu.Unlock()
+					continue
+				}
+				if err != nil {
+					fail(err)
+				}
+			}
+		}()
+	}
 	for w := 0; w < p.o.Workers; w++ {
 		wg.Add(1)
 		go func() {
@@ -711,16 +737,7 @@ func (p *puller) fetch(jobs []*job) error {
 					continue
 				}
 				for _, j := range done {
-					err := p.finish(j)
-					if errors.Is(err, errMismatch) {
-						rmu.Lock()
-						retry = append(retry, j)
-						rmu.Unlock()
-						continue
-					}
-					if err != nil {
-						fail(err)
-					}
+					ready <- j
 				}
 			}
 		}()
@@ -736,6 +753,8 @@ send:
 	}
 	close(work)
 	wg.Wait()
+	close(ready)
+	fwg.Wait()
 	if first != nil {
 		return first
 	}
@@ -827,14 +846,19 @@ func (p *puller) readBatch(body []byte, b *batch) ([][]byte, error) {
 // checks it against the served root, and renames it into place.
 func (p *puller) finish(j *job) error {
 	e := p.m.Entries[j.entry]
-	tmp := path.Join(path.Dir(e.Path), tempPrefix+randHex())
-	f, err := p.root.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	dir, base, release, err := p.dirOf(e.Path)
+	if err != nil {
+		return err
+	}
+	defer release()
+	tmp := tempPrefix + randHex()
+	f, err := dir.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {
 		return err
 	}
 	fail := func(err error) error {
 		f.Close()
-		p.root.Remove(tmp)
+		dir.Remove(tmp)
 		return err
 	}
 	s, _ := p.signer.Get().(*chunk.Signer)
@@ -863,19 +887,19 @@ func (p *puller) finish(j *job) error {
 		return fail(r.err)
 	}
 	if err := f.Close(); err != nil {
-		p.root.Remove(tmp)
+		dir.Remove(tmp)
 		return fmt.Errorf("write %s: %w", e.Path, err)
 	}
 	j.data = nil
 	if r.sig.Root != e.Root || r.sig.Size != e.Size {
-		p.root.Remove(tmp)
+		dir.Remove(tmp)
 		return fmt.Errorf("%w: %s", errMismatch, e.Path)
 	}
-	if err := p.root.Chmod(tmp, e.Mode); err != nil {
-		p.root.Remove(tmp)
+	if err := dir.Chmod(tmp, e.Mode); err != nil {
+		dir.Remove(tmp)
 		return err
 	}
-	if err := p.replace(tmp, e.Path); err != nil {
+	if err := replace(dir, tmp, base); err != nil {
 		return err
 	}
 	fetched := false
