@@ -298,3 +298,20 @@ func TestServerSecurity(t *testing.T) {
 		}
 	}
 }
+
+// A served file changed after the scan is refused (409), never sent as
+// the scanned one.
+func TestServerRefusesChangedFile(t *testing.T) {
+	src, dst := t.TempDir(), t.TempDir()
+	writeTree(t, src, spec{"f.txt": randText(rand.New(rand.NewPCG(5, 6)), 8<<10)})
+	ts := serveDir(t, src, ServerOptions{})
+	os.WriteFile(filepath.Join(src, "f.txt"), []byte(randText(rand.New(rand.NewPCG(7, 8)), 8<<10)), 0o644)
+	_, err := pullURL(t, ts.URL, dst, PullOptions{})
+	if err == nil || !strings.Contains(err.Error(), "409") {
+		t.Fatalf("err %v, want a 409", err)
+	}
+	noTemps(t, dst)
+	if _, err := os.Stat(filepath.Join(dst, "f.txt")); err == nil {
+		t.Error("a changed file was written")
+	}
+}

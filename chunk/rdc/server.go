@@ -153,6 +153,8 @@ func (s *Server) guard(h func(w http.ResponseWriter, r *http.Request) error) htt
 				code = he.code
 			case errors.Is(err, ErrFormat):
 				code = http.StatusBadRequest
+			case errors.Is(err, errChanged):
+				code = http.StatusConflict
 			}
 			if code >= 500 && s.o.ErrorLog != nil {
 				s.o.ErrorLog(err)
