@@ -228,11 +228,18 @@ func TestFilesPullKilledThenRerun(t *testing.T) {
 	if err := pull.Start(); err != nil {
 		t.Fatal(err)
 	}
+	// Kill it once a file (not a temporary one) is in place.
 	deadline := time.Now().Add(30 * time.Second)
-	for time.Now().Before(deadline) {
-		if ents, _ := os.ReadDir(filepath.Join(dst, "d0")); len(ents) > 0 {
-			break
+	placed := func() bool {
+		ents, _ := os.ReadDir(filepath.Join(dst, "d0"))
+		for _, e := range ents {
+			if !strings.HasPrefix(e.Name(), ".neardup-pull-") {
+				return true
+			}
 		}
+		return false
+	}
+	for time.Now().Before(deadline) && !placed() {
 		time.Sleep(time.Millisecond)
 	}
 	pull.Process.Signal(syscall.SIGKILL)
