@@ -105,6 +105,33 @@ type job struct {
 	need  int
 	cands []int
 	tries int
+
+	// The file is written as its pieces become available, in order:
+	// mu guards the writer state below.
+	mu       sync.Mutex
+	w        *fileWriter
+	next     int // next piece to write
+	nextLeaf int // next chunk to write within a fetched piece
+	complete bool
+}
+
+// fileWriter is a file being written: a temporary file beside its place,
+// and the signer that checks it as the bytes go by.
+type fileWriter struct {
+	dir     *os.Root
+	base    string
+	tmp     string
+	release func()
+	f       *os.File
+	pw      *io.PipeWriter
+	out     io.Writer
+	done    chan signed
+	srcs    map[int]*os.File
+}
+
+type signed struct {
+	sig *chunk.Signature
+	err error
 }
 
 type puller struct {
@@ -612,8 +639,16 @@ func (p *puller) writeFiles(jobs []*job) error {
 			local = append(local, j)
 		}
 	}
+	// Whatever fails, no temporary file stays behind.
+	defer func() {
+		for _, j := range jobs {
+			j.mu.Lock()
+			p.abort(j)
+			j.mu.Unlock()
+		}
+	}()
 	if err := parallel(p.ctx, len(local), func() func(int) error {
-		return func(k int) error { return p.finish(local[k]) }
+		return func(k int) error { return p.progress(local[k]) }
 	}); err != nil {
 		return err
 	}
@@ -652,15 +687,17 @@ func (p *puller) batches(jobs []*job) []*batch {
 			if pc.kind != pFetch {
 				continue
 			}
+			per := int64(p.m.Chunk.Avg)
+			if pc.count == e.Chunks && e.Chunks > 0 {
+				per = max(1, e.Size/int64(e.Chunks))
+			}
 			for lo := pc.leaf; lo < pc.leaf+pc.count; {
-				n := min(pc.leaf+pc.count-lo, maxChunks)
-				est := int64(n) * int64(p.m.Chunk.Avg)
-				if pc.count == e.Chunks && e.Chunks > 0 {
-					est = e.Size * int64(n) / int64(e.Chunks)
-				}
-				if len(cur.slots)+n > maxChunks || (curBytes > 0 && curBytes+est > p.o.BatchBytes) {
+				if len(cur.slots) >= maxChunks || (curBytes > 0 && curBytes+per > p.o.BatchBytes) {
 					flush()
 				}
+				room := max(1, int((p.o.BatchBytes-curBytes)/per))
+				n := min(pc.leaf+pc.count-lo, maxChunks-len(cur.slots), room)
+				est := int64(n) * per
 				if k := len(cur.reqs) - 1; k >= 0 && cur.reqs[k].File == j.entry && cur.reqs[k].Hi == lo {
 					cur.reqs[k].Hi += n
 				} else {
@@ -713,7 +750,7 @@ func (p *puller) fetch(jobs []*job) error {
 				if ctx.Err() != nil {
 					continue
 				}
-				err := p.finish(j)
+				err := p.progress(j)
 				if errors.Is(err, errMismatch) {
 					rmu.Lock()
 					retry = append(retry, j)
@@ -774,6 +811,7 @@ send:
 		}
 		j.whole = true
 		j.pieces = []piece{{kind: pFetch, leaf: 0, count: e.Chunks, sum: ShortOf(e.Root), check: e.Chunks == 1}}
+		j.next, j.nextLeaf, j.complete = 0, 0, false
 		p.mu.Lock()
 		p.st.Refetched++
 		p.mu.Unlock()
@@ -784,7 +822,7 @@ send:
 var errMismatch = errors.New("rdc: root mismatch")
 
 // fetchBatch fetches a batch (again, up to Tries times, when a chunk
-// fails its check) and returns the jobs it completed.
+// fails its check) and returns the jobs it brought chunks for.
 func (p *puller) fetchBatch(ctx context.Context, b *batch) ([]*job, error) {
 	var lastErr error
 	for try := 0; try < p.o.Tries; try++ {
@@ -806,19 +844,18 @@ func (p *puller) fetchBatch(ctx context.Context, b *batch) ([]*job, error) {
 			lastErr = err
 			continue
 		}
-		var done []*job
+		var touched []*job
 		p.mu.Lock()
 		for i, s := range b.slots {
 			s.j.data[s.leaf] = got[i]
 			p.st.ChunksFetched++
 			p.st.BytesFetched += int64(len(got[i]))
-			s.j.need--
-			if s.j.need == 0 {
-				done = append(done, s.j)
+			if len(touched) == 0 || touched[len(touched)-1] != s.j {
+				touched = append(touched, s.j)
 			}
 		}
 		p.mu.Unlock()
-		return done, nil
+		return touched, nil
 	}
 	return nil, fmt.Errorf("rdc: chunks failed their check %d times: %w", p.o.Tries, lastErr)
 }
@@ -842,64 +879,108 @@ func (p *puller) readBatch(body []byte, b *batch) ([][]byte, error) {
 	return got, nil
 }
 
-// finish writes job j's file to a temporary file beside its place,
-// checks it against the served root, and renames it into place.
-func (p *puller) finish(j *job) error {
+// progress writes as much of job j's file as has arrived (local pieces,
+// fetched chunks in order), and once all of it is written checks it
+// against the served root and renames it into place. It returns
+// errMismatch when the check fails. Safe to call again and concurrently.
+func (p *puller) progress(j *job) error {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.complete {
+		return nil
+	}
+	if j.w == nil {
+		w, err := p.openWriter(j)
+		if err != nil {
+			return err
+		}
+		j.w = w
+	}
+	if err := p.writeAvailable(j); err != nil {
+		p.abort(j)
+		return fmt.Errorf("write %s: %w", p.m.Entries[j.entry].Path, err)
+	}
+	if j.next < len(j.pieces) {
+		return nil
+	}
+	j.complete = true
+	return p.close(j)
+}
+
+func (p *puller) openWriter(j *job) (*fileWriter, error) {
 	e := p.m.Entries[j.entry]
 	dir, base, release, err := p.dirOf(e.Path)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	defer release()
-	tmp := tempPrefix + randHex()
-	f, err := dir.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	w := &fileWriter{dir: dir, base: base, tmp: tempPrefix + randHex(), release: release, done: make(chan signed, 1), srcs: map[int]*os.File{}}
+	w.f, err = dir.OpenFile(w.tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {
-		return err
-	}
-	fail := func(err error) error {
-		f.Close()
-		dir.Remove(tmp)
-		return err
+		release()
+		return nil, err
 	}
 	s, _ := p.signer.Get().(*chunk.Signer)
 	if s == nil {
 		s, _ = chunk.NewSigner(p.m.Chunk)
 	}
-	defer p.signer.Put(s)
 	pr, pw := io.Pipe()
-	type res struct {
-		sig *chunk.Signature
-		err error
-	}
-	done := make(chan res, 1)
+	w.pw = pw
+	w.out = io.MultiWriter(w.f, pw)
 	go func() {
 		sig, err := s.Sign(pr, nil)
 		pr.CloseWithError(err)
-		done <- res{sig, err}
+		p.signer.Put(s)
+		w.done <- signed{sig, err}
 	}()
-	werr := p.writePieces(io.MultiWriter(f, pw), j)
-	pw.CloseWithError(werr)
-	r := <-done
-	if werr != nil {
-		return fail(fmt.Errorf("write %s: %w", e.Path, werr))
+	return w, nil
+}
+
+// abort closes j's writer and removes its temporary file.
+func (p *puller) abort(j *job) {
+	w := j.w
+	if w == nil {
+		return
 	}
-	if r.err != nil {
-		return fail(r.err)
+	j.w = nil
+	w.pw.CloseWithError(errAborted)
+	<-w.done
+	w.f.Close()
+	w.dir.Remove(w.tmp)
+	for _, f := range w.srcs {
+		f.Close()
 	}
-	if err := f.Close(); err != nil {
-		dir.Remove(tmp)
-		return fmt.Errorf("write %s: %w", e.Path, err)
+	w.release()
+}
+
+var errAborted = errors.New("rdc: aborted")
+
+func (p *puller) close(j *job) error {
+	e := p.m.Entries[j.entry]
+	w := j.w
+	w.pw.Close()
+	r := <-w.done
+	for _, f := range w.srcs {
+		f.Close()
 	}
-	j.data = nil
-	if r.sig.Root != e.Root || r.sig.Size != e.Size {
-		dir.Remove(tmp)
+	defer w.release()
+	j.w, j.data = nil, nil
+	cerr := w.f.Close()
+	switch {
+	case r.err != nil:
+		w.dir.Remove(w.tmp)
+		return r.err
+	case cerr != nil:
+		w.dir.Remove(w.tmp)
+		return fmt.Errorf("write %s: %w", e.Path, cerr)
+	case r.sig.Root != e.Root || r.sig.Size != e.Size:
+		w.dir.Remove(w.tmp)
 		return fmt.Errorf("%w: %s", errMismatch, e.Path)
 	}
-	if err := dir.Chmod(tmp, e.Mode); err != nil {
-		dir.Remove(tmp)
+	if err := w.dir.Chmod(w.tmp, e.Mode); err != nil {
+		w.dir.Remove(w.tmp)
 		return err
 	}
-	if err := replace(dir, tmp, base); err != nil {
+	if err := replace(w.dir, w.tmp, w.base); err != nil {
 		return err
 	}
 	fetched := false
@@ -916,25 +997,23 @@ func (p *puller) finish(j *job) error {
 	return nil
 }
 
-func (p *puller) writePieces(w io.Writer, j *job) error {
-	open := map[int]*os.File{}
-	defer func() {
-		for _, f := range open {
-			f.Close()
-		}
-	}()
-	for _, pc := range j.pieces {
+// writeAvailable writes j's pieces from j.next on, up to the first chunk
+// not yet arrived.
+func (p *puller) writeAvailable(j *job) error {
+	w := j.w
+	for ; j.next < len(j.pieces); j.next++ {
+		pc := j.pieces[j.next]
 		switch pc.kind {
 		case pLocal:
-			src := open[pc.src]
+			src := w.srcs[pc.src]
 			if src == nil {
 				var err error
 				if src, err = p.root.Open(p.staged[pc.src]); err != nil {
 					return err
 				}
-				open[pc.src] = src
+				w.srcs[pc.src] = src
 			}
-			n, err := io.Copy(w, io.NewSectionReader(src, pc.off, pc.n))
+			n, err := io.Copy(w.out, io.NewSectionReader(src, pc.off, pc.n))
 			if err != nil {
 				return err
 			}
@@ -942,8 +1021,16 @@ func (p *puller) writePieces(w io.Writer, j *job) error {
 				return fmt.Errorf("%w: local source %s is shorter than scanned", errMismatch, p.local.Manifest.Entries[pc.src].Path)
 			}
 		case pFetch:
-			for l := pc.leaf; l < pc.leaf+pc.count; l++ {
-				if _, err := w.Write(j.data[l]); err != nil {
+			j.nextLeaf = max(j.nextLeaf, pc.leaf)
+			for ; j.nextLeaf < pc.leaf+pc.count; j.nextLeaf++ {
+				p.mu.Lock()
+				d, ok := j.data[j.nextLeaf]
+				delete(j.data, j.nextLeaf)
+				p.mu.Unlock()
+				if !ok {
+					return nil
+				}
+				if _, err := w.out.Write(d); err != nil {
 					return err
 				}
 			}

@@ -315,3 +315,21 @@ func TestServerRefusesChangedFile(t *testing.T) {
 		t.Error("a changed file was written")
 	}
 }
+
+// Files whose chunks come in many small batches, answered out of order by
+// several fetchers, are written piece by piece as the chunks arrive.
+func TestPullSmallBatches(t *testing.T) {
+	oldDir, newDir := trees(t)
+	ts := serveDir(t, newDir, ServerOptions{})
+	st, err := pullURL(t, ts.URL, oldDir, PullOptions{Delete: true, BatchBytes: 2 << 10, Workers: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.RoundTrips < 50 {
+		t.Errorf("%d round trips: want the chunks in many batches", st.RoundTrips)
+	}
+	if got, want := listTree(t, oldDir), listTree(t, newDir); got != want {
+		t.Fatalf("pulled tree differs")
+	}
+	noTemps(t, oldDir)
+}
