@@ -38,6 +38,10 @@ type ServerOptions struct {
 	MaxInFlight int
 	// RequestTimeout bounds one request. The default is 60 seconds.
 	RequestTimeout time.Duration
+	// Level is the zstd level of replies: 1 (fastest) to 4 (best, about
+	// 4 times the CPU of 3 for 7% fewer bytes on source code). The
+	// default is 3 (klauspost/compress's SpeedBetterCompression).
+	Level int
 	// ErrorLog receives server-side errors; nil drops them.
 	ErrorLog func(error)
 }
@@ -72,6 +76,12 @@ func NewServer(t *Tree, o ServerOptions) (*Server, error) {
 	if o.RequestTimeout <= 0 {
 		o.RequestTimeout = 60 * time.Second
 	}
+	if o.Level == 0 {
+		o.Level = int(zstd.SpeedBetterCompression)
+	}
+	if o.Level < int(zstd.SpeedFastest) || o.Level > int(zstd.SpeedBestCompression) {
+		return nil, fmt.Errorf("rdc: compression level %d not in [1, 4]", o.Level)
+	}
 	root, err := os.OpenRoot(t.Dir)
 	if err != nil {
 		return nil, err
@@ -102,7 +112,7 @@ func (s *Server) encoder(w io.Writer) *zstd.Encoder {
 		e.Reset(w)
 		return e
 	}
-	e, _ := zstd.NewWriter(w, zstd.WithEncoderLevel(zstd.SpeedBetterCompression), zstd.WithEncoderConcurrency(1),
+	e, _ := zstd.NewWriter(w, zstd.WithEncoderLevel(zstd.EncoderLevel(s.o.Level)), zstd.WithEncoderConcurrency(1),
 		zstd.WithWindowSize(8<<20))
 	return e
 }

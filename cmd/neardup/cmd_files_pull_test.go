@@ -98,11 +98,11 @@ func TestFilesServeRefusesBeyondLoopback(t *testing.T) {
 		{Dir: dir, Addr: "0.0.0.0:0"},
 		{Dir: dir, Addr: "0.0.0.0:0", Token: "t"},
 	} {
-		o.Chunk = chunkFlags{Avg: 512}
+		o.Chunk, o.Level = chunkFlags{Avg: 512}, 3
 		err := runFilesServe(context.Background(), env, o)
 		var ue *UsageError
-		if !errors.As(err, &ue) {
-			t.Errorf("%+v: %v, want a usage error", o, err)
+		if !errors.As(err, &ue) || !strings.Contains(err.Error(), "loopback") {
+			t.Errorf("%+v: %v, want a usage error about loopback", o, err)
 		}
 	}
 }

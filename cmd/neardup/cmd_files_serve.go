@@ -22,6 +22,7 @@ type filesServeOptions struct {
 	TLSCert  string
 	TLSKey   string
 	Chunk    chunkFlags
+	Level    int
 	// ready, when set (tests), receives the listening address.
 	ready func(addr string)
 }
@@ -56,6 +57,7 @@ pullers (restart serve). It runs until interrupted.`,
 	fl.BoolVar(&opts.Insecure, "insecure", false, "allow listening beyond loopback without TLS")
 	fl.StringVar(&opts.TLSCert, "tls-cert", "", "TLS certificate file (PEM)")
 	fl.StringVar(&opts.TLSKey, "tls-key", "", "TLS key file (PEM)")
+	fl.IntVar(&opts.Level, "level", 3, "zstd level of what is sent: 1 (fastest) to 4 (best: about 4x the CPU of 3 for 7% fewer bytes on source code)")
 	opts.Chunk.bind(cmd)
 	fl.Lookup("avg").DefValue = fmt.Sprint(rdc.DefaultChunk.Avg)
 	_ = fl.Set("avg", fmt.Sprint(rdc.DefaultChunk.Avg))
@@ -70,7 +72,10 @@ func runFilesServe(ctx context.Context, env *Env, opts filesServeOptions) error 
 	if err != nil {
 		return err
 	}
-	so := rdc.ServerOptions{Token: opts.Token, Insecure: opts.Insecure, ErrorLog: func(err error) {
+	if opts.Level < 1 || opts.Level > 4 {
+		return usagef("--level %d: want 1 to 4", opts.Level)
+	}
+	so := rdc.ServerOptions{Token: opts.Token, Insecure: opts.Insecure, Level: opts.Level, ErrorLog: func(err error) {
 		fmt.Fprintf(env.Stderr, "neardup files serve: %v\n", err)
 	}}
 	if opts.TLSCert != "" {
