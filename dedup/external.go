@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"time"
 
 	"github.com/neardup/neardup/dedup/spill"
 	"github.com/neardup/neardup/index"
@@ -31,12 +32,16 @@ type external struct {
 	// offset 0: they start at ends[i-1] (0 for the first).
 	ends    column[int64]
 	spilled int64 // compressed bytes of sorted runs
+	// feats is the feature file (features.go) while exact verification is
+	// on: the feature sets are there, not in memory.
+	feats *featFile
 }
 
 // startExternal switches the run to out-of-core mode: it creates the work
 // directory and the sketch file, and moves the sketches of the documents
-// read so far there.
-func (r *run) startExternal() error {
+// read so far there; with exact (exact verification on), also the feature
+// file, and their feature sets.
+func (r *run) startExternal(exact bool) error {
 	if r.narrow { // folds cannot make the sketch file's full values
 		return errors.New("dedup: internal error: a run holding folded sketch values went out of core")
 	}
@@ -67,6 +72,21 @@ func (r *run) startExternal() error {
 		}
 	}
 	r.side.vals.reset() // the values are in the file now
+	if !exact {
+		return nil
+	}
+	// Exact verification is on: the feature sets go to the feature file,
+	// and those still to come too (features.go).
+	if r.ext.feats, err = createFeatFile(dir); err != nil {
+		return err
+	}
+	for i := range r.res.Docs {
+		f := r.side.features(i)
+		if err := r.ext.feats.put(&f); err != nil {
+			return err
+		}
+	}
+	r.side.dropFeatures()
 	return nil
 }
 
@@ -102,6 +122,12 @@ func (e *external) finishWrite() error {
 		return fmt.Errorf("dedup: writing sketches: %w", err)
 	}
 	e.spilled += e.off
+	if e.feats != nil {
+		if err := e.feats.flush(); err != nil {
+			return err
+		}
+		e.spilled += e.feats.off
+	}
 	return nil
 }
 
@@ -126,6 +152,9 @@ func (e *external) appendValues(dst []uint64, i int, buf *[]byte) ([]uint64, err
 // close closes the sketch file and removes the work files unless kept.
 func (e *external) close(keep bool) error {
 	err := e.f.Close()
+	if ferr := e.feats.close(); err == nil {
+		err = ferr
+	}
 	if keep {
 		return err
 	}
@@ -356,6 +385,22 @@ func (r *run) verifyExternal(pm *spill.Merger, total int64, order []int32) error
 	e := r.ext
 	docs := r.res.Docs
 	start := r.ev.begin(StageVerify, 0)
+	if e.feats != nil && r.exact { // exact, the feature sets read back (verify_exact.go)
+		var kept []verifiedPair
+		verified, err := r.verifyExact(pm, total, order, func(a, b int32, p Pair) {
+			r.res.Pairs = append(r.res.Pairs, p)
+			if r.st != nil {
+				if docs[a].Seq > docs[b].Seq {
+					a, b = b, a
+				}
+				kept = append(kept, verifiedPair{a: a, b: b, p: p})
+			}
+		})
+		if err != nil {
+			return err
+		}
+		return r.endVerifyExternal(start, verified, kept)
+	}
 	chunkPairs := int(max(1024, r.o.Memory/(16*8*int64(max(1, r.x.Config().Sketch.K)))))
 	chunk := make([]index.JoinPair, 0, min(chunkPairs, 1<<20))
 	var verified int64
@@ -416,6 +461,13 @@ func (r *run) verifyExternal(pm *spill.Merger, total int64, order []int32) error
 	if err := flush(); err != nil {
 		return err
 	}
+	return r.endVerifyExternal(start, verified, kept)
+}
+
+// endVerifyExternal ends stage 3 out of core: verified candidate pairs,
+// and for a resumable run the verified pairs kept saved as its output.
+func (r *run) endVerifyExternal(start time.Time, verified int64, kept []verifiedPair) error {
+	e := r.ext
 	r.sum.Candidates += verified
 	if r.st == nil {
 		r.sum.Spilled = e.spilled
