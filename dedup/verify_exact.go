@@ -32,7 +32,7 @@ func (r *run) verifyExact(pm *spill.Merger, total int64, order []int32, kept fun
 	e := r.ext
 	docs := r.res.Docs
 	avail := max(r.o.Memory-r.metaBytes(), 0)
-	blockBytes := max(avail/3, 1<<20)   // a block's feature sets
+	blockBytes := max(avail/3, 1<<20)    // a block's feature sets
 	chunkBytes := max(avail/16, 256<<10) // the later documents' feature sets of a chunk of pairs
 	sortBudget := max(avail/8, 1<<20)
 	k := max(1, r.x.Config().Sketch.K)
