@@ -64,7 +64,7 @@ func (r *run) startExternal(exact bool) error {
 	if err != nil {
 		return fmt.Errorf("dedup: %w", err)
 	}
-	r.ext = &external{dir: dir, owned: owned, f: f, w: bufio.NewWriterSize(f, 1<<20)}
+	r.ext = &external{dir: dir, owned: owned, f: f, w: bufio.NewWriterSize(f, r.ioBuf())}
 	r.sum.External = true
 	for i := range r.res.Docs {
 		if err := r.ext.put(r.side.vals.at(i).words); err != nil {
@@ -77,7 +77,7 @@ func (r *run) startExternal(exact bool) error {
 	}
 	// Exact verification is on: the feature sets go to the feature file,
 	// and those still to come too (features.go).
-	if r.ext.feats, err = createFeatFile(dir); err != nil {
+	if r.ext.feats, err = createFeatFile(dir, r.ioBuf()); err != nil {
 		return err
 	}
 	for i := range r.res.Docs {
@@ -88,6 +88,16 @@ func (r *run) startExternal(exact bool) error {
 	}
 	r.side.dropFeatures()
 	return nil
+}
+
+// ioBuf is the size of the buffers of the work files a run writes and
+// reads sequentially: 1 MiB, less under a small budget (a 256th of it, 64
+// KiB at least), where several of them would be a good part of it.
+func (r *run) ioBuf() int {
+	if r.o.Memory <= 0 {
+		return 1 << 20
+	}
+	return int(min(1<<20, max(64<<10, r.o.Memory/256)))
 }
 
 // put appends the sketch values of the next document, as words in halves
@@ -267,7 +277,7 @@ func (r *run) candidates(order, num []int32, budget int64) (*spill.Merger, int64
 		return nil, 0, fmt.Errorf("dedup: %w", err)
 	}
 	defer keys.Remove()
-	rd := bufio.NewReaderSize(io.NewSectionReader(e.f, 0, e.off), 1<<20)
+	rd := bufio.NewReaderSize(io.NewSectionReader(e.f, 0, e.off), r.ioBuf())
 	var vals []uint64
 	var b8 [8]byte
 	rec := make([]byte, 0, 12*passes)

@@ -126,12 +126,12 @@ type featFile struct {
 }
 
 // createFeatFile creates (truncates) the feature file in dir.
-func createFeatFile(dir string) (*featFile, error) {
+func createFeatFile(dir string, bufSize int) (*featFile, error) {
 	f, err := os.Create(filepath.Join(dir, fileFeatures))
 	if err != nil {
 		return nil, fmt.Errorf("dedup: %w", err)
 	}
-	return &featFile{f: f, w: bufio.NewWriterSize(f, 1<<20)}, nil
+	return &featFile{f: f, w: bufio.NewWriterSize(f, bufSize)}, nil
 }
 
 // put appends the next document's feature set.

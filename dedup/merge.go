@@ -219,7 +219,7 @@ func MergeShards(dirs []string, s *Stages) error {
 		withFeatures = withFeatures && m.Features
 	}
 	if withFeatures {
-		if ff, err = createFeatFile(s.Dir); err != nil {
+		if ff, err = createFeatFile(s.Dir, 1<<20); err != nil {
 			return fmt.Errorf("dedup merge: %w", err)
 		}
 		defer ff.close()

@@ -164,7 +164,7 @@ func (r *run) restoreSketch(bud *budget) error {
 		sf.Close()
 		return err
 	}
-	r.ext = &external{dir: st.s.Dir, f: kf, w: bufio.NewWriterSize(kf, 1<<20), off: m.SketchBytes}
+	r.ext = &external{dir: st.s.Dir, f: kf, w: bufio.NewWriterSize(kf, r.ioBuf()), off: m.SketchBytes}
 	r.sum.External = true
 	if m.Features {
 		ff, err := open(fileFeatures, m.FeatureBytes)
@@ -173,10 +173,10 @@ func (r *run) restoreSketch(bud *budget) error {
 			kf.Close()
 			return err
 		}
-		r.ext.feats = &featFile{f: ff, w: bufio.NewWriterSize(ff, 1<<20), off: m.FeatureBytes}
+		r.ext.feats = &featFile{f: ff, w: bufio.NewWriterSize(ff, r.ioBuf()), off: m.FeatureBytes}
 		r.side.dropFeatures() // they are in the feature file
 	}
-	st.sf, st.sw, st.soff, st.items, st.started, st.restored = sf, bufio.NewWriterSize(sf, 1<<20), m.StreamBytes, m.Items, true, true
+	st.sf, st.sw, st.soff, st.items, st.started, st.restored = sf, bufio.NewWriterSize(sf, r.ioBuf()), m.StreamBytes, m.Items, true, true
 	var off int64
 	err = readStream(io.NewSectionReader(sf, 0, m.StreamBytes), m.Items, st.hdr, func(it *streamItem) error {
 		s := r.sum
@@ -248,7 +248,7 @@ func (r *run) appendStream() error {
 		if err != nil {
 			return fmt.Errorf("dedup: %w", err)
 		}
-		st.sf, st.sw, st.started = f, bufio.NewWriterSize(f, 1<<20), true
+		st.sf, st.sw, st.started = f, bufio.NewWriterSize(f, r.ioBuf()), true
 	}
 	docs := r.res.Docs
 	k := st.written

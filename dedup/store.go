@@ -95,7 +95,12 @@ func (a *adds) wait() error {
 }
 
 func (r *run) addAll() error {
-	const batchSize = 2048
+	// Batches of 2048 documents, fewer under a small budget: loadAhead
+	// holds three, of 8·k bytes of values a document.
+	batchSize := 2048
+	if r.o.Memory > 0 {
+		batchSize = int(min(2048, max(256, r.o.Memory/(64*8*int64(max(1, r.x.Config().Sketch.K))))))
+	}
 	progress := r.ev.progress(StageStore, "docs")
 	// One bulk for the whole run: the postings are sorted and ingested
 	// as finished tables instead of written one by one (index.Bulk). In
