@@ -15,8 +15,8 @@
 //
 // By default the child runs the library pipeline — read, sketch, join,
 // verify, cluster — and writes no kept corpus. With -neardup BINARY the
-// child is the real command instead, `BINARY dedup - --memory M --out DIR
-// --exact never`, which spools standard input (zstd) into its work
+// child is the real command instead, `BINARY dedup - --memory M --out DIR`
+// (and --exact E with -exact E), which spools standard input (zstd) into its work
 // directory and writes every output, the kept corpus (kept/stdin.jsonl.zst)
 // included; the recall is then read from DIR/pairs.jsonl and the spill from
 // DIR/summary.json, and the parent also samples the disk DIR takes (peak,
