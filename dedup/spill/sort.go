@@ -176,9 +176,10 @@ func (s *Sorter) Spilled() int64 { return s.spilled }
 func (s *Sorter) Sort() (*Merger, error) {
 	s.sortBuf()
 	// A merge holds a reader per run (about mergeRunBytes): past what the
-	// budget allows, runs are first merged into longer ones, fanIn at a
-	// time.
-	fanIn := max(4, int(s.budget/mergeRunBytes))
+	// budget allows (8 runs at least: each pass over the records costs
+	// their compression again), runs are first merged into longer ones,
+	// fanIn at a time.
+	fanIn := max(minFanIn, int(s.budget/mergeRunBytes))
 	for len(s.runs) > fanIn {
 		if err := s.mergeRuns(fanIn); err != nil {
 			return nil, err
@@ -204,6 +205,9 @@ func (s *Sorter) Sort() (*Merger, error) {
 // with its window (runWindow) and blocks, and a read buffer (about 360
 // KiB, measured).
 const mergeRunBytes = 512 << 10
+
+// minFanIn is the fewest runs a merge reads at once.
+const minFanIn = 8
 
 // mergeRuns merges the first n runs into one, which takes their place at
 // the end of the list.

@@ -79,7 +79,7 @@ func TestSorterMatchesSortSlice(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(s.Runs()) > 4 { // a tiny budget's runs are merged 4 at a time first
+		if len(s.Runs()) > minFanIn { // a tiny budget's runs are merged minFanIn at a time first
 			t.Fatalf("trial %d: a merge of %d runs under a budget of %d bytes", trial, len(s.Runs()), budget)
 		}
 		var got []byte
