@@ -123,6 +123,14 @@ type featFile struct {
 	w   *bufio.Writer
 	off int64 // bytes written
 	buf []byte
+	// lens[i] is the length of document i's record, header included, for
+	// the documents this process wrote (4 bytes a document): with all of
+	// them, a cursor reads the records it needs where they lie, one read
+	// each, and skips the others without reading them (the candidates'
+	// documents are a small part of a large corpus); a file restored from
+	// a resumed run's stage files or merged from shards has none, and is
+	// read through.
+	lens column[uint32]
 }
 
 // createFeatFile creates (truncates) the feature file in dir.
@@ -146,6 +154,7 @@ func (ff *featFile) put(f *featureSet) error {
 		return fmt.Errorf("dedup: writing feature sets: %w", err)
 	}
 	ff.off += int64(len(b) + len(p))
+	ff.lens.push(uint32(len(b) + len(p)))
 	return nil
 }
 
@@ -168,20 +177,38 @@ func (ff *featFile) close() error {
 // featCursor reads the records of a feature file in order, from the
 // record of document pos at byte off.
 type featCursor struct {
-	br  *bufio.Reader
-	off int64 // of the next record
-	end int64
-	pos int // the document of the next record
-	p   []byte
+	br   *bufio.Reader // reads through the file, unless lens
+	f    *os.File
+	lens *column[uint32] // the records' lengths, when known for every document
+	off  int64           // of the next record
+	end  int64
+	pos  int // the document of the next record
+	p    []byte
 }
 
-// cursor returns a cursor at document pos, whose record starts at off.
-func (ff *featFile) cursor(pos int, off int64, bufSize int) *featCursor {
-	return &featCursor{br: bufio.NewReaderSize(io.NewSectionReader(ff.f, off, ff.off-off), bufSize), off: off, end: ff.off, pos: pos}
+// cursor returns a cursor at document pos, whose record starts at off;
+// docs is the number of documents in the file.
+func (ff *featFile) cursor(pos int, off int64, bufSize, docs int) *featCursor {
+	c := &featCursor{f: ff.f, off: off, end: ff.off, pos: pos}
+	if ff.lens.len() == docs {
+		c.lens = &ff.lens
+	} else {
+		c.br = bufio.NewReaderSize(io.NewSectionReader(ff.f, off, ff.off-off), bufSize)
+	}
+	return c
 }
 
 // skipTo skips the records of the documents before pos.
 func (c *featCursor) skipTo(pos int) error {
+	if c.lens != nil {
+		for ; c.pos < pos; c.pos++ {
+			c.off += int64(*c.lens.at(c.pos))
+		}
+		if c.off > c.end {
+			return fmt.Errorf("dedup: reading feature sets: %w (document %d past its end)", errCorruptFeatures, c.pos)
+		}
+		return nil
+	}
 	for c.pos < pos {
 		n, err := c.length()
 		if err != nil {
@@ -214,6 +241,31 @@ func (c *featCursor) length() (int, error) {
 func (c *featCursor) read(pos int, ids *[]uint64, ws *[]feature.Feature) (featureSet, error) {
 	if err := c.skipTo(pos); err != nil {
 		return featureSet{}, err
+	}
+	if c.lens != nil {
+		// The record where it lies: its header, then its payload.
+		if pos >= c.lens.len() || c.off+int64(*c.lens.at(pos)) > c.end {
+			return featureSet{}, fmt.Errorf("dedup: reading feature sets: %w (document %d past its end)", errCorruptFeatures, pos)
+		}
+		n := int(*c.lens.at(pos))
+		if cap(c.p) < n {
+			c.p = make([]byte, n)
+		}
+		c.p = c.p[:n]
+		if _, err := c.f.ReadAt(c.p, c.off); err != nil {
+			return featureSet{}, fmt.Errorf("dedup: reading feature sets: %w", err)
+		}
+		l, h := binary.Uvarint(c.p)
+		if h <= 0 || uint64(h)+l != uint64(n) {
+			return featureSet{}, fmt.Errorf("dedup: reading feature sets: %w (document %d)", errCorruptFeatures, pos)
+		}
+		c.off += int64(n)
+		c.pos++
+		f, err := decodeFeatureSet(c.p[h:], ids, ws)
+		if err != nil {
+			return f, fmt.Errorf("dedup: reading feature sets: %w (document %d)", err, pos)
+		}
+		return f, nil
 	}
 	n, err := c.length()
 	if err != nil {

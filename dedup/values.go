@@ -218,7 +218,7 @@ func (r *run) newLoader(full, byID bool) *docLoader {
 func (l *docLoader) withFeatures() *docLoader {
 	r := l.r
 	if r.exact && r.ext != nil && r.ext.feats != nil {
-		l.fc = r.ext.feats.cursor(0, 0, 1<<16)
+		l.fc = r.ext.feats.cursor(0, 0, 1<<16, len(r.res.Docs))
 	}
 	return l
 }

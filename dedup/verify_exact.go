@@ -223,7 +223,7 @@ func (r *run) verifyExact(pm *spill.Merger, total int64, order []int32, kept fun
 	next, ok := sm.Next()
 	for b := range blocks {
 		lo, hi := bounds[b], bounds[b+1]
-		c := ff.cursor(int(lo), blockOff, r.ioBuf())
+		c := ff.cursor(int(lo), blockOff, r.ioBuf(), len(docs))
 		var n int64
 		for p := lo; p < hi; p++ {
 			if marked(p) {
