@@ -183,7 +183,7 @@ func (c *CWS) runApprox(fs []feature.Feature, n *Counts) *cwsScratch {
 			if n != nil {
 				n.Inversions++
 			}
-			q := math.Log(invertC(u)) - (math.Log(mz) + float64(kz)*math.Ln2)
+			q := math.Log(invertCTol(u, 1e-13)) - (math.Log(mz) + float64(kz)*math.Ln2)
 			if q < sc.q[j] {
 				if n != nil {
 					n.BestChanges++

@@ -136,14 +136,35 @@ func TestApproxBetaBits(t *testing.T) {
 }
 
 func ExampleBeta() {
-	exact, _ := NewCWS(Options{K: 256, Seed: 1})
-	fast, _ := NewCWS(Options{K: 256, Seed: 1, Beta: BetaUnary})
+	exact, _ := NewCWS(Options{K: 1024, Seed: 1})
+	fast, _ := NewCWS(Options{K: 1024, Seed: 1, Beta: BetaUnary})
 	a := []feature.Feature{{ID: 1, Weight: 3}, {ID: 2, Weight: 1}, {ID: 3, Weight: 0.5}}
 	b := []feature.Feature{{ID: 1, Weight: 2}, {ID: 2, Weight: 1}, {ID: 4, Weight: 0.5}}
-	ce := exact.Count(a)
-	fmt.Println(fast.Header().Algorithm, ce.BetaBits/ce.Pairs, "bits of β per (feature, sample) for the exact β")
 	fmt.Printf("J = %.3f\n", Jaccard(a, b))
+	for _, c := range []*CWS{exact, fast} {
+		n := c.Count(a)
+		est := float64(matches(c.Sketch(nil, a), c.Sketch(nil, b))) / 1024
+		fmt.Printf("%-9s estimate %.2f, %.1f bits of β per (feature, sample)\n", c.Header().Algorithm, est, float64(n.BetaBits)/float64(n.Pairs))
+	}
 	// Output:
-	// cws-unary 64 bits of β per (feature, sample) for the exact β
 	// J = 0.600
+	// cws       estimate 0.59, 64.0 bits of β per (feature, sample)
+	// cws-unary estimate 0.58, 30.3 bits of β per (feature, sample)
+}
+
+// TestInvertCTol: the looser stop of the section-3.5 samplers still solves
+// C(s) = u to 1e−13 relative (cdfC's own error is near 1e−16 there), and
+// ends within 1e−12 of invertC.
+func TestInvertCTol(t *testing.T) {
+	for _, u := range []float64{1e-12, 1e-6, 1e-5, 1e-4, 1e-3, 4e-3, 0.01, 0.2, 0.5, 0.9, 1 - 1e-9} {
+		s := invertCTol(u, 1e-13)
+		if u < 0.5 {
+			if got := cdfC(s); math.Abs(got-u) > 1e-13*u {
+				t.Errorf("C(invertCTol(%g)) = %g", u, got)
+			}
+		}
+		if r := invertC(u); math.Abs(s-r) > 1e-12*r {
+			t.Errorf("invertCTol(%g) = %v, invertC %v", u, s, r)
+		}
+	}
 }
