@@ -1,8 +1,11 @@
 package weighted
 
 import (
+	"bytes"
 	"fmt"
 	"math"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/neardup/neardup/feature"
@@ -166,5 +169,36 @@ func TestInvertCTol(t *testing.T) {
 		if r := invertC(u); math.Abs(s-r) > 1e-12*r {
 			t.Errorf("invertCTol(%g) = %v, invertC %v", u, s, r)
 		}
+	}
+}
+
+// TestGoldenBeta pins the section-3.5 samplers' output (sketch.CWSOblivious
+// and CWSUnary) in testdata/golden_beta.txt, apart from golden.txt so the
+// older samplers' file stays byte for byte. Regenerate with -update only
+// with a Version bump.
+func TestGoldenBeta(t *testing.T) {
+	var buf bytes.Buffer
+	in := goldenInputs()
+	for _, name := range []string{"small", "extreme"} {
+		for _, sch := range approxSchemes {
+			c, _ := NewCWS(Options{K: 8, Seed: 42, Beta: sch.beta})
+			cl, _ := NewCWS(Options{K: 8, Seed: 42, Beta: sch.beta, LogWeights: true})
+			fmt.Fprintf(&buf, "%s %s %x\n", c.Header().Algorithm, name, c.Sketch(nil, in[name]))
+			fmt.Fprintf(&buf, "%s-log %s %x\n", c.Header().Algorithm, name, cl.Sketch(nil, logWeights(in[name], 0)))
+		}
+	}
+	path := filepath.Join("testdata", "golden_beta.txt")
+	if *update {
+		if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(want, buf.Bytes()) {
+		os.WriteFile(path+".got", buf.Bytes(), 0o644)
+		t.Errorf("section-3.5 sampler output changed; see %s.got", path)
 	}
 }
