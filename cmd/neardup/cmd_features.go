@@ -36,6 +36,7 @@ type featFlags struct {
 	Norm         string
 	Digits       string
 	Punct        string
+	Tokenizer    string
 	Seed         uint64
 }
 
@@ -71,6 +72,7 @@ func (f *featFlags) bindNorm(cmd *cobra.Command) {
 	fl.StringVar(&f.Norm, "norm", "none", "Unicode normalization: none or nfkc")
 	fl.StringVar(&f.Digits, "digits", "keep", "numbers: keep, drop or fold (every digit becomes 0)")
 	fl.StringVar(&f.Punct, "punct", "drop", "punctuation: drop (a delimiter) or keep (tokens of their own)")
+	fl.StringVar(&f.Tokenizer, "tokenizer", "default", "tokenizer: unicode-v1 (every Han, Hiragana and Katakana character and every Thai, Lao, Khmer and Myanmar grapheme cluster a token; other scripts by words) or words-v1 (runs of letters and digits, the tokenizer before unicode-v1); default: unicode-v1, or the one a reopened index records")
 }
 
 // options converts the flags (without the IDF table) to feature.Options;
@@ -95,6 +97,7 @@ func (f *featFlags) options() (feature.Options, error) {
 	parse("digits", f.Digits, func(v string) (err error) { o.Digits, err = feature.ParseDigits(v); return })
 	parse("unit", f.Unit, func(v string) (err error) { o.Unit, err = feature.ParseUnit(v); return })
 	parse("weight", f.Weight, func(v string) (err error) { o.Weighting, err = feature.ParseWeighting(v); return })
+	parse("tokenizer", f.Tokenizer, func(v string) (err error) { o.Tokenizer, err = feature.ParseTokenizer(v); return })
 	if len(errs) > 0 {
 		return o, &UsageError{Err: errors.Join(errs...)}
 	}
