@@ -134,3 +134,59 @@ func TestDedupMultilingual(t *testing.T) {
 		t.Error("an unrelated Thai document was paired")
 	}
 }
+
+// With the words-v1 tokenizer, Chinese and Japanese text is not segmented:
+// summary.json counts those documents, with an example, and the run says
+// so in one line; at default settings the fixture has none.
+func TestDedupNotSegmented(t *testing.T) {
+	for _, c := range []struct {
+		tokenizer string
+		want      bool
+	}{{"", false}, {"words-v1", true}} {
+		// The fixture and the Han characters of its Chinese paragraph
+		// without the punctuation and Latin words between them: one
+		// words-v1 token.
+		b, err := os.ReadFile(multilingualCorpus)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var han []rune
+		for _, line := range strings.Split(string(b), "\n") {
+			var d struct{ ID, Text string }
+			if json.Unmarshal([]byte(line), &d) == nil && d.ID == "edit/zh-para" {
+				for _, r := range d.Text {
+					if unicode.Is(unicode.Han, r) {
+						han = append(han, r)
+					}
+				}
+			}
+		}
+		doc, _ := json.Marshal(map[string]string{"id": "derived/zh-han-only", "text": string(han)})
+		in := filepath.Join(t.TempDir(), "docs.jsonl")
+		if err := os.WriteFile(in, append(append(b, doc...), '\n'), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		dir := t.TempDir()
+		env, stdout, _ := testEnv()
+		o := dedupDefaults([]string{in}, dir)
+		o.Feature.Tokenizer = c.tokenizer
+		if err := runDedup(context.Background(), env, o); err != nil {
+			t.Fatal(err)
+		}
+		var sum struct {
+			NotSegmented        int64  `json:"not_segmented"`
+			NotSegmentedExample string `json:"not_segmented_example"`
+		}
+		b, err = os.ReadFile(filepath.Join(dir, "summary.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := json.Unmarshal(b, &sum); err != nil {
+			t.Fatal(err)
+		}
+		line := strings.Contains(stdout.String(), "not segmented: ")
+		if (sum.NotSegmented > 0) != c.want || line != c.want || (c.want && sum.NotSegmentedExample != "derived/zh-han-only") {
+			t.Errorf("tokenizer %q: not segmented %d (%q), line %v:\n%s", c.tokenizer, sum.NotSegmented, sum.NotSegmentedExample, line, stdout)
+		}
+	}
+}
