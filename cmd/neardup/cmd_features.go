@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -340,7 +341,7 @@ func newFeaturesCmd(env *Env) *cobra.Command {
 		Long: `features normalizes each document (HTML to visible text, case, delimiters),
 cuts it into k-word shingles (or words, or character n-grams), and prints one
 JSON line per document: {"id": ..., "features": [{"id": "<16 hex>", "weight": w}]},
-with the shingle text when --text is given. Features are listed once each,
+with the shingle text and the document's tokens when --text is given. Features are listed once each,
 in order of first occurrence. Inputs are files, directories, JSONL, WARC or
 Parquet (optionally gzip/zstd compressed); "-" or no argument reads stdin.`,
 		Example: `  neardup features testdata/licenses/docs.jsonl.gz | head -1
@@ -354,7 +355,7 @@ Parquet (optionally gzip/zstd compressed); "-" or no argument reads stdin.`,
 	}
 	opts.Feature.bind(cmd, true)
 	opts.Corpus.bind(cmd)
-	cmd.Flags().BoolVar(&opts.Text, "text", false, "include each feature's (normalized) text")
+	cmd.Flags().BoolVar(&opts.Text, "text", false, "include each feature's (normalized) text and the document's tokens")
 	jsonLinesFlag(cmd)
 	return cmd
 }
@@ -368,6 +369,9 @@ type featJSON struct {
 type featDocJSON struct {
 	ID       string     `json:"id"`
 	Features []featJSON `json:"features"`
+	// Tokens are the document's tokens as the tokenizer cut them (with
+	// --text).
+	Tokens []string `json:"tokens,omitempty"`
 }
 
 func runFeatures(ctx context.Context, env *Env, opts featuresOptions) error {
@@ -419,6 +423,11 @@ func runFeatures(ctx context.Context, env *Env, opts featuresOptions) error {
 				fj.Text = &s
 			}
 			rec.Features = append(rec.Features, fj)
+		}
+		if opts.Text {
+			// After AppendText: Normalize invalidates it.
+			text = e.Normalize(text[:0], d.Body)
+			rec.Tokens = strings.Fields(string(text))
 		}
 		if err := enc.Encode(&rec); err != nil {
 			return err

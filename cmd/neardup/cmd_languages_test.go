@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"os"
@@ -188,5 +189,33 @@ func TestDedupNotSegmented(t *testing.T) {
 		if (sum.NotSegmented > 0) != c.want || line != c.want || (c.want && sum.NotSegmentedExample != "derived/zh-han-only") {
 			t.Errorf("tokenizer %q: not segmented %d (%q), line %v:\n%s", c.tokenizer, sum.NotSegmented, sum.NotSegmentedExample, line, stdout)
 		}
+	}
+}
+
+// features --text and explain show the tokens as the tokenizer cut them.
+func TestTokensShown(t *testing.T) {
+	dir := t.TempDir()
+	a, b := filepath.Join(dir, "a.txt"), filepath.Join(dir, "b.txt")
+	if err := os.WriteFile(a, []byte("近似重复文档的检测。Near-duplicate detection!"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(b, []byte("近似重复文件的检测。Near-duplicate detection!"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	want := `"tokens":["近","似","重","复","文","档","的","检","测","near","duplicate","detection"]`
+	var stdout, stderr bytes.Buffer
+	if code := run(context.Background(), []string{"features", "--text", a}, strings.NewReader(""), &stdout, &stderr); code != 0 {
+		t.Fatalf("features: exit %d: %s", code, &stderr)
+	}
+	if !strings.Contains(stdout.String(), want) {
+		t.Errorf("features --text: %s", &stdout)
+	}
+	stdout.Reset()
+	if code := run(context.Background(), []string{"explain", a, b}, strings.NewReader(""), &stdout, &stderr); code != 0 {
+		t.Fatalf("explain: exit %d: %s", code, &stderr)
+	}
+	if !strings.Contains(stdout.String(), "B tokens           近 | 似 | 重 | 复 | 文 | 件 | 的") ||
+		!strings.Contains(stdout.String(), "(55 bytes, 12 tokens, 8 features)") {
+		t.Errorf("explain: %s", &stdout)
 	}
 }
