@@ -633,6 +633,10 @@ func (n *normalizer) tokenizeFrom(text []byte, i0 int) int {
 		r, size := utf8.DecodeRune(text[i:])
 		isWord, punct, alone := false, false, false
 		switch {
+		case seg && commonCJK(r):
+			// The bulk of Chinese and Japanese text, by range: letters
+			// without case, each a token (segmented, by a short cut).
+			isWord, alone = true, true
 		case r == utf8.RuneError:
 			// Invalid UTF-8 (or U+FFFD itself): a delimiter.
 		case seg && (r == 0x0E33 || r == 0x0EB3) && inTok:
@@ -740,4 +744,13 @@ func segmented(r rune) bool {
 		return false
 	}
 	return unicode.In(r, segmentedScripts...)
+}
+
+// commonCJK reports whether r is a CJK Unified Ideograph (U+4E00..U+9FFF),
+// a Hiragana letter (U+3041..U+3096) or a Katakana letter (U+30A1..U+30FA):
+// letters of segmentedScripts without case, most of Chinese and Japanese
+// text, tested by range before the general tables (a test checks the
+// ranges against unicode.Han, Hiragana and Katakana).
+func commonCJK(r rune) bool {
+	return (r >= 0x4E00 && r <= 0x9FFF) || (r >= 0x3041 && r <= 0x3096) || (r >= 0x30A1 && r <= 0x30FA)
 }

@@ -179,3 +179,12 @@ func loadFixture(t testing.TB) []fixtureDoc {
 	}
 	return out
 }
+
+// The ranges of commonCJK are letters of the segmented scripts, without case.
+func TestCommonCJK(t *testing.T) {
+	for r := rune(0); r <= unicode.MaxRune; r++ {
+		if commonCJK(r) && !(unicode.IsLetter(r) && segmented(r) && unicode.ToLower(r) == r) {
+			t.Fatalf("%U is in commonCJK's ranges but not a caseless letter of a segmented script", r)
+		}
+	}
+}
