@@ -79,7 +79,7 @@ type sketchReport struct {
 	ShinglesPerDoc  float64 `json:"shingles_per_doc"`
 	TextBytesPerDoc float64 `json:"text_bytes_per_doc"`
 	CJKBytesPerDoc  float64 `json:"cjk_bytes_per_doc"`
-	Parallel       []struct {
+	Parallel        []struct {
 		Workers        int     `json:"workers"`
 		WallDocsPerSec float64 `json:"wall_docs_per_sec"`
 		CPUDocsPerSec  float64 `json:"cpu_docs_per_sec"`

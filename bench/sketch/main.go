@@ -39,8 +39,8 @@ package main
 
 import (
 	"bufio"
-	"encoding/binary"
 	"bytes"
+	"encoding/binary"
 	"encoding/json"
 	"flag"
 	"fmt"
