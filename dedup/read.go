@@ -253,6 +253,7 @@ func (r *run) sketch(docs iter.Seq2[*corpus.Document, error]) error {
 	if s.Read != int64(len(r.res.Docs))+s.Rejected {
 		return fmt.Errorf("dedup: accounting error: read %d != sketched %d + rejected %d", s.Read, len(r.res.Docs), s.Rejected)
 	}
+	countUnsegmented(s, r.res.Docs)
 	r.exact = bud.on
 	if !bud.on {
 		r.side.dropFeatures()

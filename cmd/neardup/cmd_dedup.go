@@ -415,6 +415,10 @@ func runDedup(ctx context.Context, env *Env, opts dedupOptions) error {
 		fmt.Fprintf(env.Stdout, "%d verified pairs in %d clusters (largest %d); %d candidates checked; %s J >= %g, lsh %v\n",
 			s.Pairs, s.Clusters, s.Largest, s.Candidates, s.Config.Sampler+" k="+strconv.Itoa(s.Config.K), s.Config.Threshold, s.Config.LSH)
 		fmt.Fprintf(env.Stdout, "wrote %s/{clusters,pairs,removed,rejected}.jsonl, summary.json, kept/ in %.2fs\n", opts.Out, s.Seconds)
+		if s.NotSegmented > 0 {
+			fmt.Fprintf(env.Stdout, "not segmented: %d documents of %d bytes or more gave at most %d features (first: %q); they match only identical copies (docs/languages.md)\n",
+				s.NotSegmented, dedup.UnsegmentedBytes, dedup.UnsegmentedFeatures, s.NotSegmentedExample)
+		}
 	}
 	return rejects.check(s.Read, s.Rejected, s.RejectedBy, opts.MaxRejected)
 }
