@@ -29,6 +29,13 @@ type Summary struct {
 	Clusters   int   `json:"clusters"`
 	Largest    int   `json:"largest_cluster"`
 	ExactCheck bool  `json:"exact_verification"`
+	// Unconfirmed counts the identity fingerprint matches that failed
+	// confirmation (package identity: the first 64 bits agreed and the
+	// rest of the 128 bits or the length did not, in this run or against
+	// a stored document): such a document is not dropped as identical but
+	// left to near-duplicate verification. With a keyed 128-bit
+	// fingerprint it stays 0 unless something is wrong.
+	Unconfirmed int64 `json:"identity_unconfirmed"`
 	// External reports an out-of-core run (Options.Memory); Spilled is the
 	// bytes it wrote to the work directory (sketches and compressed sorted
 	// runs).
