@@ -47,12 +47,12 @@ func (s *Sketched) Sketch(h sketch.Header) sketch.Sketch {
 // costs one pass over the body for the fingerprint, the extraction, and
 // the sampler's pass over the features, and allocates nothing once warm.
 type Sketcher struct {
-	cfg   Config
-	smp   Sampler
-	hdr   sketch.Header
-	text  *feature.Extractor // Config.Features' format (auto: sniffed)
-	html  *feature.Extractor // bodies known to be HTML (auto format only)
-	id    *identity.Hasher
+	cfg  Config
+	smp  Sampler
+	hdr  sketch.Header
+	text *feature.Extractor // Config.Features' format (auto: sniffed)
+	html *feature.Extractor // bodies known to be HTML (auto format only)
+	id   *identity.Hasher
 }
 
 // NewSketcher returns a Sketcher for c (zero fields take their defaults).
