@@ -272,6 +272,7 @@ func newRun(ctx context.Context, o Options) (*run, error) {
 	r := &run{ctx: ctx, o: o, x: x, ev: &events{l: o.Events}, res: res, sum: &res.Summary, prior: prior,
 		hdr: x.NewDoc("", &sample.Sketched{}, false).Sketch.Header}
 	r.fold = r.hdr.Algorithm.SlotWise()
+	r.sum.Upgraded = x.Upgraded()
 	r.sum.Config = Config{Sampler: cfg.Sketch.Algorithm.String(), K: cfg.Sketch.K, Seed: cfg.Sketch.Seed, Threshold: cfg.Threshold,
 		LSH: cfg.LSH, Features: cfg.Sketch.Features.String()}
 	if o.Stages != nil {

@@ -281,7 +281,7 @@ func (s *Stages) InputsDone() (int, error) {
 // manifests go first: a removal killed midway leaves files no manifest
 // names, which a resumption discards, never a manifest without its files.
 var workFiles = []string{manVerify, manIndex, manSketch, fileSketches, fileStream, fileInputs, fileKey, fileVerified, fileHighs,
-	"keys-*.run", "pairs-*.run", ".keys-*.tmp*", ".pairs-*.tmp*", ".stage-*.tmp*", "." + fileVerified + ".tmp*"}
+	"keys-*.run", "pairs-*.run", ".keys-*.tmp*", ".pairs-*.tmp*", ".stage-*.tmp*", "." + fileVerified + ".tmp*", "." + fileKey + ".tmp*"}
 
 // readKeyFile reads the identity key of a resumable run from its work
 // directory; ok is false when there is none.

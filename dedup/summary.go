@@ -36,6 +36,9 @@ type Summary struct {
 	// left to near-duplicate verification. With a keyed 128-bit
 	// fingerprint it stays 0 unless something is wrong.
 	Unconfirmed int64 `json:"identity_unconfirmed"`
+	// Upgraded reports that the run's Store held an index of an earlier
+	// release, which was given an identity key (index.Index.Upgraded).
+	Upgraded bool `json:"identity_upgraded,omitempty"`
 	// External reports an out-of-core run (Options.Memory); Spilled is the
 	// bytes it wrote to the work directory (sketches and compressed sorted
 	// runs).

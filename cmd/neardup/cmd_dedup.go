@@ -374,6 +374,9 @@ func runDedup(ctx context.Context, env *Env, opts dedupOptions) error {
 		do.ExportBands = bands
 	}
 	res, err := dedup.Run(ctx, docs, do)
+	if err == nil && res.Summary.Upgraded {
+		fmt.Fprintf(env.Stderr, "neardup dedup: %s\n", upgradedNote)
+	}
 	if spool != nil {
 		// A short spool fails the run, whatever the reader made of the
 		// spool's error: the kept corpus would miss documents.

@@ -9,6 +9,10 @@ import (
 	"github.com/neardup/neardup/identity"
 )
 
+// upgradedNote says what opening an index of an earlier release did
+// (index.Index.Upgraded).
+const upgradedNote = "the index was written before keyed identity fingerprints: a secret key was drawn and recorded; the documents stored before keep their public 64-bit fingerprints, which are not trusted, so their copies are found as near-duplicates (add them again to give them keyed fingerprints)"
+
 // loadKeyFile returns the identity key in the file path (64 hex digits),
 // drawing a new key and writing it there (mode 0600) when the file does
 // not exist. Processes that start at the same time with one path get one
