@@ -78,7 +78,7 @@ type Doc struct {
 	// Key is the value of the cluster policy's metadata field ("" if none).
 	Key string
 	// Fingerprint is the identity fingerprint of the body (package
-	// identity: its length and 128 bits of BLAKE3 under the index's
+	// identity: its length and 128 bits under the index's
 	// secret key).
 	Fingerprint identity.Fingerprint
 	// ExactOf is the Seq of the earlier document with an identical body,

@@ -15,7 +15,7 @@ func idOf(d *Doc) uint64 { return index.ID(d.Name) }
 func (r *run) isLocal(id uint64) bool { return r.local[id] }
 
 // exactDuplicates is stage 2: documents with identical bodies (equal
-// identity fingerprints: length and 128 bits of keyed BLAKE3, all of
+// identity fingerprints: length and 128 keyed bits, all of
 // them compared before a document is dropped). The first copy of a body in this run is kept for the
 // later stages and later copies pair with it, unless an earlier run stored
 // a copy (found through the index's exact-fingerprint table): then every

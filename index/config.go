@@ -47,7 +47,7 @@ type Config struct {
 	// costs one store lookup, never a wrong answer.
 	BloomFP float64
 	// Identity is the secret key of the identity fingerprint (package
-	// identity: 128 bits of keyed BLAKE3 and the length), which decides
+	// identity: 128 keyed bits and the length), which decides
 	// that two bodies are identical. The default, the zero Key, has a
 	// new index draw a key at random (identity.NewKey) and record it; a
 	// reopened index adopts the recorded key, and a non-zero key that

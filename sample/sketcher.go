@@ -12,7 +12,7 @@ import (
 // the largest document. Copy what must outlive the next call.
 type Sketched struct {
 	// Fingerprint is the identity fingerprint of the body's bytes
-	// (package identity: its length and 128 bits of keyed BLAKE3, under
+	// (package identity: its length and 128 bits under
 	// the Sketcher's key; book 2.2, 3.3): identical bodies have equal
 	// fingerprints, and without the key nobody can make two different
 	// bodies collide. It detects exact duplicates before sketching is
@@ -79,7 +79,7 @@ func NewSketcher(c Config) (*Sketcher, error) {
 }
 
 // SetKey makes s fingerprint under key k (package identity). A new
-// Sketcher uses the zero key, the public unkeyed hash: reproducible, and
+// Sketcher uses the zero key, the public one: reproducible, and
 // no defence against forged collisions. Index.NewSketcher sets the
 // index's key.
 func (s *Sketcher) SetKey(k identity.Key) { s.id = identity.New(k) }

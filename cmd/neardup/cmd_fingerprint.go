@@ -22,7 +22,7 @@ type fingerprintOptions struct {
 	Corpus     featCorpusFlags
 	Normalized bool
 	// Scheme is identity.Scheme (the default) or identity.LegacyScheme;
-	// Key the hex key of the first ("" for the public, unkeyed hash); Poly
+	// Key the hex key of the first ("" for the public zero key); Poly
 	// the polynomial of the second ("" for rabin.DefaultPoly).
 	Scheme  string
 	Key     string
@@ -36,14 +36,15 @@ func newFingerprintCmd(env *Env) *cobra.Command {
 		Use:   "fingerprint [FILE|DIR|-]...",
 		Short: "Print the identity fingerprint of each document",
 		Long: `fingerprint prints one line per document: the identity fingerprint of its
-bytes as 32 hex digits (the first 128 bits of BLAKE3; b3sum --length 16
-prints the same), then the document id. Equal fingerprints mean identical
+bytes as 32 hex digits (two Rabin fingerprints under polynomials drawn
+from a key, finished by BLAKE3 in keyed mode: see package identity), then
+the document id. Equal fingerprints mean identical
 bodies. A whole file is fingerprinted byte for byte as stored; a JSONL, WARC
 or Parquet record by its text or payload. With --normalized a second column
 fingerprints the normalized text (the visible words, lower case, single
 spaces), so documents that differ only in markup, case or spacing share it.
 
-The default is the public, unkeyed hash: reproducible anywhere, and NOT a
+The default is the public form (the zero key): reproducible anywhere, and NOT a
 security boundary — anyone can compute it, so it must never decide that a
 document is dropped. dedup and the index compare the keyed form, under a
 secret key drawn for each index (or run) and recorded with it; --key KEY (64
@@ -64,8 +65,8 @@ fingerprint, which is why neither dedup nor the index trusts it any more.`,
 	opts.Corpus.bind(cmd)
 	cmd.Flags().BoolVar(&opts.Normalized, "normalized", false, "also fingerprint each document's normalized text")
 	cmd.Flags().BoolVar(&opts.JSON, "json", false, `print one JSON object per document: {"id": ..., "fingerprint": "<hex>", "normalized": "<hex>"}`)
-	cmd.Flags().StringVar(&opts.Scheme, "scheme", identity.Scheme, "the fingerprint: "+identity.Scheme+" (128 bits of BLAKE3, keyed with --key, else unkeyed and public) or "+identity.LegacyScheme+" (the forgeable Rabin fingerprint of earlier releases)")
-	cmd.Flags().StringVar(&opts.Key, "key", "", "the secret key of the keyed form (64 hex digits; default: none, the public unkeyed hash)")
+	cmd.Flags().StringVar(&opts.Scheme, "scheme", identity.Scheme, "the fingerprint: "+identity.Scheme+" (128 bits under --key, else under the public zero key) or "+identity.LegacyScheme+" (the forgeable Rabin fingerprint of earlier releases)")
+	cmd.Flags().StringVar(&opts.Key, "key", "", "the secret key of the keyed form (64 hex digits; default: none, the public zero key)")
 	cmd.Flags().StringVar(&opts.Poly, "poly", "", fmt.Sprintf("with --scheme %s: the Rabin polynomial, the hex of its rabin.Poly value (reflected order, see package rabin; default %016x); must be irreducible", identity.LegacyScheme, uint64(rabin.DefaultPoly)))
 	opts.Feature.bindNorm(cmd)
 	return cmd
@@ -100,7 +101,7 @@ func newFingerprinter(opts fingerprintOptions) (*fingerprinter, error) {
 			return nil, usagef("--poly is for --scheme %s", identity.LegacyScheme)
 		}
 		if opts.Key == "" {
-			return &fingerprinter{id: identity.New(identity.Key{}), what: identity.Scheme + ", unkeyed (public: not a security boundary)"}, nil
+			return &fingerprinter{id: identity.New(identity.Key{}), what: identity.Scheme + ", public zero key (not a security boundary)"}, nil
 		}
 		k, err := identity.ParseKey(opts.Key)
 		if err != nil || k.IsZero() {

@@ -60,9 +60,10 @@ func TestRunFingerprint(t *testing.T) {
 	if !strings.Contains(errb.String(), "read 4, yielded 4") || !strings.Contains(errb.String(), "not a security boundary") {
 		t.Errorf("summary: %s", errb)
 	}
-	// The public default is BLAKE3's first 16 bytes (b3sum --length 16).
-	if h := hex(""); h != "af1349b9f5f9a1a6a0404dea36dcc949" {
-		t.Errorf("fingerprint of nothing %s, want BLAKE3's", h)
+	// The public default is the identity fingerprint under the zero key
+	// (identity's golden vector).
+	if h := hex(""); h != "5071e10d52cd243cffe0e255d3ac8517" {
+		t.Errorf("fingerprint of nothing %s, want the golden one", h)
 	}
 
 	// --key: the keyed form an index with that key computes.

@@ -226,7 +226,7 @@ func TestForgedCollisionIsNotADuplicate(t *testing.T) {
 
 	// The server: the attacker's page is added, then the victim with
 	// if_new is still added (no match).
-	url, _ := startServe(t, "--store", "memory")
+	url, _ := startServe(t, "--store", filepath.Join(dir, "served"))
 	for _, c := range []struct{ id, text string }{{"attacker", forged}, {"victim", victim}} {
 		body, _ := json.Marshal(map[string]any{"documents": []map[string]string{{"id": c.id, "text": c.text}}})
 		resp, err := http.Post(url+"/v1/documents?if_new=true", "application/json", bytes.NewReader(body))

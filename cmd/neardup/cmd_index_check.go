@@ -53,21 +53,21 @@ the index from its inputs with 'neardup index add'.`,
 
 // indexCheckJSON is the --json output of index check.
 type indexCheckJSON struct {
-	Store    string   `json:"store"`
-	OK       bool     `json:"ok"`
-	Docs     int64    `json:"docs"`
-	Postings int64    `json:"postings"`
+	Store    string `json:"store"`
+	OK       bool   `json:"ok"`
+	Docs     int64  `json:"docs"`
+	Postings int64  `json:"postings"`
 	// Identities and Legacy count the records with a keyed identity
 	// fingerprint and those with only an earlier release's public one.
-	Identities int64 `json:"identities"`
-	Legacy     int64 `json:"legacy_fingerprints"`
-	Corrupt  int64    `json:"corrupt"`
-	Lost     int64    `json:"lost"`
-	Stale    int64    `json:"stale"`
-	Missing  int64    `json:"missing"`
-	Metadata int64    `json:"metadata"`
-	Repaired bool     `json:"repaired"`
-	Problems []string `json:"problems"`
+	Identities int64    `json:"identities"`
+	Legacy     int64    `json:"legacy_fingerprints"`
+	Corrupt    int64    `json:"corrupt"`
+	Lost       int64    `json:"lost"`
+	Stale      int64    `json:"stale"`
+	Missing    int64    `json:"missing"`
+	Metadata   int64    `json:"metadata"`
+	Repaired   bool     `json:"repaired"`
+	Problems   []string `json:"problems"`
 }
 
 // errIndexDamaged is the error of a check that found problems (exit 1);
