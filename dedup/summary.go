@@ -39,6 +39,11 @@ type Summary struct {
 	// Upgraded reports that the run's Store held an index of an earlier
 	// release, which was given an identity key (index.Index.Upgraded).
 	Upgraded bool `json:"identity_upgraded,omitempty"`
+	// Verification says how the candidate pairs were verified:
+	// VerifyExact or VerifyEstimate. Out of core (External) an exact run
+	// read the feature sets of the candidates' documents back from its
+	// work directory after the join.
+	Verification string `json:"verification,omitempty"`
 	// External reports an out-of-core run (Options.Memory); Spilled is the
 	// bytes it wrote to the work directory (sketches and compressed sorted
 	// runs).
@@ -54,6 +59,16 @@ type Summary struct {
 	Stages  []Stage       `json:"stages"`
 	Seconds float64       `json:"seconds"`
 }
+
+// Summary.Verification's values.
+const (
+	// VerifyExact: by exact Jaccard.
+	VerifyExact = "exact"
+	// VerifyEstimate: by the sketch estimate (Options.Exact ExactNever, or
+	// ExactAuto past Options.ExactBudget in a run without a memory
+	// budget).
+	VerifyEstimate = "estimate"
+)
 
 // BloomSummary describes the Bloom filter in front of the stored exact
 // fingerprints (store mode; see index.FingerprintStats).

@@ -351,6 +351,7 @@ func openDB(dir string, po *pebble.Options, h *health) (_ *pebble.DB, _ error, a
 		select {
 		case o = <-done:
 		case <-t.C:
+			h.abandon()
 			return nil, h.err(), true
 		}
 	}
@@ -963,6 +964,7 @@ func (s *Pebble) runClose(ctx context.Context) (error, bool) {
 		return err, false
 	case <-s.h.failed:
 	case <-ctx.Done():
+		s.h.abandon()
 		return s.h.err(), true
 	}
 	t := time.NewTimer(closeWait)
@@ -971,10 +973,10 @@ func (s *Pebble) runClose(ctx context.Context) (error, bool) {
 	case err := <-done:
 		return err, false
 	case <-t.C:
-		return s.h.err(), true
 	case <-s.h.parked: // Pebble waits for a goroutine that never returns
-		return s.h.err(), true
 	}
+	s.h.abandon()
+	return s.h.err(), true
 }
 
 // NewBatch implements Store.
