@@ -54,6 +54,7 @@ import (
 	"time"
 
 	"github.com/neardup/neardup/corpus"
+	"github.com/neardup/neardup/identity"
 	"github.com/neardup/neardup/index"
 	"github.com/neardup/neardup/lsh"
 	"github.com/neardup/neardup/sample"
@@ -78,8 +79,10 @@ type Doc struct {
 	Bytes int
 	// Key is the value of the cluster policy's metadata field ("" if none).
 	Key string
-	// Fingerprint is the Rabin fingerprint of the body.
-	Fingerprint uint64
+	// Fingerprint is the identity fingerprint of the body (package
+	// identity: its length and 128 bits under the index's
+	// secret key).
+	Fingerprint identity.Fingerprint
 	// ExactOf is the Seq of the earlier document with an identical body,
 	// -2 for an identical document stored by an earlier run, or -1.
 	ExactOf int
@@ -245,7 +248,23 @@ func Run(ctx context.Context, docs iter.Seq2[*corpus.Document, error], o Options
 // newRun opens the index: over o.Store, or over an in-memory store that
 // only serves the batch path.
 func newRun(ctx context.Context, o Options) (*run, error) {
-	x, err := index.Open(ctx, o.Store, o.Index) // a nil Store: in memory
+	if s := o.Stages; s != nil && s.Resume && o.Index.Identity.IsZero() {
+		// A resumed run fingerprints under the key of the run it resumes.
+		dir := s.Dir
+		if dir == "" {
+			dir = o.WorkDir
+		}
+		k, ok, err := readKeyFile(dir)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			o.Index.Identity = k
+		}
+	}
+	// A nil Store: in memory, with an identity key drawn for this run
+	// unless o.Index gives one.
+	x, err := index.Open(ctx, o.Store, o.Index)
 	if err != nil {
 		return nil, fmt.Errorf("dedup: %w", err)
 	}
@@ -255,6 +274,7 @@ func newRun(ctx context.Context, o Options) (*run, error) {
 	r := &run{ctx: ctx, o: o, x: x, ev: &events{l: o.Events}, res: res, sum: &res.Summary, prior: prior,
 		hdr: x.NewDoc("", &sample.Sketched{}, false).Sketch.Header}
 	r.fold = r.hdr.Algorithm.SlotWise()
+	r.sum.Upgraded = x.Upgraded()
 	r.sum.Config = Config{Sampler: cfg.Sketch.Algorithm.String(), K: cfg.Sketch.K, Seed: cfg.Sketch.Seed, Threshold: cfg.Threshold,
 		LSH: cfg.LSH, Features: cfg.Sketch.Features.String()}
 	if o.Stages != nil {

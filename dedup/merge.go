@@ -71,7 +71,9 @@ func readShards(dirs []string) ([]*manifest, error) {
 			if m.Inputs != ms[0].Inputs {
 				return nil, fmt.Errorf("dedup merge: shards %d/%d (%s) and %d/%d (%s) read different inputs", ms[0].Shard+1, n, byShard[ms[0].Shard], m.Shard+1, n, d)
 			}
-			if k, a, b, ok := configDiff(ms[0].Config, m.Config); !ok {
+			if k, a, b, ok := configDiff(ms[0].Config, m.Config); k == "dedup.identity" && !ok {
+				return nil, fmt.Errorf("dedup merge: shards %s and %s fingerprinted documents under different identity keys: give every shard of a run the same key (neardup dedup --key-file)", byShard[ms[0].Shard], d)
+			} else if !ok {
 				return nil, fmt.Errorf("dedup merge: shards have different configurations: %s is %q in %s, %q in %s", k, a, byShard[ms[0].Shard], b, d)
 			}
 		}
@@ -148,6 +150,15 @@ func MergeShards(dirs []string, s *Stages) error {
 	}
 	b, _ := json.MarshalIndent(s.Inputs, "", " ")
 	if err := writeAtomic(s.Dir, fileInputs, b, true); err != nil {
+		return err
+	}
+	// The merged run fingerprints under the shards' key (one key: the
+	// manifests' dedup.identity agree).
+	key, ok, err := readKeyFile(m0.dir)
+	if err != nil || !ok {
+		return fmt.Errorf("dedup merge: %s has no readable %s", m0.dir, fileKey)
+	}
+	if err := writeKeyFile(s.Dir, key); err != nil {
 		return err
 	}
 

@@ -78,6 +78,7 @@ func (r *run) newStages() error {
 	cfg["dedup.slack"] = strconv.FormatFloat(r.x.Config().Slack, 'g', -1, 64)
 	cfg["dedup.exact"] = fmt.Sprintf("%d/%d", r.o.Exact, r.o.ExactBudget)
 	cfg["dedup.compare"] = r.compareForm() // stages 2 and 3 depend on it
+	cfg["dedup.identity"] = keyCheck(r.x.Config().Identity)
 	r.st = &stages{s: s, cfg: cfg, hdr: r.x.NewDoc("", &sample.Sketched{}, false).Sketch.Header, noDups: s.Shards > 1}
 	if err := os.MkdirAll(s.Dir, 0o755); err != nil {
 		return fmt.Errorf("dedup: work directory: %w", err)
@@ -242,6 +243,9 @@ func (r *run) appendStream() error {
 	if !st.started {
 		b, _ := json.MarshalIndent(st.s.Inputs, "", " ")
 		if err := writeAtomic(st.s.Dir, fileInputs, b, true); err != nil {
+			return err
+		}
+		if err := writeKeyFile(st.s.Dir, r.x.Config().Identity); err != nil {
 			return err
 		}
 		f, err := os.Create(filepath.Join(st.s.Dir, fileStream))

@@ -36,6 +36,16 @@ type Summary struct {
 	Clusters            int    `json:"clusters"`
 	Largest             int    `json:"largest_cluster"`
 	ExactCheck          bool   `json:"exact_verification"`
+	// Unconfirmed counts the identity fingerprint matches that failed
+	// confirmation (package identity: the first 64 bits agreed and the
+	// rest of the 128 bits or the length did not, in this run or against
+	// a stored document): such a document is not dropped as identical but
+	// left to near-duplicate verification. With a keyed 128-bit
+	// fingerprint it stays 0 unless something is wrong.
+	Unconfirmed int64 `json:"identity_unconfirmed"`
+	// Upgraded reports that the run's Store held an index of an earlier
+	// release, which was given an identity key (index.Index.Upgraded).
+	Upgraded bool `json:"identity_upgraded,omitempty"`
 	// Verification says how the candidate pairs were verified:
 	// VerifyExact or VerifyEstimate. Out of core (External) an exact run
 	// read the feature sets of the candidates' documents back from its

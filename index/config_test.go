@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/neardup/neardup/feature"
+	"github.com/neardup/neardup/identity"
 	"github.com/neardup/neardup/lsh"
 	"github.com/neardup/neardup/sample"
 	"github.com/neardup/neardup/sketch"
@@ -125,7 +126,8 @@ func TestReopenVersion1(t *testing.T) {
 		t.Fatalf("query of a version 1 index: %+v %v", ms, err)
 	}
 	raw, _, _ := st.Meta(bg, configMeta, nil)
-	if !strings.Contains(string(raw), `"version":3`) || !strings.Contains(string(raw), `"tokenizer":"words-v1"`) {
+	if !strings.Contains(string(raw), `"version":3`) || !strings.Contains(string(raw), `"tokenizer":"words-v1"`) ||
+		!strings.Contains(string(raw), identity.Scheme) || !x.Upgraded() {
 		t.Fatalf("not upgraded: %s", raw)
 	}
 	mustAdd(t, x, mkDoc(t, x, "old", sets[1], true)) // replaces a version 1 record
@@ -229,14 +231,14 @@ func TestStoredNames(t *testing.T) {
 	o := feature.Options{Format: feature.FormatHTML, Case: feature.CaseKeep, Norm: feature.NormNFKC, Digits: feature.DigitsFold,
 		Punct: feature.PunctKeep, Unit: feature.UnitChar, K: 7, Wrap: true, Seed: 5, Weighting: feature.WeightCount, TitleBoost: 3, HeadingBoost: 1,
 		Tokenizer: feature.TokenizerWords} // char n-grams have no other
-	c := Config{Sketch: sample.Config{Algorithm: sketch.CWS, Features: o}}
+	c := Config{Sketch: sample.Config{Algorithm: sketch.CWS, Features: o}, Identity: identity.Key{1, 2}}
 	c.EnsureDefaults()
 	raw, err := encodeStored(c, sketch.Header{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	r, err := decodeStored(raw)
-	if err != nil || r.cfg.Sketch.Features != o || r.cfg.Sketch.Algorithm != sketch.CWS {
+	if err != nil || r.cfg.Sketch.Features != o || r.cfg.Sketch.Algorithm != sketch.CWS || r.cfg.Identity != c.Identity {
 		t.Fatalf("round trip: %+v %v", r.cfg.Sketch.Features, err)
 	}
 }

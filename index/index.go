@@ -58,6 +58,7 @@ import (
 	"sync/atomic"
 
 	"github.com/neardup/neardup/feature"
+	"github.com/neardup/neardup/identity"
 	"github.com/neardup/neardup/internal/rng"
 	"github.com/neardup/neardup/lsh"
 	"github.com/neardup/neardup/sample"
@@ -84,13 +85,14 @@ var (
 // replaces). Two processes writing one shared store (store.Capabilities
 // Shared) must not replace the same ids at the same time.
 type Index struct {
-	st     store.Store
-	prior  bool // st held an index when opened
-	cfg    Config
-	hdr    sketch.Header
-	scheme *lsh.Scheme
-	wmu    sync.Mutex // serializes Add, Remove, Flush and Check's repairs
-	fps    filter     // the Bloom filter in front of the fingerprints
+	st       store.Store
+	prior    bool // st held an index when opened
+	cfg      Config
+	hdr      sketch.Header
+	scheme   *lsh.Scheme
+	wmu      sync.Mutex // serializes Add, Remove, Flush and Check's repairs
+	fps      filter     // the Bloom filter in front of the fingerprints
+	upgraded bool       // Open recorded an identity key for an older index
 
 	bulkOpen  bool                        // a Bulk is open (guarded by wmu)
 	collapser collapserHook               // the collapse table kept up to date, if any
@@ -125,8 +127,13 @@ func Open(ctx context.Context, st store.Store, cfg Config) (*Index, error) {
 		return nil, fmt.Errorf("index: reading the configuration: %w", err)
 	}
 	var hdr sketch.Header
-	write := !ok
+	write, upgraded := !ok, false
 	if !ok {
+		if cfg.Identity.IsZero() {
+			if cfg.Identity, err = identity.NewKey(); err != nil {
+				return nil, fmt.Errorf("index: %w", err)
+			}
+		}
 		cfg.EnsureDefaults()
 		if err := cfg.Validate(); err != nil {
 			return nil, err
@@ -145,6 +152,7 @@ func Open(ctx context.Context, st store.Store, cfg Config) (*Index, error) {
 			return nil, err
 		}
 		hdr = r.header
+		upgraded = write && !r.keyed
 		check := cfg
 		if !complete(check.Sketch.Features) {
 			check.Sketch.Features.Weighting = 0 // the table is not needed to open
@@ -173,8 +181,18 @@ func Open(ctx context.Context, st store.Store, cfg Config) (*Index, error) {
 			return nil, fmt.Errorf("index: recording the configuration: %w", err)
 		}
 	}
-	return &Index{st: st, prior: ok, cfg: cfg, hdr: hdr, scheme: scheme}, nil
+	return &Index{st: st, prior: ok, cfg: cfg, hdr: hdr, scheme: scheme, upgraded: upgraded}, nil
 }
+
+// Upgraded reports whether Open upgraded an index recorded without an
+// identity key (by a release before the keyed identity fingerprint): it
+// drew a key and recorded it. The documents stored before keep their
+// 64-bit Rabin fingerprints under the public polynomial, which anyone can
+// forge: they are never taken as proof of identity (Identical does not
+// match them), so an exact copy of such a document is found only as a
+// near-duplicate, by its sketch. Adding the document again gives it a
+// keyed fingerprint.
+func (x *Index) Upgraded() bool { return x.upgraded }
 
 // Reopened reports whether the store held an index when Open was called
 // (documents of earlier runs may be there).
@@ -211,13 +229,15 @@ func (x *Index) Header() sketch.Header { return x.hdr }
 // Scheme returns the LSH scheme keys are made with.
 func (x *Index) Scheme() *lsh.Scheme { return x.scheme }
 
-// NewSketcher returns a Sketcher of the index's sketch configuration: its
-// documents' sketches are comparable with the index's. One per goroutine.
+// NewSketcher returns a Sketcher of the index's sketch configuration,
+// fingerprinting under the index's identity key: its documents' sketches
+// and fingerprints are comparable with the index's. One per goroutine.
 func (x *Index) NewSketcher() (*sample.Sketcher, error) {
 	s, err := sample.NewSketcher(x.cfg.Sketch)
 	if err != nil {
 		return nil, fmt.Errorf("index: %w", err)
 	}
+	s.SetKey(x.cfg.Identity)
 	return s, nil
 }
 
@@ -361,12 +381,22 @@ func ID(name string) uint64 {
 	return rng.Hash(h^uint64(len(name)), binary.LittleEndian.Uint64(w[:]))
 }
 
-// fpTag keys fingerprint postings apart from LSH keys in the store's one
-// posting space (the key a fingerprint is posted under is a hash of the
-// tag and the fingerprint; the LSH keys are hashes too).
-const fpTag = 0x6670726e74 // "fprnt"
+// fpTag and idTag key fingerprint postings apart from LSH keys in the
+// store's one posting space (the key a fingerprint is posted under is a
+// hash of the tag and the fingerprint; the LSH keys are hashes too).
+// fpTag posts the 64-bit fingerprints of records written before the
+// identity key (Index.Upgraded), idTag identity fingerprints; the posting
+// key is only a way in: the record's full fingerprint and length decide.
+const (
+	fpTag = 0x6670726e74 // "fprnt"
+	idTag = 0x6964656e74 // "ident"
+)
 
 func fpKey(fp uint64) uint64 { return rng.Hash(fpTag, fp) }
+
+// idKey is the posting key of an identity fingerprint, and the value its
+// Bloom filter holds.
+func idKey(f identity.Fingerprint) uint64 { return rng.Hash2(idTag, f.Hi, f.Lo) }
 
 // Keys appends the lookup keys of s to dst: its LSH keys. An empty sketch
 // (a document without features) has none; it matches nothing.
@@ -388,7 +418,10 @@ func (x *Index) postingsOf(dst []uint64, d *Doc) ([]uint64, error) {
 		return dst, err
 	}
 	if d.HasFingerprint {
-		dst = append(dst, fpKey(d.Fingerprint))
+		dst = append(dst, idKey(d.Fingerprint))
+	}
+	if d.hasLegacy {
+		dst = append(dst, fpKey(d.legacy))
 	}
 	return dst, nil
 }

@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"github.com/neardup/neardup/feature"
+	"github.com/neardup/neardup/identity"
 	"github.com/neardup/neardup/sketch"
 )
 
@@ -15,11 +16,12 @@ type Doc struct {
 	// Name is the caller's identifier of the document (unique): the index
 	// keys it by ID(Name).
 	Name string
-	// Fingerprint is the exact fingerprint of the document's body
-	// (sample.Sketched.Fingerprint), meaningful when HasFingerprint.
-	// Stored, it makes the document findable by Identical: a body
-	// identical to this one is recognized before any sketch is compared.
-	Fingerprint    uint64
+	// Fingerprint is the identity fingerprint of the document's body
+	// (sample.Sketched.Fingerprint, under the index's key), meaningful
+	// when HasFingerprint. Stored, it makes the document findable by
+	// Identical: a body identical to this one is recognized before any
+	// sketch is compared.
+	Fingerprint    identity.Fingerprint
 	HasFingerprint bool
 	// Sketch is the document's sketch; its header must equal the index's.
 	Sketch sketch.Sketch
@@ -37,15 +39,27 @@ type Doc struct {
 	// sorted by id (for the weighted samplers CWS and ICWS): stored, it
 	// lets verification use the exact weighted Jaccard Σmin/Σmax.
 	Weighted []feature.Feature
+
+	// legacy is the 64-bit Rabin fingerprint of a record written before
+	// identity keys (recFingerprint), kept so that its posting is removed
+	// with the document; it identifies nothing.
+	legacy    uint64
+	hasLegacy bool
 }
 
 // Record encoding, version 3 (what AppendDoc writes):
 //
 //	byte 3 | uvarint len(name) | name | byte flags |
 //	[uint64 LE fingerprint, if flags&recFingerprint] |
+//	[uint64 LE Hi | uint64 LE Lo | uvarint length, if flags&recIdentity] |
 //	uint32 LE len(sketch) | sketch encoding (package sketch, with its CRC) |
 //	[uvarint n | n × uint64 LE of the sorted ids, if flags&recFeatures] |
 //	[uvarint n | n × (uint64 LE id, float64 LE weight), if flags&recWeighted]
+//
+// recFingerprint marks the 64-bit public Rabin fingerprint of releases
+// before the identity key (read, and written back only when a record read
+// with one is rewritten as it is); recIdentity the identity fingerprint
+// (package identity), 8 + 1-8 bytes more than the old one per document.
 //
 // The feature ids are fixed-width because hashed ids are uniform: the gap
 // between neighbours in a sorted set of n ids is about 2^64/n, so a
@@ -84,6 +98,7 @@ const (
 	recFingerprint = 1 << 0
 	recFeatures    = 1 << 1
 	recWeighted    = 1 << 2
+	recIdentity    = 1 << 3
 	// recCompact (with recFeatures) stores each feature id's top 32 bits.
 	recCompact = 1 << 6
 )
@@ -98,8 +113,11 @@ func AppendDoc(dst []byte, d *Doc) ([]byte, error) {
 	dst = binary.AppendUvarint(dst, uint64(len(d.Name)))
 	dst = append(dst, d.Name...)
 	var flags byte
-	if d.HasFingerprint {
+	if d.hasLegacy {
 		flags |= recFingerprint
+	}
+	if d.HasFingerprint {
+		flags |= recIdentity
 	}
 	if d.Features != nil {
 		flags |= recFeatures
@@ -111,8 +129,13 @@ func AppendDoc(dst []byte, d *Doc) ([]byte, error) {
 		flags |= recWeighted
 	}
 	dst = append(dst, flags)
+	if d.hasLegacy {
+		dst = binary.LittleEndian.AppendUint64(dst, d.legacy)
+	}
 	if d.HasFingerprint {
-		dst = binary.LittleEndian.AppendUint64(dst, d.Fingerprint)
+		dst = binary.LittleEndian.AppendUint64(dst, d.Fingerprint.Hi)
+		dst = binary.LittleEndian.AppendUint64(dst, d.Fingerprint.Lo)
+		dst = binary.AppendUvarint(dst, d.Fingerprint.Len)
 	}
 	at := len(dst)
 	dst = append(dst, 0, 0, 0, 0)
@@ -153,10 +176,11 @@ type view struct {
 	version  byte
 	name     []byte
 	flags    byte
-	fp       uint64
-	sketch   []byte // the sketch's encoding
-	features []byte // versions 2 and 3: the set features' section (count included); version 1: the whole tail
-	weighted []byte // versions 2 and 3: the weighted features' section (count included)
+	fp       uint64               // flags&recFingerprint: the legacy fingerprint
+	id       identity.Fingerprint // flags&recIdentity
+	sketch   []byte               // the sketch's encoding
+	features []byte               // versions 2 and 3: the set features' section (count included); version 1: the whole tail
+	weighted []byte               // versions 2 and 3: the weighted features' section (count included)
 }
 
 func corrupt(what string) error { return fmt.Errorf("%w: %s", ErrCorrupt, what) }
@@ -195,7 +219,7 @@ func parse(rec []byte) (view, error) {
 	}
 	v.flags = rec[0]
 	rec = rec[1:]
-	if v.flags&^(recFingerprint|recFeatures|recWeighted|recCompact) != 0 ||
+	if v.flags&^(recFingerprint|recFeatures|recWeighted|recIdentity|recCompact) != 0 ||
 		(v.flags&recCompact != 0 && (v.version != recordV3 || v.flags&recFeatures == 0)) {
 		return v, corrupt("flags")
 	}
@@ -205,6 +229,18 @@ func parse(rec []byte) (view, error) {
 		}
 		v.fp = binary.LittleEndian.Uint64(rec)
 		rec = rec[8:]
+	}
+	if v.flags&recIdentity != 0 {
+		if len(rec) < 16 {
+			return v, corrupt("identity fingerprint")
+		}
+		v.id.Hi, v.id.Lo = binary.LittleEndian.Uint64(rec), binary.LittleEndian.Uint64(rec[8:])
+		n, w := binary.Uvarint(rec[16:])
+		if w <= 0 {
+			return v, corrupt("identity fingerprint")
+		}
+		v.id.Len = n
+		rec = rec[16+w:]
 	}
 	if len(rec) < 4 || uint64(binary.LittleEndian.Uint32(rec)) > uint64(len(rec)-4) {
 		return v, corrupt("sketch length")
@@ -274,7 +310,8 @@ func decodeDoc(rec []byte, d *Doc) error {
 // decode fills d from v, reusing d's slices.
 func (v *view) decode(d *Doc) error {
 	d.Name = string(v.name)
-	d.Fingerprint, d.HasFingerprint = v.fp, v.flags&recFingerprint != 0
+	d.Fingerprint, d.HasFingerprint = v.id, v.flags&recIdentity != 0
+	d.legacy, d.hasLegacy = v.fp, v.flags&recFingerprint != 0
 	d.Compact = v.flags&recCompact != 0
 	if err := d.Sketch.UnmarshalBinary(v.sketch); err != nil {
 		return fmt.Errorf("%w: %w", ErrCorrupt, err)

@@ -132,7 +132,7 @@ func (x *Index) stage(ctx context.Context, b store.Batch, docs []*Doc, docIDs []
 	var fps []uint64
 	for j := range ids {
 		if d := doc(j); d.HasFingerprint {
-			fps = append(fps, d.Fingerprint)
+			fps = append(fps, idKey(d.Fingerprint))
 		}
 	}
 	// The keys are made document by document as the records are read:

@@ -54,6 +54,10 @@ type dedupOptions struct {
 	Resume bool
 	// Shard is --shard i/n: run stage 1 of shard i only (cmd_dedup_merge.go).
 	Shard string
+	// KeyFile is --key-file: the file of the identity key (made with a
+	// new key when missing). Not part of the stage files' configuration:
+	// they record a check of the key itself.
+	KeyFile string `json:"-"`
 	// MergeShards are the shards' work directories dedup merge joins
 	// into the run's stage 1 (MergeResume: unless already joined).
 	MergeShards []string `json:"-"`
@@ -191,6 +195,7 @@ naming the commonest reason and an example record.`,
 	fl.StringVar(&opts.Work, "work", "", "directory of the out-of-core spill files (default OUT/work)")
 	fl.BoolVar(&opts.KeepWork, "keep-work", false, "keep the spill files after the run")
 	fl.StringVar(&opts.Shard, "shard", "", "run only stage 1 (read + sketch) of shard i of n (i/n, 1 <= i <= n): the input files numbered i-1 modulo n in reading order, into --work; then join the shards with neardup dedup merge")
+	fl.StringVar(&opts.KeyFile, "key-file", "", "file of the secret key of the identity fingerprints that decide exact duplicates (64 hex digits; when missing, a key is drawn and written there, mode 0600): needed by --shard, every shard of a run sharing one file; by default a run draws its own key, or uses its --store index's")
 	fl.BoolVar(&opts.Resume, "resume", false, "continue a killed out-of-core run from its stage files in --work (same inputs and flags): from the last finished stage, within read+sketch from the last finished input file; the output is that of an uninterrupted run")
 	opts.Feature.bind(cmd, true)
 	opts.Corpus.bind(cmd)
@@ -373,6 +378,9 @@ func runDedup(ctx context.Context, env *Env, opts dedupOptions) error {
 		do.ExportBands = bands
 	}
 	res, err := dedup.Run(ctx, docs, do)
+	if err == nil && res.Summary.Upgraded {
+		fmt.Fprintf(env.Stderr, "neardup dedup: %s\n", upgradedNote)
+	}
 	if spool != nil {
 		// A short spool fails the run, whatever the reader made of the
 		// spool's error: the kept corpus would miss documents.
@@ -488,8 +496,14 @@ func dedupLibOptions(ctx context.Context, env *Env, opts *dedupOptions) (dedup.O
 	if err != nil {
 		return dedup.Options{}, err
 	}
+	icfg := flags.config(set)
+	if opts.KeyFile != "" {
+		if icfg.Identity, err = loadKeyFile(opts.KeyFile); err != nil {
+			return dedup.Options{}, err
+		}
+	}
 	return dedup.Options{
-		Index:         flags.config(set),
+		Index:         icfg,
 		Exact:         exact,
 		StoreFeatures: opts.StoreFeatures,
 		Memory:        memory,

@@ -222,6 +222,9 @@ func openIndexSession(ctx context.Context, env *Env, opts indexOptions, create, 
 		return nil, configError(err)
 	}
 	s := &indexSession{st: st, x: x}
+	if x.Upgraded() {
+		fmt.Fprintf(env.Stderr, "neardup index: %s\n", upgradedNote)
+	}
 	if sketcher {
 		if s.sk, err = x.NewSketcher(); err != nil {
 			st.Close()
