@@ -203,6 +203,9 @@ func (r *run) heldBytes(i int) int64 {
 		if r.st != nil {
 			n += int64(unsafe.Sizeof(recordPlace{}))
 		}
+		if r.feats != nil {
+			n += 4 + 8 // its feature record's length and offset (diskFeatures)
+		}
 	} else {
 		n += endBytes
 	}

@@ -157,6 +157,15 @@ type run struct {
 	local map[uint64]bool
 	// ext is the out-of-core state, nil in memory (Options.Memory).
 	ext *external
+	// feats holds the feature sets of a run in memory on disk, when they
+	// do not fit in memory (spillFeatures); nil otherwise, and once the
+	// run goes out of core (ext.feats then).
+	feats *diskFeatures
+	// work is the work directory, once made (workDir).
+	work struct {
+		dir         string
+		owned, made bool
+	}
 	// st is the state of a resumable run, nil without Options.Stages.
 	st *stages
 	// hdr is the header of the index's sketches (run.indexDoc).
@@ -196,6 +205,11 @@ func Run(ctx context.Context, docs iter.Seq2[*corpus.Document, error], o Options
 	r.ev.startSampling()
 	defer r.ev.stopSampling()
 	err = r.sketch(docs)
+	defer func() {
+		if cerr := r.closeFeatures(); cerr != nil && err == nil {
+			err = fmt.Errorf("dedup: removing the work files: %w", cerr)
+		}
+	}()
 	if r.st != nil {
 		defer r.st.close()
 	}

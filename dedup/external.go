@@ -45,22 +45,11 @@ func (r *run) startExternal(exact bool) error {
 	if r.narrow { // folds cannot make the sketch file's full values
 		return errors.New("dedup: internal error: a run holding folded sketch values went out of core")
 	}
-	dir := r.o.WorkDir
-	owned := false
-	if dir == "" {
-		var err error
-		if dir, err = os.MkdirTemp("", "neardup-work-"); err != nil {
-			return fmt.Errorf("dedup: work directory: %w", err)
-		}
-		owned = true
-	} else if err := os.MkdirAll(dir, 0o755); err != nil {
-		return fmt.Errorf("dedup: work directory: %w", err)
-	} else if r.st == nil { // a resumable run cleaned up as it began
-		if err := RemoveWork(dir); err != nil {
-			return err
-		}
+	dir, owned, err := r.workDir()
+	if err != nil {
+		return err
 	}
-	f, err := os.Create(filepath.Join(dir, "sketches.bin"))
+	f, err := os.Create(filepath.Join(dir, fileSketches))
 	if err != nil {
 		return fmt.Errorf("dedup: %w", err)
 	}
@@ -76,18 +65,59 @@ func (r *run) startExternal(exact bool) error {
 		return nil
 	}
 	// Exact verification is on: the feature sets go to the feature file,
-	// and those still to come too (features.go).
-	if r.ext.feats, err = createFeatFile(dir, r.ioBuf()); err != nil {
+	// and those still to come too (features.go). A run in memory that
+	// already sent them there (spillFeatures) hands its file over.
+	if r.feats != nil {
+		r.ext.feats, r.feats = r.feats.f, nil
+		return nil
+	}
+	if r.ext.feats, err = r.writeFeatures(dir); err != nil {
 		return err
+	}
+	return nil
+}
+
+// workDir returns the run's work directory, made (or, for a run that is
+// not resumable, cleared of earlier work files) on the first call, and
+// whether the run created it (a temporary directory, removed at the end).
+func (r *run) workDir() (dir string, owned bool, err error) {
+	if r.work.made {
+		return r.work.dir, r.work.owned, nil
+	}
+	dir = r.o.WorkDir
+	if dir == "" {
+		if dir, err = os.MkdirTemp("", "neardup-work-"); err != nil {
+			return "", false, fmt.Errorf("dedup: work directory: %w", err)
+		}
+		owned = true
+	} else if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", false, fmt.Errorf("dedup: work directory: %w", err)
+	} else if r.st == nil { // a resumable run cleaned up as it began
+		if err := RemoveWork(dir); err != nil {
+			return "", false, err
+		}
+	}
+	r.work.dir, r.work.owned, r.work.made = dir, owned, true
+	return dir, owned, nil
+}
+
+// writeFeatures creates the feature file in dir, writes the feature sets
+// of the documents read so far to it, and drops them from memory: the
+// run's later ones go there too.
+func (r *run) writeFeatures(dir string) (*featFile, error) {
+	ff, err := createFeatFile(dir, r.ioBuf())
+	if err != nil {
+		return nil, err
 	}
 	for i := range r.res.Docs {
 		f := r.side.features(i)
-		if err := r.ext.feats.put(&f); err != nil {
-			return err
+		if err := ff.put(&f); err != nil {
+			ff.close()
+			return nil, err
 		}
 	}
 	r.side.dropFeatures()
-	return nil
+	return ff, nil
 }
 
 // ioBuf is the size of the buffers of the work files a run writes and

@@ -271,3 +271,71 @@ func TestFeatureFileCorrupt(t *testing.T) {
 		}
 	}
 }
+
+// A run whose feature sets pass their share (here Options.ExactBudget,
+// 1000 ids, under a budget the rest of the run fits in) stays in memory
+// and sends only the feature sets to the feature file, reading back
+// those of the candidates' documents for exact verification (in chunks
+// made tiny, many of them): the pairs and clusters are those of the run
+// with everything in memory, byte for byte, verification is exact, and
+// the feature file is removed. With a store holding an earlier run's
+// index with feature sets, the queries and the adds read them back too,
+// and match the run in memory.
+func TestFeaturesOnDisk(t *testing.T) {
+	docs := plantedCorpus(3000)
+	mem, err := Run(bg, docsOf(docs...), Options{Exact: ExactAlways})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mp, mc := outputs(t, mem)
+	for _, sizes := range []*[3]int64{nil, {0, 1 << 10, 0}} {
+		work := t.TempDir()
+		exactTestSizes = sizes
+		res, err := Run(bg, docsOf(docs...), Options{Memory: 1 << 30, ExactBudget: 1000, WorkDir: work})
+		exactTestSizes = nil
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := res.Summary
+		if s.External || !s.ExactCheck || s.Verification != VerifyExact || s.Spilled == 0 {
+			t.Fatalf("chunks %v: external %v, exact %v, verification %q, spilled %d", sizes, s.External, s.ExactCheck, s.Verification, s.Spilled)
+		}
+		if p, c := outputs(t, res); p != mp || c != mc {
+			t.Fatalf("chunks %v: feature sets on disk differ: pairs equal %v, clusters equal %v", sizes, p == mp, c == mc)
+		}
+		if s.Candidates != mem.Summary.Candidates {
+			t.Fatalf("chunks %v: %d candidates, in memory %d", sizes, s.Candidates, mem.Summary.Candidates)
+		}
+		if left, _ := os.ReadDir(work); len(left) != 0 {
+			t.Fatalf("chunks %v: work files left: %v", sizes, left)
+		}
+	}
+
+	first, second := docs[:2000], docs[1500:]
+	results := map[bool][2]string{}
+	for _, disk := range []bool{false, true} {
+		st := store.NewMemory()
+		o := Options{Store: st, StoreFeatures: true, Exact: ExactAlways}
+		if disk {
+			o.Memory, o.ExactBudget, o.WorkDir = 1<<30, 1000, t.TempDir()
+		}
+		if _, err := Run(bg, docsOf(first...), o); err != nil {
+			t.Fatal(err)
+		}
+		res, err := Run(bg, docsOf(second...), o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Summary.External || disk != (res.Summary.Spilled > 0) {
+			t.Fatalf("feature sets on disk %v: external %v, spilled %d", disk, res.Summary.External, res.Summary.Spilled)
+		}
+		p, c := outputs(t, res)
+		results[disk] = [2]string{p, c}
+	}
+	if results[false] != results[true] {
+		t.Fatal("with a store, feature sets on disk differ from in memory")
+	}
+	if !strings.Contains(results[false][0], `"stored":true`) || strings.Contains(results[false][0], `"exact":false`) {
+		t.Fatal("the second run matched nothing stored, or not exactly")
+	}
+}

@@ -24,7 +24,11 @@ import (
 // (at the default threshold about one document in ten thousand, and the
 // near duplicates of the corpus), in sorted passes over that file
 // (verifyExact in verify_exact.go). Verification stays exact at any
-// corpus size, in memory bounded by the budget.
+// corpus size, in memory bounded by the budget. A run whose feature sets
+// alone do not fit (a thousand-word document's are 8 KB, ten times its
+// sketch) stays in memory and sends only them to the feature file
+// (diskFeatures): after the in-memory join it reads back those of the
+// candidates' documents where they lie.
 //
 // The feature file holds one record per document, in the documents'
 // order (their positions in Result.Docs): a uvarint length, then that many
@@ -243,29 +247,15 @@ func (c *featCursor) read(pos int, ids *[]uint64, ws *[]feature.Feature) (featur
 		return featureSet{}, err
 	}
 	if c.lens != nil {
-		// The record where it lies: its header, then its payload.
-		if pos >= c.lens.len() || c.off+int64(*c.lens.at(pos)) > c.end {
+		if pos >= c.lens.len() {
 			return featureSet{}, fmt.Errorf("dedup: reading feature sets: %w (document %d past its end)", errCorruptFeatures, pos)
 		}
-		n := int(*c.lens.at(pos))
-		if cap(c.p) < n {
-			c.p = make([]byte, n)
+		f, err := readRecord(c.f, &c.p, pos, c.off, *c.lens.at(pos), c.end, ids, ws)
+		if err == nil {
+			c.off += int64(*c.lens.at(pos))
+			c.pos++
 		}
-		c.p = c.p[:n]
-		if _, err := c.f.ReadAt(c.p, c.off); err != nil {
-			return featureSet{}, fmt.Errorf("dedup: reading feature sets: %w", err)
-		}
-		l, h := binary.Uvarint(c.p)
-		if h <= 0 || uint64(h)+l != uint64(n) {
-			return featureSet{}, fmt.Errorf("dedup: reading feature sets: %w (document %d)", errCorruptFeatures, pos)
-		}
-		c.off += int64(n)
-		c.pos++
-		f, err := decodeFeatureSet(c.p[h:], ids, ws)
-		if err != nil {
-			return f, fmt.Errorf("dedup: reading feature sets: %w (document %d)", err, pos)
-		}
-		return f, nil
+		return f, err
 	}
 	n, err := c.length()
 	if err != nil {
@@ -285,6 +275,129 @@ func (c *featCursor) read(pos int, ids *[]uint64, ws *[]feature.Feature) (featur
 		return f, fmt.Errorf("dedup: reading feature sets: %w (document %d)", err, pos)
 	}
 	return f, nil
+}
+
+// readRecord reads the record of document pos, n bytes at off (header
+// included) in f, whose records end at end, through the scratch buffer
+// *p, and decodes it into ids and ws (decodeFeatureSet).
+func readRecord(f *os.File, p *[]byte, pos int, off int64, n uint32, end int64, ids *[]uint64, ws *[]feature.Feature) (featureSet, error) {
+	if off+int64(n) > end {
+		return featureSet{}, fmt.Errorf("dedup: reading feature sets: %w (document %d past its end)", errCorruptFeatures, pos)
+	}
+	if cap(*p) < int(n) {
+		*p = make([]byte, n)
+	}
+	b := (*p)[:n]
+	if _, err := f.ReadAt(b, off); err != nil {
+		return featureSet{}, fmt.Errorf("dedup: reading feature sets: %w", err)
+	}
+	l, h := binary.Uvarint(b)
+	if h <= 0 || uint64(h)+l != uint64(n) {
+		return featureSet{}, fmt.Errorf("dedup: reading feature sets: %w (document %d)", errCorruptFeatures, pos)
+	}
+	fs, err := decodeFeatureSet(b[h:], ids, ws)
+	if err != nil {
+		return fs, fmt.Errorf("dedup: reading feature sets: %w (document %d)", err, pos)
+	}
+	return fs, nil
+}
+
+// diskFeatures are the feature sets of a run that stays in memory while
+// they do not fit there (run.spillFeatures): stage 1 writes them to the
+// feature file as it makes them, as an out-of-core run does, and after
+// stage 1 the readers (verification, the queries of an earlier run's
+// index, the store's adds with StoreFeatures) read those of the documents
+// they need where they lie, in any order and from several goroutines at
+// once: at the default threshold the candidates' documents are a small
+// part of the corpus. If the rest of the run then passes its share of
+// the budget too, the run goes out of core and its feature file becomes
+// the out-of-core run's (startExternal).
+type diskFeatures struct {
+	f *featFile
+	// offs[i] is where the record of the document at position i starts
+	// (finish): 8 bytes a document.
+	offs []int64
+}
+
+// finish completes the file after stage 1 and makes the records'
+// offsets.
+func (d *diskFeatures) finish() error {
+	if err := d.f.flush(); err != nil {
+		return err
+	}
+	d.offs = make([]int64, d.f.lens.len())
+	var off int64
+	for i := range d.offs {
+		d.offs[i] = off
+		off += int64(*d.f.lens.at(i))
+	}
+	return nil
+}
+
+// read reads the feature set of the document at position pos, through
+// the scratch buffer *p, into ids and ws (featureSet's slices point into
+// them). It is safe for concurrent use with distinct buffers.
+func (d *diskFeatures) read(pos int, p *[]byte, ids *[]uint64, ws *[]feature.Feature) (featureSet, error) {
+	if pos < 0 || pos >= len(d.offs) {
+		return featureSet{}, fmt.Errorf("dedup: reading feature sets: %w (document %d past its end)", errCorruptFeatures, pos)
+	}
+	return readRecord(d.f.f, p, pos, d.offs[pos], *d.f.lens.at(pos), d.f.off, ids, ws)
+}
+
+// featFile returns the feature file stage 1 writes the documents'
+// feature sets to, out of core or in memory (run.feats), or nil while
+// they stay in memory.
+func (r *run) featFile() *featFile {
+	switch {
+	case r.ext != nil:
+		return r.ext.feats
+	case r.feats != nil:
+		return r.feats.f
+	}
+	return nil
+}
+
+// spillFeatures is the first step of a run in memory past its share of
+// the budget, or past Options.ExactBudget feature ids in memory, with
+// exact verification on: the feature sets, 8 bytes a shingle, most of
+// what a document of a thousand words holds, go to the feature file in
+// the work directory (those read so far, and the later ones as they are
+// made), and the sketches, the join and verification stay in memory.
+// Only if the rest passes the share too does the run go out of core.
+func (r *run) spillFeatures() error {
+	dir, _, err := r.workDir()
+	if err != nil {
+		return err
+	}
+	ff, err := r.writeFeatures(dir)
+	if err != nil {
+		return err
+	}
+	r.feats = &diskFeatures{f: ff}
+	return nil
+}
+
+// closeFeatures closes the feature file of a run that stayed in memory
+// (run.feats), and removes it unless the work files are kept.
+func (r *run) closeFeatures() error {
+	if r.feats == nil {
+		return nil
+	}
+	err := r.feats.f.close()
+	r.feats = nil
+	if r.o.KeepWork {
+		return err
+	}
+	var rerr error
+	if r.work.owned {
+		rerr = os.RemoveAll(r.work.dir)
+	} else {
+		rerr = os.Remove(filepath.Join(r.work.dir, fileFeatures))
+	}
+	if err == nil {
+		err = rerr
+	}
+	return err
 }
 
 func uvarintLen(v uint64) int {

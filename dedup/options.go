@@ -16,7 +16,7 @@ type ExactMode uint8
 // Exact verification modes.
 const (
 	// ExactAuto verifies exactly at any size under a memory budget
-	// (Options.Memory: out of core the feature sets go to the work
+	// (Options.Memory: past their share the feature sets go to the work
 	// directory and those of the candidates' documents are read back); a
 	// run without a budget keeps feature sets in memory while the corpus's
 	// features fit in Options.ExactBudget, and otherwise lets the sketch
@@ -58,10 +58,13 @@ type Options struct {
 	StoreFeatures bool
 	// Exact selects exact verification. The default is ExactAuto.
 	Exact ExactMode
-	// ExactBudget bounds the feature ids kept in memory for ExactAuto in a
-	// run without a memory budget (Memory 0); under one, the feature sets
-	// count against Memory and go out of core with the sketches. The
-	// default is 64M ids (512 MiB).
+	// ExactBudget bounds the feature ids kept in memory. In a run without
+	// a memory budget (Memory 0), ExactAuto past it lets the sketch
+	// estimate decide. Under a budget verification stays exact: past it
+	// (or past the budget's share), the feature sets go to a feature file
+	// in WorkDir while the rest of the run stays in memory, and those of
+	// the candidates' documents are read back after the join. The default
+	// is 64M ids (512 MiB).
 	ExactBudget int64
 	// Workers is the number of sketching, join and verification
 	// goroutines. The default is runtime.GOMAXPROCS(0).
@@ -71,7 +74,9 @@ type Options struct {
 	// Memory is the memory budget of an out-of-core run, in bytes. When
 	// what the documents hold in memory (sketches, feature sets kept for
 	// exact verification, and per document its Doc, name and map
-	// entries) passes a quarter of it, the run goes out of core by
+	// entries) passes a quarter of it, the feature sets move to a file in
+	// WorkDir first (as they do past ExactBudget ids) and the run stays in
+	// memory; if the rest passes it too, the run goes out of core by
 	// itself: sketches and feature sets move to files in WorkDir and the
 	// join and verification run over sorted runs on disk (package spill),
 	// each sort buffer taking a quarter of what the documents leave of the

@@ -48,9 +48,10 @@ type budget struct {
 	kept int64 // feature ids kept
 	// bounded: ExactAuto keeps at most Options.ExactBudget feature ids,
 	// in a run without a memory budget that holds them all in memory.
-	// Under a budget the feature sets count against it, and go to the
-	// feature file with the sketches when the run goes out of core
-	// (features.go): exact verification stays on at any size.
+	// Under a budget the feature sets go to the feature file past
+	// ExactBudget ids or the budget's share (run.spillFeatures), and
+	// with the sketches when the run goes out of core (features.go):
+	// exact verification stays on at any size.
 	bounded bool
 }
 
@@ -146,9 +147,10 @@ func (r *run) sketch(docs iter.Seq2[*corpus.Document, error]) error {
 	// Collect in order.
 	pending := map[int]*job{}
 	next := 0
-	var held int64   // bytes held in memory for the documents (heldBytes)
-	dropped := false // feature sets dropped (exact verification off)
-	var taken []*job // jobs whose documents were collected
+	var held int64    // bytes held in memory for the documents (heldBytes)
+	var featIDs int64 // feature ids held in memory
+	dropped := false  // feature sets dropped (exact verification off)
+	var taken []*job  // jobs whose documents were collected
 	var extErr error
 	for j := range done {
 		pending[j.n] = j
@@ -178,12 +180,14 @@ func (r *run) sketch(docs iter.Seq2[*corpus.Document, error]) error {
 					if extErr = r.ext.put(ix.vals.words); extErr != nil {
 						break
 					}
-					if r.ext.feats != nil {
-						if extErr = r.ext.feats.put(&ix.feats); extErr != nil {
-							break
-						}
-						ix.feats = featureSet{}
+				}
+				if ff := r.featFile(); ff != nil {
+					if extErr = ff.put(&ix.feats); extErr != nil {
+						break
 					}
+					ix.feats = featureSet{}
+				} else {
+					featIDs += int64(len(ix.feats.features) + len(ix.feats.weighted))
 				}
 				if r.highs != nil {
 					if extErr = r.highs.put(idOf(&r.res.Docs[at+i]), ix.highs, len(ix.vals.words)); extErr != nil {
@@ -198,6 +202,17 @@ func (r *run) sketch(docs iter.Seq2[*corpus.Document, error]) error {
 			}
 			if extErr != nil {
 				continue
+			}
+			if r.ext == nil && r.o.Memory > 0 && r.feats == nil && !bud.off() && (held > r.o.Memory/4 || featIDs > r.o.ExactBudget) {
+				// The feature sets go first, and the run stays in
+				// memory if the rest fits (spillFeatures).
+				if extErr = r.spillFeatures(); extErr != nil {
+					continue
+				}
+				held = 0
+				for i := range r.res.Docs {
+					held += r.heldBytes(i)
+				}
 			}
 			if r.ext == nil && r.o.Memory > 0 && held > r.o.Memory/4 {
 				extErr = r.startExternal(!bud.off())
@@ -232,6 +247,13 @@ func (r *run) sketch(docs iter.Seq2[*corpus.Document, error]) error {
 		if r.ext.feats != nil {
 			r.ev.addSpilled(StageSketch, r.ext.feats.off)
 		}
+	}
+	if r.feats != nil {
+		if err := r.feats.finish(); err != nil {
+			return err
+		}
+		r.ev.addSpilled(StageSketch, r.feats.f.off)
+		r.sum.Spilled = r.feats.f.off
 	}
 	if r.highs != nil {
 		if err := r.highs.finish(); err != nil {

@@ -52,8 +52,9 @@ type Summary struct {
 	// work directory after the join.
 	Verification string `json:"verification,omitempty"`
 	// External reports an out-of-core run (Options.Memory); Spilled is the
-	// bytes it wrote to the work directory (sketches and compressed sorted
-	// runs).
+	// bytes it wrote to the work directory (sketches, feature sets and
+	// compressed sorted runs), or those of the feature sets that a run in
+	// memory wrote there (when they did not fit in memory).
 	External bool `json:"external,omitempty"`
 	// Resumed names the first stage a resumed run (Options.Stages) ran
 	// again: "sketch" (stage 1, from an input end), "index", "verify" or

@@ -196,7 +196,11 @@ type docLoader struct {
 	// fc reads the feature sets of an out-of-core run from its feature
 	// file (features.go), for loads in increasing order of position; fids
 	// and fws hold a load's.
-	fc   *featCursor
+	fc *featCursor
+	// df reads those of a run in memory whose feature sets are on disk
+	// (diskFeatures), in any order, through fp.
+	df   *diskFeatures
+	fp   []byte
 	fids []uint64
 	fws  []feature.Feature
 	// ends and pos are verifyCands' scratch.
@@ -212,13 +216,18 @@ func (r *run) newLoader(full, byID bool) *docLoader {
 	return &docLoader{r: r, full: full, hr: highReader{bucket: -1, whole: byID}}
 }
 
-// withFeatures makes the loader of an out-of-core run whose feature sets
-// are in its feature file read them back too, for loads in increasing
-// order of position (the order of r.unique).
+// withFeatures makes the loader of a run whose feature sets are in its
+// feature file read them back too: out of core for loads in increasing
+// order of position (the order of r.unique), in memory (diskFeatures) in
+// any order.
 func (l *docLoader) withFeatures() *docLoader {
 	r := l.r
-	if r.exact && r.ext != nil && r.ext.feats != nil {
+	switch {
+	case !r.exact:
+	case r.ext != nil && r.ext.feats != nil:
 		l.fc = r.ext.feats.cursor(0, 0, 1<<16, len(r.res.Docs))
+	case r.feats != nil:
+		l.df = r.feats
 	}
 	return l
 }
@@ -244,10 +253,16 @@ func (l *docLoader) load(pos []int) ([]index.Doc, error) {
 		}
 		l.docs[k] = r.indexDoc(i, l.vals[at:len(l.vals):len(l.vals)])
 	}
-	if l.fc != nil {
+	if l.fc != nil || l.df != nil {
 		l.fids, l.fws = l.fids[:0], l.fws[:0]
 		for k, i := range pos {
-			f, err := l.fc.read(i, &l.fids, &l.fws)
+			var f featureSet
+			var err error
+			if l.fc != nil {
+				f, err = l.fc.read(i, &l.fids, &l.fws)
+			} else {
+				f, err = l.df.read(i, &l.fp, &l.fids, &l.fws)
+			}
 			if err != nil {
 				return nil, err
 			}
