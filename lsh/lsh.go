@@ -86,7 +86,11 @@ func Banding(r, b int) Params { return Params{R: r, B: b, M: 1} }
 
 // AltaVista returns the AltaVista scheme of book 2.5 and 6.1: 84 samples in
 // 6 supershingles of 14 samples, 64-bit values, a candidate when at least 2
-// of 6 agree (about 87% at J = 0.95, 0.7% at J = 0.7); 15 pair keys.
+// of 6 agree; 15 pair keys. By the book's formula 1 − (1−p)^5 (1+5p) with
+// p = J^14 (book 3.2), a pair is a candidate with probability 87.9% at
+// J = 0.95 and 0.068% at J = 0.7 ("just under one in a thousand", as book
+// 3.2 says); the prose of book 6.1 quotes 0.7% at J = 0.7, which is the
+// probability of one supershingle, 0.7^14, not of 2 of 6.
 func AltaVista() Params { return Params{R: 14, B: 6, M: 2, KeyBits: 64} }
 
 // Bing returns the Microsoft Search scheme of book 6.1: 30 samples in 6

@@ -37,12 +37,13 @@ func Compress(s *Sketch, b int) (*Sketch, error) {
 	return out, nil
 }
 
-// CompressPairs is the XOR-pair variant of Compress (book 2.4): value i is
-// the low b bits of the remix of Values[2i] XOR Values[2i+1], so a slot
+// CompressPairs is an XOR-pair variant of Compress: value i is the low b
+// bits of the remix of Values[2i] XOR Values[2i+1], so a slot
 // matches (beyond chance) only when both samples match, with probability J²
 // for independent slots. Jaccard on such sketches corrects for chance,
 // estimates J² and reports its square root; JaccardSquared reports J² itself.
-// k must be even.
+// k must be even. The book has b-bit samples (2.4, Compress) but no XOR of
+// pairs; this variant is this package's own.
 func CompressPairs(s *Sketch, b int) (*Sketch, error) {
 	if err := checkCompress(s, b); err != nil {
 		return nil, err

@@ -1,27 +1,84 @@
 package main
 
 import (
+	"bufio"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
-func TestRewriteSection(t *testing.T) {
-	for _, c := range []struct{ in, want string }{
-		{"# T\n\n## A\na\n\n## Performance\nold\nold\n\n## B\nb\n", "# T\n\n## A\na\n\n## Performance\nnew\n\n## B\nb\n"},
-		{"# T\n\n## Performance\nold\n", "# T\n\n## Performance\nnew\n"},
-		{"# T\n\n## A\na\n", "# T\n\n## A\na\n\n## Performance\nnew\n"},
+// TestPageUpToDate checks that docs/performance.md is exactly what the
+// saved results give: the page is generated, never edited by hand.
+func TestPageUpToDate(t *testing.T) {
+	recs, err := loadRecords("results")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := os.ReadFile("../../docs/performance.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := page(recs); string(got) != want {
+		t.Errorf("docs/performance.md differs from what bench/perf/results gives; run `cd bench && go run ./perf -regen`")
+	}
+}
+
+// TestPageKeepsCPUKinds saves runs on two kinds of CPU, then a second run
+// on the first kind: the page has one table per kind, the newer run's.
+func TestPageKeepsCPUKinds(t *testing.T) {
+	dir := t.TempDir()
+	results := filepath.Join(dir, "results")
+	mk := func(cpu, isa string, oph float64) *record {
+		r := &record{Command: "go run ./perf", CPU: cpu, CPUs: 2, ISA: isa, Docs: 10, Reps: 1, K: 128,
+			Sketch: &sketchReport{CPU: cpu, ShinglesPerDoc: 996}}
+		r.Sketch.Results = append(r.Sketch.Results, struct {
+			Name       string  `json:"name"`
+			Lib        string  `json:"lib"`
+			Kind       string  `json:"kind"`
+			DocsPerSec float64 `json:"docs_per_sec"`
+			NsPerDoc   float64 `json:"ns_per_doc"`
+		}{Name: "oph", DocsPerSec: oph})
+		return r
+	}
+	for _, r := range []*record{mk("AMD EPYC 7B13", "avx2, no AVX-512", 1000), mk("Neoverse-N1", "asimd, pmull", 2000), mk("AMD EPYC 7B13", "avx2, no AVX-512", 3000)} {
+		if err := saveRecord(results, r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	path := filepath.Join(dir, "performance.md")
+	if err := writePage(path, results); err != nil {
+		t.Fatal(err)
+	}
+	b, _ := os.ReadFile(path)
+	s := string(b)
+	for _, want := range []string{"## AMD EPYC 7B13\n\n2 CPUs; instruction sets: avx2, no AVX-512.", "## Neoverse-N1\n\n2 CPUs; instruction sets: asimd, pmull.", "| 3,000 docs/s |", "| 2,000 docs/s |"} {
+		if !strings.Contains(s, want) {
+			t.Errorf("page lacks %q:\n%s", want, s)
+		}
+	}
+	if strings.Contains(s, "| 1,000 docs/s |") || strings.Count(s, "## AMD EPYC 7B13") != 1 {
+		t.Errorf("the older run of the same CPU kind is still on the page:\n%s", s)
+	}
+}
+
+func TestISA(t *testing.T) {
+	for in, want := range map[string]string{
+		"processor\t: 0\nflags\t\t: fpu sse4_2 popcnt aes avx avx2 bmi2\n": "sse4_2, popcnt, aes, avx, avx2, bmi2, no AVX-512",
+		"flags\t\t: sse4_2 avx2 avx512f avx512bw\n":                        "sse4_2, avx2, avx512f, avx512bw",
+		"Features\t: fp asimd evtstrm aes pmull sha1 sha2 crc32 atomics\n": "aes, asimd, pmull, sha2, crc32, atomics",
+		"nothing here\n": "",
 	} {
-		path := filepath.Join(t.TempDir(), "README.md")
-		if err := os.WriteFile(path, []byte(c.in), 0o644); err != nil {
-			t.Fatal(err)
+		if got := isaOf(bufio.NewScanner(strings.NewReader(in))); got != want {
+			t.Errorf("isaOf(%q) = %q, want %q", in, got, want)
 		}
-		if err := rewriteSection(path, "## Performance", "## Performance\nnew\n"); err != nil {
-			t.Fatal(err)
-		}
-		got, _ := os.ReadFile(path)
-		if string(got) != c.want {
-			t.Errorf("rewrite of %q:\n%q\nwant\n%q", c.in, got, c.want)
+	}
+}
+
+func TestKind(t *testing.T) {
+	for in, want := range map[string]string{"AMD EPYC": "amd-epyc", "Intel(R) Xeon(R) Processor": "intel-r-xeon-r-processor", "": "unknown"} {
+		if got := kind(in); got != want {
+			t.Errorf("kind(%q) = %q, want %q", in, got, want)
 		}
 	}
 }

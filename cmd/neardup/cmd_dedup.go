@@ -189,7 +189,7 @@ naming the commonest reason and an example record.`,
 	fl.Float64Var(&opts.Slack, "slack", 1.645, "when a pair is verified by sketch estimate (no exact Jaccard), accept estimates down to threshold - slack standard errors (1.645: a pair at the threshold is kept with probability 0.95; 0: estimate >= threshold)")
 	fl.StringVar(&opts.Weighted, "weighted", "", "weighted dedup: count or tfidf weights (sets --weight; the sampler becomes cws unless --sampler is given), similarity is weighted Jaccard")
 	fl.Float64Var(&opts.MaxRejected, "max-rejected", 0.10, "fail (exit 1, after writing the output) when more than this fraction of the records is rejected")
-	fl.StringVar(&opts.ExportBands, "export-bands", "", "also write the band keys (doc, seq, band, key) of the indexed documents to this zstd Parquet file, for the SQL self-join in README.md")
+	fl.StringVar(&opts.ExportBands, "export-bands", "", "also write the band keys (doc, seq, band, key) of the indexed documents to this zstd Parquet file, for the SQL self-join in docs/beam.md")
 	fl.BoolVar(&opts.JSON, "json", false, "print the summary (summary.json) to standard output instead of the text lines")
 	fl.StringVar(&opts.Memory, "memory", "", "memory budget of the whole run, e.g. 2GiB (default 75% of physical memory): the index store takes its share (Pebble: cache, memtables, bulk buffer; --store memory: half, and the run is refused with exit 2 past it), and past a quarter of the rest in sketches and feature sets the run goes out of core (sketches, feature sets and sorted runs in --work) with the same output; the Go memory limit is the budget less Pebble's cache and memtables")
 	fl.StringVar(&opts.Work, "work", "", "directory of the out-of-core spill files (default OUT/work)")

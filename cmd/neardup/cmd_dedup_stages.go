@@ -9,7 +9,6 @@ import (
 	"strconv"
 	"strings"
 	"sync/atomic"
-	"syscall"
 
 	"github.com/neardup/neardup/corpus"
 	"github.com/neardup/neardup/dedup"
@@ -174,7 +173,7 @@ func killPoint(stage, kind string) {
 		}
 	}
 	if n == killAfter {
-		syscall.Kill(os.Getpid(), syscall.SIGKILL)
+		killSelf()
 		select {} // the signal is on its way
 	}
 }

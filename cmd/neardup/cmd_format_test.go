@@ -124,3 +124,31 @@ func TestFormatFlagEveryCorpusCommand(t *testing.T) {
 		t.Errorf("explain --format file: exit %d: %s", code, errb)
 	}
 }
+
+// TestJSONDirectoryNamesFormatFile walks a directory of package.json-like
+// files: under --format auto each is one JSON record with no text field,
+// so every record is rejected, and the one-line error names --format file
+// (what such a user wants) beside --text-field; with --format file the same
+// directory is read, every file one document.
+func TestJSONDirectoryNamesFormatFile(t *testing.T) {
+	root := t.TempDir()
+	for i := range 4 {
+		dir := filepath.Join(root, fmt.Sprintf("pkg%d", i))
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		text := fmt.Sprintf("{\n  \"name\": \"pkg%d\",\n  \"version\": \"1.0.%d\",\n  \"dependencies\": {\"left-pad\": \"^1.3.0\"}\n}\n", i, i)
+		if err := os.WriteFile(filepath.Join(dir, "package.json"), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	env, _, errb := testEnv()
+	code := Main(context.Background(), []string{"dedup", root, "--out", filepath.Join(t.TempDir(), "out"), "--store", "memory", "-q"}, env)
+	if code != ExitFailure || !strings.Contains(errb.String(), "missing-text") || !strings.Contains(errb.String(), "--format file") || !strings.Contains(errb.String(), "--text-field") {
+		t.Errorf("auto: exit %d, stderr %q: want exit 1 naming missing-text, --text-field and --format file", code, errb)
+	}
+	env, _, errb = testEnv()
+	if code := Main(context.Background(), []string{"dedup", root, "--format", "file", "--out", filepath.Join(t.TempDir(), "out"), "--store", "memory", "-q"}, env); code != ExitOK {
+		t.Errorf("--format file: exit %d, stderr %q", code, errb)
+	}
+}

@@ -3,6 +3,7 @@ package main
 import (
 	"cmp"
 	"fmt"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -56,7 +57,14 @@ func (e *tooManyRejected) Error() string {
 			b.WriteString(x.Err.Error())
 		}
 		if x.Reason == corpus.ReasonMissingText && len(x.Fields) > 0 {
-			b.WriteString(" (choose one of its fields with --text-field)")
+			if strings.EqualFold(filepath.Ext(x.Path), ".json") {
+				// A .json file read as one record (package.json, a
+				// config): the user most likely wanted every file as a
+				// document.
+				b.WriteString(" (choose one of its fields with --text-field, or read every file as one document with --format file)")
+			} else {
+				b.WriteString(" (choose one of its fields with --text-field)")
+			}
 		}
 	}
 	return b.String()

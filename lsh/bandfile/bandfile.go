@@ -106,8 +106,8 @@ func (d Dialect) String() string {
 // files at location in dialect d: a glob for DuckDB
 // (read_parquet('out/bands/*.parquet')) and Spark SQL
 // (parquet.`out/bands/`), a table name for Trino and BigQuery, where the
-// files are first declared as an external table (see the Beam
-// section of README.md), so location is that table's name.
+// files are first declared as an external table (see docs/beam.md), so
+// location is that table's name.
 func Source(d Dialect, location string) string {
 	switch d {
 	case DuckDB:

@@ -8,8 +8,8 @@
 //	    [--runner prism|flink|spark|dataflow --endpoint HOST:PORT --project P --region R ...]
 //
 // The runner flags are the Beam Go SDK's own (beamx links every runner and
-// the local, gs:// and s3:// filesystems); see the module's README.md for
-// the exact flags of each runner.
+// the local, gs:// and s3:// filesystems); see docs/beam.md in the
+// repository for the exact flags of each runner.
 package main
 
 import (
@@ -63,7 +63,7 @@ func bind(fs *flag.FlagSet, o *options) {
 	fs.IntVar(&o.Rounds, "cc-rounds", pipeline.DefaultRounds, "large-star/small-star rounds of the connected components (the run fails if they do not converge)")
 	fs.IntVar(&o.Shards, "shards", 1, "files per output of removed/, rejected/, clusters/ and hot_keys/")
 	fs.BoolVar(&o.Candidates, "candidates", false, "also write every candidate pair, its estimate and whether it was accepted, to candidates/")
-	fs.BoolVar(&o.ExportBands, "export-bands", false, "also write the band keys (doc, seq, band, key) as zstd Parquet to bands/, for the SQL self-join in README.md")
+	fs.BoolVar(&o.ExportBands, "export-bands", false, "also write the band keys (doc, seq, band, key) as zstd Parquet to bands/, for the SQL self-join in docs/beam.md")
 	fs.BoolVar(&o.quiet, "quiet", false, "print nothing but errors")
 }
 
