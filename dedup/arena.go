@@ -203,6 +203,9 @@ func (r *run) heldBytes(i int) int64 {
 		if r.st != nil {
 			n += int64(unsafe.Sizeof(recordPlace{}))
 		}
+		if r.feats != nil {
+			n += 4 + 8 // its feature record's length and offset (diskFeatures)
+		}
 	} else {
 		n += endBytes
 	}
@@ -227,6 +230,9 @@ func (r *run) metaBytes() int64 {
 			f := r.side.features(i)
 			n += featsBytes + f.bytes()
 		}
+	}
+	if r.ext != nil && r.ext.feats != nil {
+		n += 4 * int64(r.ext.feats.lens.len()) // the feature records' lengths
 	}
 	return n
 }

@@ -9,8 +9,8 @@
 // fingerprint first (identical bodies never reach verification), then
 // features and a consistent-sampling sketch (one sample.Sketcher per worker),
 // candidates by AltaVista's sort-join over supershingle keys and verification
-// by the full-sketch estimate or, when the feature sets fit in memory, by
-// exact Jaccard — both done by package index, the one owner of keys,
+// by exact Jaccard (or, when asked, by the full-sketch estimate) — both done
+// by package index, the one owner of keys,
 // candidates and verification — and finally union-find clustering with a
 // guard against chaining (package cluster). With a store, this run's
 // documents are matched against the documents of earlier runs and added to
@@ -24,8 +24,10 @@
 // document) records and then the candidate pairs on disk (package
 // dedup/spill: radix-sorted buffers, zstd-compressed sorted runs, k-way
 // merge), and verification reads the sketches back in chunks
-// (external.go). The pairs, clusters and kept set are those of the run in
-// memory, byte for byte.
+// (external.go) and the feature sets of the candidates' documents, the only
+// ones exact verification needs, in sorted passes over the feature file
+// written beside the sketches (features.go, verify_exact.go). The pairs,
+// clusters and kept set are those of the run in memory, byte for byte.
 // In memory without a budget the run holds each value of a slot-wise
 // sketch folded to 32 bits, all that the join and verification compare
 // (values.go).
@@ -52,6 +54,7 @@ import (
 	"time"
 
 	"github.com/neardup/neardup/corpus"
+	"github.com/neardup/neardup/identity"
 	"github.com/neardup/neardup/index"
 	"github.com/neardup/neardup/lsh"
 	"github.com/neardup/neardup/sample"
@@ -76,8 +79,10 @@ type Doc struct {
 	Bytes int
 	// Key is the value of the cluster policy's metadata field ("" if none).
 	Key string
-	// Fingerprint is the Rabin fingerprint of the body.
-	Fingerprint uint64
+	// Fingerprint is the identity fingerprint of the body (package
+	// identity: its length and 128 bits under the index's
+	// secret key).
+	Fingerprint identity.Fingerprint
 	// ExactOf is the Seq of the earlier document with an identical body,
 	// -2 for an identical document stored by an earlier run, or -1.
 	ExactOf int
@@ -152,6 +157,15 @@ type run struct {
 	local map[uint64]bool
 	// ext is the out-of-core state, nil in memory (Options.Memory).
 	ext *external
+	// feats holds the feature sets of a run in memory on disk, when they
+	// do not fit in memory (spillFeatures); nil otherwise, and once the
+	// run goes out of core (ext.feats then).
+	feats *diskFeatures
+	// work is the work directory, once made (workDir).
+	work struct {
+		dir         string
+		owned, made bool
+	}
 	// st is the state of a resumable run, nil without Options.Stages.
 	st *stages
 	// hdr is the header of the index's sketches (run.indexDoc).
@@ -191,6 +205,11 @@ func Run(ctx context.Context, docs iter.Seq2[*corpus.Document, error], o Options
 	r.ev.startSampling()
 	defer r.ev.stopSampling()
 	err = r.sketch(docs)
+	defer func() {
+		if cerr := r.closeFeatures(); cerr != nil && err == nil {
+			err = fmt.Errorf("dedup: removing the work files: %w", cerr)
+		}
+	}()
 	if r.st != nil {
 		defer r.st.close()
 	}
@@ -243,7 +262,23 @@ func Run(ctx context.Context, docs iter.Seq2[*corpus.Document, error], o Options
 // newRun opens the index: over o.Store, or over an in-memory store that
 // only serves the batch path.
 func newRun(ctx context.Context, o Options) (*run, error) {
-	x, err := index.Open(ctx, o.Store, o.Index) // a nil Store: in memory
+	if s := o.Stages; s != nil && s.Resume && o.Index.Identity.IsZero() {
+		// A resumed run fingerprints under the key of the run it resumes.
+		dir := s.Dir
+		if dir == "" {
+			dir = o.WorkDir
+		}
+		k, ok, err := readKeyFile(dir)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			o.Index.Identity = k
+		}
+	}
+	// A nil Store: in memory, with an identity key drawn for this run
+	// unless o.Index gives one.
+	x, err := index.Open(ctx, o.Store, o.Index)
 	if err != nil {
 		return nil, fmt.Errorf("dedup: %w", err)
 	}
@@ -253,6 +288,7 @@ func newRun(ctx context.Context, o Options) (*run, error) {
 	r := &run{ctx: ctx, o: o, x: x, ev: &events{l: o.Events}, res: res, sum: &res.Summary, prior: prior,
 		hdr: x.NewDoc("", &sample.Sketched{}, false).Sketch.Header}
 	r.fold = r.hdr.Algorithm.SlotWise()
+	r.sum.Upgraded = x.Upgraded()
 	r.sum.Config = Config{Sampler: cfg.Sketch.Algorithm.String(), K: cfg.Sketch.K, Seed: cfg.Sketch.Seed, Threshold: cfg.Threshold,
 		LSH: cfg.LSH, Features: cfg.Sketch.Features.String()}
 	if o.Stages != nil {

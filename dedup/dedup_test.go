@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/neardup/neardup/corpus"
+	"github.com/neardup/neardup/identity"
 	"github.com/neardup/neardup/index"
 	"github.com/neardup/neardup/internal/rng"
 	"github.com/neardup/neardup/sample"
@@ -121,7 +122,7 @@ func TestOrderIndependence(t *testing.T) {
 	type pairKey struct{ a, b string }
 	canon := func(res *Result) (map[pairKey]float64, []string) {
 		rep := map[string]string{} // name -> the smallest name with its body
-		byFP := map[uint64]string{}
+		byFP := map[identity.Fingerprint]string{}
 		for _, d := range res.Docs {
 			if r, ok := byFP[d.Fingerprint]; !ok || d.Name < r {
 				byFP[d.Fingerprint] = d.Name

@@ -3,6 +3,7 @@ package dedup
 import (
 	"fmt"
 
+	"github.com/neardup/neardup/identity"
 	"github.com/neardup/neardup/index"
 	"github.com/neardup/neardup/internal/radix"
 )
@@ -14,18 +15,20 @@ func idOf(d *Doc) uint64 { return index.ID(d.Name) }
 func (r *run) isLocal(id uint64) bool { return r.local[id] }
 
 // exactDuplicates is stage 2: documents with identical bodies (equal
-// fingerprints). The first copy of a body in this run is kept for the
+// identity fingerprints: length and 128 keyed bits, all of
+// them compared before a document is dropped). The first copy of a body in this run is kept for the
 // later stages and later copies pair with it, unless an earlier run stored
 // a copy (found through the index's exact-fingerprint table): then every
 // copy of this run pairs with the stored one.
 func (r *run) exactDuplicates() error {
 	docs := r.res.Docs
-	first, firsts := firstCopies(docs)
+	first, firsts, unconfirmed := firstCopies(docs)
+	r.sum.Unconfirmed += unconfirmed
 	stored := map[int]string{} // position of a first copy -> name of a stored copy
 	if r.o.Store != nil {
 		var fs index.FingerprintStats
 		if r.prior {
-			fps := make([]uint64, len(firsts))
+			fps := make([]identity.Fingerprint, len(firsts))
 			for k, i := range firsts {
 				fps[k] = docs[i].Fingerprint
 			}
@@ -38,6 +41,7 @@ func (r *run) exactDuplicates() error {
 				return fmt.Errorf("dedup: %w", err)
 			}
 		}
+		r.sum.Unconfirmed += fs.Unconfirmed
 		r.sum.Bloom = &BloomSummary{Bits: fs.Bits, Probes: fs.Probes, Lookups: fs.Lookups, FalsePositives: fs.FalsePositives}
 	}
 	for i := range docs {
@@ -62,23 +66,49 @@ func (r *run) exactDuplicates() error {
 // firstCopies returns, for each document, the position of the first
 // document with its fingerprint (its own when it is the first), and the
 // positions of the first copies in increasing order. The positions are
-// ordered by (fingerprint, position) with a radix sort rather than put in
-// a map: at a million documents the map took most of the stage, which
-// runs alone, and a comparison sort most of the rest.
-func firstCopies(docs []Doc) (first, firsts []int) {
-	byFP := radix.Order(len(docs), func(i int) uint64 { return docs[i].Fingerprint })
+// ordered by (the fingerprint's first 64 bits, position) with a radix sort
+// rather than put in a map: at a million documents the map took most of
+// the stage, which runs alone, and a comparison sort most of the rest.
+// Within a run of equal first halves a copy is confirmed by the whole
+// fingerprint (the other 64 bits and the length); each document that
+// fails it against every earlier one of the run is counted in unconfirmed
+// and starts a class of its own, an ordinary document for the later
+// stages.
+func firstCopies(docs []Doc) (first, firsts []int, unconfirmed int64) {
+	byFP := radix.Order(len(docs), func(i int) uint64 { return docs[i].Fingerprint.Hi })
 	first = make([]int, len(docs))
 	for k := 0; k < len(byFP); {
 		head := int(byFP[k])
 		fp := docs[head].Fingerprint
-		for ; k < len(byFP) && docs[byFP[k]].Fingerprint == fp; k++ {
-			first[byFP[k]] = head
+		e := k + 1
+		same := true
+		for ; e < len(byFP) && docs[byFP[e]].Fingerprint.Hi == fp.Hi; e++ {
+			same = same && docs[byFP[e]].Fingerprint == fp
 		}
+		if same { // the common case: one body
+			for ; k < e; k++ {
+				first[byFP[k]] = head
+			}
+			continue
+		}
+		// Equal first halves, different fingerprints: a class per whole
+		// fingerprint, headed by its first document.
+		heads := map[identity.Fingerprint]int{}
+		for ; k < e; k++ {
+			i := int(byFP[k])
+			h, ok := heads[docs[i].Fingerprint]
+			if !ok {
+				h = i
+				heads[docs[i].Fingerprint] = i
+			}
+			first[i] = h
+		}
+		unconfirmed += int64(len(heads) - 1)
 	}
 	for i, f := range first {
 		if f == i {
 			firsts = append(firsts, i)
 		}
 	}
-	return first, firsts
+	return first, firsts, unconfirmed
 }

@@ -6,10 +6,12 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/neardup/neardup/corpus"
+	"github.com/neardup/neardup/feature"
 	"github.com/neardup/neardup/internal/rng"
 	"github.com/neardup/neardup/store"
 )
@@ -192,5 +194,148 @@ func TestExternalExportBands(t *testing.T) {
 	}
 	if mem.Len() == 0 || !bytes.Equal(mem.Bytes(), ext.Bytes()) {
 		t.Fatalf("exports differ: %d bytes in memory, %d out of core", mem.Len(), ext.Len())
+	}
+}
+
+// Out of core, exact verification reads the feature sets of the
+// candidates' documents back from the feature file, in one pass per
+// block of documents: with blocks and chunks made tiny (many passes, many
+// chunks, pairs within a block and across blocks) and with the default
+// ExactAuto under a budget (whose ExactBudget, far smaller than the
+// corpus's features, no longer turns exact verification off), the pairs
+// and clusters are those of the exact run in memory, byte for byte, and
+// the summary says how they were verified.
+func TestExternalExactOutOfCore(t *testing.T) {
+	docs := plantedCorpus(3000)
+	mem, err := Run(bg, docsOf(docs...), Options{Exact: ExactAlways})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if mem.Summary.Verification != VerifyExact {
+		t.Fatalf("in memory: verification %q", mem.Summary.Verification)
+	}
+	mp, mc := outputs(t, mem)
+	for _, c := range []struct {
+		name  string
+		o     Options
+		sizes *[3]int64
+	}{
+		{"always, blocks of 2 KiB", Options{Exact: ExactAlways, Memory: 256 << 10}, &[3]int64{2 << 10, 1 << 10, 7}},
+		{"auto, exact budget 1000 ids", Options{ExactBudget: 1000, Memory: 256 << 10}, nil},
+		{"auto, one block", Options{Memory: 256 << 10}, &[3]int64{1 << 30, 1 << 30, 1 << 20}},
+	} {
+		exactTestSizes = c.sizes
+		c.o.WorkDir = t.TempDir()
+		ext, err := Run(bg, docsOf(docs...), c.o)
+		exactTestSizes = nil
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !ext.Summary.External || !ext.Summary.ExactCheck || ext.Summary.Verification != VerifyExact {
+			t.Fatalf("%s: external %v, exact %v, verification %q", c.name, ext.Summary.External, ext.Summary.ExactCheck, ext.Summary.Verification)
+		}
+		ep, ec := outputs(t, ext)
+		if mp != ep || mc != ec {
+			t.Fatalf("%s: out of core differs: pairs equal %v, clusters equal %v", c.name, mp == ep, mc == ec)
+		}
+		if mem.Summary.Candidates != ext.Summary.Candidates {
+			t.Fatalf("%s: %d candidates, in memory %d", c.name, ext.Summary.Candidates, mem.Summary.Candidates)
+		}
+		if left, _ := os.ReadDir(c.o.WorkDir); len(left) != 0 {
+			t.Fatalf("%s: work files left: %v", c.name, left)
+		}
+	}
+	// In memory without a budget, ExactAuto still falls back to the
+	// estimate past ExactBudget, and says so.
+	est, err := Run(bg, docsOf(docs...), Options{ExactBudget: 1000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if est.Summary.ExactCheck || est.Summary.Verification != VerifyEstimate {
+		t.Fatalf("no budget, exact budget 1000: exact %v, verification %q", est.Summary.ExactCheck, est.Summary.Verification)
+	}
+}
+
+// A damaged feature file is an error, never a wrong answer.
+func TestFeatureFileCorrupt(t *testing.T) {
+	var ids []uint64
+	var ws []feature.Feature
+	good := appendFeatureSet(nil, &featureSet{features: []uint64{3, 9, 1 << 60}})
+	f, err := decodeFeatureSet(good, &ids, &ws)
+	if err != nil || !slices.Equal(f.features, []uint64{3, 9, 1 << 60}) {
+		t.Fatalf("round trip: %v, %v", f.features, err)
+	}
+	for _, bad := range [][]byte{nil, good[:len(good)-1], append(slices.Clone(good), 0), {flagFeatures, 0xff}, {flagWeighted, 2, 1}} {
+		if _, err := decodeFeatureSet(bad, &ids, &ws); err == nil {
+			t.Errorf("%x decoded", bad)
+		}
+	}
+}
+
+// A run whose feature sets pass their share (here Options.ExactBudget,
+// 1000 ids, under a budget the rest of the run fits in) stays in memory
+// and sends only the feature sets to the feature file, reading back
+// those of the candidates' documents for exact verification (in chunks
+// made tiny, many of them): the pairs and clusters are those of the run
+// with everything in memory, byte for byte, verification is exact, and
+// the feature file is removed. With a store holding an earlier run's
+// index with feature sets, the queries and the adds read them back too,
+// and match the run in memory.
+func TestFeaturesOnDisk(t *testing.T) {
+	docs := plantedCorpus(3000)
+	mem, err := Run(bg, docsOf(docs...), Options{Exact: ExactAlways})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mp, mc := outputs(t, mem)
+	for _, sizes := range []*[3]int64{nil, {0, 1 << 10, 0}} {
+		work := t.TempDir()
+		exactTestSizes = sizes
+		res, err := Run(bg, docsOf(docs...), Options{Memory: 1 << 30, ExactBudget: 1000, WorkDir: work})
+		exactTestSizes = nil
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := res.Summary
+		if s.External || !s.ExactCheck || s.Verification != VerifyExact || s.Spilled == 0 {
+			t.Fatalf("chunks %v: external %v, exact %v, verification %q, spilled %d", sizes, s.External, s.ExactCheck, s.Verification, s.Spilled)
+		}
+		if p, c := outputs(t, res); p != mp || c != mc {
+			t.Fatalf("chunks %v: feature sets on disk differ: pairs equal %v, clusters equal %v", sizes, p == mp, c == mc)
+		}
+		if s.Candidates != mem.Summary.Candidates {
+			t.Fatalf("chunks %v: %d candidates, in memory %d", sizes, s.Candidates, mem.Summary.Candidates)
+		}
+		if left, _ := os.ReadDir(work); len(left) != 0 {
+			t.Fatalf("chunks %v: work files left: %v", sizes, left)
+		}
+	}
+
+	first, second := docs[:2000], docs[1500:]
+	results := map[bool][2]string{}
+	for _, disk := range []bool{false, true} {
+		st := store.NewMemory()
+		o := Options{Store: st, StoreFeatures: true, Exact: ExactAlways}
+		if disk {
+			o.Memory, o.ExactBudget, o.WorkDir = 1<<30, 1000, t.TempDir()
+		}
+		if _, err := Run(bg, docsOf(first...), o); err != nil {
+			t.Fatal(err)
+		}
+		res, err := Run(bg, docsOf(second...), o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Summary.External || disk != (res.Summary.Spilled > 0) {
+			t.Fatalf("feature sets on disk %v: external %v, spilled %d", disk, res.Summary.External, res.Summary.Spilled)
+		}
+		p, c := outputs(t, res)
+		results[disk] = [2]string{p, c}
+	}
+	if results[false] != results[true] {
+		t.Fatal("with a store, feature sets on disk differ from in memory")
+	}
+	if !strings.Contains(results[false][0], `"stored":true`) || strings.Contains(results[false][0], `"exact":false`) {
+		t.Fatal("the second run matched nothing stored, or not exactly")
 	}
 }

@@ -36,13 +36,15 @@ func (r *run) joinAndVerify() error {
 	o.Visit = nil
 	start = r.ev.begin(StageVerify, int64(len(cands)))
 	progress := r.ev.progress(StageVerify, "pairs")
-	l := r.newLoader(false, false)
-	for lo := 0; lo < len(cands); lo += verifyChunk {
+	l := r.newLoader(false, false).withFeatures()
+	pos := func(u uint32) int { return order[u] }
+	for lo, hi := 0, 0; lo < len(cands); lo = hi {
+		hi = r.chunkEnd(cands, lo, min(lo+verifyChunk, len(cands)), pos)
 		o.Progress = nil
 		if progress != nil {
 			o.Progress = func(done, _ int64) { progress(int64(lo)+done, int64(len(cands))) }
 		}
-		err = r.verifyCands(l, cands[lo:min(lo+verifyChunk, len(cands))], func(u uint32) int { return order[u] }, o, func(_ int, p Pair) {
+		err = r.verifyCands(l, cands[lo:hi], pos, o, func(_ int, p Pair) {
 			r.res.Pairs = append(r.res.Pairs, p)
 		})
 		if err != nil {
@@ -51,6 +53,31 @@ func (r *run) joinAndVerify() error {
 	}
 	r.ev.end(StageVerify, int64(len(cands)), start)
 	return nil
+}
+
+// chunkEnd returns the end of the chunk of candidates that verification
+// takes from lo, at most hi: hi, unless the run reads its feature sets
+// back from disk (diskFeatures), when the feature sets of the chunk's
+// pairs pass an eighth of the budget (1 MiB at least) before it.
+func (r *run) chunkEnd(cands []index.JoinPair, lo, hi int, pos func(uint32) int) int {
+	if r.feats == nil || !r.exact {
+		return hi
+	}
+	docs := r.res.Docs
+	limit := max(r.o.Memory/8, 1<<20)
+	if exactTestSizes != nil {
+		limit = exactTestSizes[1]
+	}
+	per := featureBytes(r.hdr.Algorithm.IsWeighted())
+	var n int64
+	for k := lo; k < hi; k++ {
+		p := cands[k]
+		n += per * int64(docs[pos(p.A)].Shingles+docs[pos(p.B)].Shingles)
+		if n > limit && k > lo {
+			return k
+		}
+	}
+	return hi
 }
 
 // verifyCands verifies the candidate pairs cands between the documents at

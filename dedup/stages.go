@@ -14,15 +14,20 @@ import (
 	"time"
 
 	"github.com/neardup/neardup/dedup/spill"
+	"github.com/neardup/neardup/identity"
 )
 
 // Stage files of a resumable out-of-core run (Options.Stages), in the
 // work directory:
 //
 //	stage-inputs.json   the inputs (names, sizes, modification times)
+//	identity.key        the identity fingerprints' secret key (mode 0600):
+//	                    a resumed run fingerprints with it again
 //	stream.bin          stage 1: the documents, rejected records and input
 //	                    ends in input order (the read-and-sketch output)
 //	sketches.bin        stage 1: the sketch values
+//	features.bin        stage 1: the feature sets, while exact
+//	                    verification is on (features.go)
 //	stage-sketch.json   stage 1's manifest, rewritten at each input end
 //	pairs-*.run         stage 2: the candidate pairs, sorted runs
 //	stage-index.json    stage 2's manifest
@@ -34,10 +39,12 @@ import (
 // file it does not name, or the bytes past the length it records, are
 // the leftovers of a killed run and are discarded on resumption.
 const (
-	stagesVersion = 1
+	stagesVersion = 3 // 3: 128-bit identity fingerprints in the stream; 2: the feature sets in features.bin, not in the stream
 	fileInputs    = "stage-inputs.json"
+	fileKey       = "identity.key"
 	fileStream    = "stream.bin"
 	fileSketches  = "sketches.bin"
+	fileFeatures  = "features.bin"
 	fileVerified  = "verified.run"
 	manSketch     = "stage-sketch.json"
 	manIndex      = "stage-index.json"
@@ -119,7 +126,11 @@ type manifest struct {
 	Items       int64 `json:"items,omitempty"`
 	StreamBytes int64 `json:"stream_bytes,omitempty"`
 	SketchBytes int64 `json:"sketch_bytes,omitempty"`
-	Docs        int64 `json:"docs,omitempty"`
+	// Features says that the feature sets are in features.bin, of
+	// FeatureBytes bytes.
+	Features     bool  `json:"features,omitempty"`
+	FeatureBytes int64 `json:"feature_bytes,omitempty"`
+	Docs         int64 `json:"docs,omitempty"`
 	// Stage 2.
 	Runs    []string `json:"runs,omitempty"`
 	Records int64    `json:"records,omitempty"`
@@ -276,8 +287,55 @@ func (s *Stages) InputsDone() (int, error) {
 // files, sorted runs, and the temporary files of a killed run. The
 // manifests go first: a removal killed midway leaves files no manifest
 // names, which a resumption discards, never a manifest without its files.
-var workFiles = []string{manVerify, manIndex, manSketch, fileSketches, fileStream, fileInputs, fileVerified, fileHighs,
-	"keys-*.run", "pairs-*.run", ".keys-*.tmp*", ".pairs-*.tmp*", ".stage-*.tmp*", "." + fileVerified + ".tmp*"}
+var workFiles = []string{manVerify, manIndex, manSketch, fileSketches, fileFeatures, fileStream, fileInputs, fileKey, fileVerified, fileHighs,
+	"keys-*.run", "pairs-*.run", "vpairs-*.run", ".vpairs-*.tmp*", ".cands-*.tmp", ".keys-*.tmp*", ".pairs-*.tmp*", ".stage-*.tmp*", "." + fileVerified + ".tmp*", "." + fileKey + ".tmp*"}
+
+// readKeyFile reads the identity key of a resumable run from its work
+// directory; ok is false when there is none.
+func readKeyFile(dir string) (k identity.Key, ok bool, err error) {
+	b, err := os.ReadFile(filepath.Join(dir, fileKey))
+	if errors.Is(err, os.ErrNotExist) {
+		return k, false, nil
+	}
+	if err != nil {
+		return k, false, fmt.Errorf("dedup: %w", err)
+	}
+	if k, err = identity.ParseKey(string(b)); err != nil || k.IsZero() {
+		return k, false, fmt.Errorf("dedup: cannot resume from %s: %s is damaged", dir, fileKey)
+	}
+	return k, true, nil
+}
+
+// writeKeyFile records the identity key of a resumable run in its work
+// directory, readable by its owner only.
+func writeKeyFile(dir string, k identity.Key) error {
+	f, err := os.CreateTemp(dir, "."+fileKey+".tmp*") // mode 0600
+	if err != nil {
+		return fmt.Errorf("dedup: %w", err)
+	}
+	_, err = f.WriteString(k.String() + "\n")
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(f.Name(), filepath.Join(dir, fileKey))
+	}
+	if err != nil {
+		os.Remove(f.Name())
+		return fmt.Errorf("dedup: writing %s: %w", fileKey, err)
+	}
+	return nil
+}
+
+// keyCheck is what a manifest records of the identity key: a value that
+// tells keys apart (a resumed run, or shards, fingerprinting under
+// another key is refused) and reveals nothing of the key.
+func keyCheck(k identity.Key) string {
+	return identity.New(k).Sum([]byte("neardup dedup stage key check")).String()[:16]
+}
 
 // RemoveWork removes the files a run (resumable or not) writes in its
 // work directory dir, and nothing else.

@@ -8,6 +8,7 @@ import (
 
 	"github.com/neardup/neardup/corpus"
 	"github.com/neardup/neardup/dedup"
+	"github.com/neardup/neardup/identity"
 	"github.com/neardup/neardup/index"
 )
 
@@ -99,7 +100,13 @@ func ExampleMergeShards() {
 	defer os.RemoveAll(dir)
 	inputs := []dedup.InputFile{{Name: "one.jsonl", Size: 2}, {Name: "two.jsonl", Size: 2}}
 	cfg := map[string]string{"threshold": "0.8"}
-	o := dedup.Options{Index: index.Config{Threshold: 0.8}, Memory: 1}
+	// The shards fingerprint under one secret key, or their exact copies
+	// could not be matched across shards (the merge refuses that).
+	key, err := identity.NewKey()
+	if err != nil {
+		panic(err)
+	}
+	o := dedup.Options{Index: index.Config{Threshold: 0.8, Identity: key}, Memory: 1}
 	var works []string
 	for shard := range 2 {
 		work := filepath.Join(dir, fmt.Sprintf("shard%d", shard))

@@ -61,7 +61,8 @@ func appendDoc(b []byte, d *Doc, seq int, x *streamDoc) []byte {
 	b = appendStr(b, d.Name)
 	b = binary.AppendUvarint(b, uint64(d.Bytes))
 	b = appendStr(b, d.Key)
-	b = binary.LittleEndian.AppendUint64(b, d.Fingerprint)
+	b = binary.LittleEndian.AppendUint64(b, d.Fingerprint.Hi) // its Len is Bytes
+	b = binary.LittleEndian.AppendUint64(b, d.Fingerprint.Lo)
 	b = binary.AppendUvarint(b, uint64(d.Shingles))
 	b = binary.AppendUvarint(b, uint64(x.nvals))
 	b = binary.LittleEndian.AppendUint64(b, math.Float64bits(x.size))
@@ -211,7 +212,9 @@ func readStream(rd io.Reader, n int64, hdr sketch.Header, fn func(*streamItem) e
 			d.Name = str()
 			d.Bytes = int(uv())
 			d.Key = str()
-			d.Fingerprint = u64()
+			d.Fingerprint.Hi = u64()
+			d.Fingerprint.Lo = u64()
+			d.Fingerprint.Len = uint64(d.Bytes)
 			d.Shingles = int(uv())
 			nv := uv()
 			if nv > 1<<24 {

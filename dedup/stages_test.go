@@ -9,6 +9,7 @@ import (
 
 	"github.com/neardup/neardup/corpus"
 	"github.com/neardup/neardup/feature"
+	"github.com/neardup/neardup/identity"
 	"github.com/neardup/neardup/sketch"
 )
 
@@ -44,7 +45,7 @@ func TestStreamRoundTrip(t *testing.T) {
 	doc := func(seq int, name string, f []uint64, w []feature.Feature) Doc {
 		p := recordPlace{path: "in/a.jsonl", line: int64(seq + 1), offset: int64(100 * seq)}
 		xs = append(xs, streamDoc{nvals: 4, size: float64(len(f)), place: p, feats: featureSet{features: f, weighted: w}})
-		return Doc{Seq: seq, Name: name, Bytes: 10 * seq, Key: "k" + name, Fingerprint: uint64(seq) << 40, ExactOf: -1, Shingles: len(f) + len(w)}
+		return Doc{Seq: seq, Name: name, Bytes: 10 * seq, Key: "k" + name, Fingerprint: identity.Fingerprint{Hi: uint64(seq) << 40, Lo: ^uint64(seq), Len: uint64(10 * seq)}, ExactOf: -1, Shingles: len(f) + len(w)}
 	}
 	docs := []Doc{doc(0, "a", []uint64{3, 9, 1 << 60}, nil), doc(1, "b", nil, nil), doc(3, "c", nil, []feature.Feature{{ID: 7, Weight: 0.5}}), doc(4, "d", []uint64{}, nil)}
 	marks := []streamMark{

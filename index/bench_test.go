@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/neardup/neardup/feature"
+	"github.com/neardup/neardup/identity"
 	"github.com/neardup/neardup/internal/rng"
 	"github.com/neardup/neardup/sample"
 	"github.com/neardup/neardup/sketch"
@@ -105,7 +106,7 @@ func buildDocs(tb testing.TB, n int) (Config, []*Doc, int64) {
 				fs[j] = feature.Feature{ID: st.Uint64(), Weight: 1}
 				fp = rng.Hash(fp, fs[j].ID)
 			}
-			d := &Doc{Name: fmt.Sprintf("doc-%07d", i), Fingerprint: fp, HasFingerprint: true,
+			d := &Doc{Name: fmt.Sprintf("doc-%07d", i), Fingerprint: identity.Fingerprint{Hi: fp, Lo: ^fp, Len: 300}, HasFingerprint: true,
 				Sketch: sketch.Sketch{Header: smp.Header(), Values: smp.Sketch(nil, fs), Size: float64(len(fs))}}
 			keys, err := x.postingsOf(nil, d)
 			if err != nil {

@@ -140,7 +140,7 @@ func TestFilterVersion1(t *testing.T) {
 	bf := bloom.NewWithEstimates(minFilter, x.cfg.BloomFP)
 	old := classicBloom{bf}
 	for _, d := range docs[:10] {
-		old.add(d.Fingerprint)
+		old.add(idKey(d.Fingerprint))
 	}
 	f := filter{bf: old, capacity: minFilter, n: 10}
 	raw, err := f.encode()

@@ -6,6 +6,7 @@ import (
 	"math"
 	"strconv"
 
+	"github.com/neardup/neardup/identity"
 	"github.com/neardup/neardup/lsh"
 	"github.com/neardup/neardup/sample"
 	"github.com/neardup/neardup/sketch"
@@ -45,6 +46,15 @@ type Config struct {
 	// made; it is not recorded. The default is 1e-6: a false positive
 	// costs one store lookup, never a wrong answer.
 	BloomFP float64
+	// Identity is the secret key of the identity fingerprint (package
+	// identity: 128 keyed bits and the length), which decides
+	// that two bodies are identical. The default, the zero Key, has a
+	// new index draw a key at random (identity.NewKey) and record it; a
+	// reopened index adopts the recorded key, and a non-zero key that
+	// contradicts it is a *ConfigError. Give one only to make several
+	// indexes (the shards of one dedup run) compare fingerprints; keep it
+	// as secret as the store.
+	Identity identity.Key
 }
 
 // DefaultThreshold is the default Config.Threshold.

@@ -6,12 +6,15 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+
+	"github.com/neardup/neardup/identity"
 )
 
-// The exact-fingerprint table: every document added with a fingerprint is
-// posted under fpKey(fingerprint), in the same atomic batch as its record
-// (which holds the fingerprint, so that replacing or removing the document
-// removes that posting too), and the fingerprint is added to a Bloom
+// The exact-fingerprint table: every document added with an identity
+// fingerprint is posted under idKey(fingerprint), in the same atomic batch
+// as its record (which holds the fingerprint, so that replacing or
+// removing the document removes that posting too), and the key is added
+// to a Bloom
 // filter (bloom.go: cache-blocked, sized for false-positive rate
 // Config.BloomFP at its capacity) that answers "never seen" without
 // touching the store.
@@ -121,8 +124,8 @@ func (f *filter) encode() ([]byte, error) {
 func (f *filter) rebuild(ctx context.Context, x *Index, want uint) error {
 	var fps []uint64
 	err := x.st.ScanDocs(ctx, func(_ uint64, rec []byte) error {
-		if v, err := parse(rec); err == nil && v.flags&recFingerprint != 0 {
-			fps = append(fps, v.fp)
+		if v, err := parse(rec); err == nil && v.flags&recIdentity != 0 {
+			fps = append(fps, idKey(v.id))
 		}
 		return nil // Check reports what does not parse
 	})
@@ -251,18 +254,30 @@ type FingerprintStats struct {
 	// Lookups is the number of fingerprints the filter passed on to the
 	// store; FalsePositives the number of those with no posting at all.
 	Lookups, FalsePositives int64
+	// Unconfirmed is the number of stored documents posted under a
+	// fingerprint's key whose record then did not confirm it (another
+	// length or another 128 bits): not identical, left to near-duplicate
+	// verification.
+	Unconfirmed int64
 }
 
 // Identical looks up documents whose bodies are identical to others: for
-// each i such that a stored document has the exact fingerprint fps[i] and
-// its id is not skipped (skip may be nil), it calls fn(i, id, name) once,
-// with the smallest such id, in increasing i. A posting counts only when
-// the document's record carries that fingerprint. Cost: one filter test per
+// each i such that a stored document has the identity fingerprint fps[i]
+// (package identity: length and 128 bits, made under this index's key)
+// and its id is not skipped (skip may be nil), it calls fn(i, id, name)
+// once, with the smallest such id, in increasing i. A posting counts only
+// when the document's record carries that very fingerprint, length
+// included; the 64-bit public fingerprints of records written before the
+// identity key (Upgraded) never match. Cost: one filter test per
 // fingerprint, then one multi-key posting lookup and one multi-key record
 // lookup for the positives; fn's error stops the lookup.
-func (x *Index) Identical(ctx context.Context, fps []uint64, skip func(id uint64) bool, fn func(i int, id uint64, name string) error) (FingerprintStats, error) {
+func (x *Index) Identical(ctx context.Context, fps []identity.Fingerprint, skip func(id uint64) bool, fn func(i int, id uint64, name string) error) (FingerprintStats, error) {
 	var st FingerprintStats
-	pos, err := x.fps.positives(ctx, x, nil, fps)
+	keys := make([]uint64, len(fps))
+	for i, f := range fps {
+		keys[i] = idKey(f)
+	}
+	pos, err := x.fps.positives(ctx, x, nil, keys)
 	if err != nil {
 		return st, err
 	}
@@ -275,13 +290,13 @@ func (x *Index) Identical(ctx context.Context, fps []uint64, skip func(id uint64
 		return st, nil
 	}
 	st.Lookups = int64(len(pos))
-	keys := make([]uint64, len(pos))
+	pkeys := make([]uint64, len(pos))
 	for j, i := range pos {
-		keys[j] = fpKey(fps[i])
+		pkeys[j] = keys[i]
 	}
 	cands := make([][]uint64, len(pos)) // ids posted under each positive's key
 	var all []uint64
-	err = x.st.LookupPostings(ctx, keys, func(j int, ids []uint64) error {
+	err = x.st.LookupPostings(ctx, pkeys, func(j int, ids []uint64) error {
 		if len(ids) == 0 {
 			st.FalsePositives++
 		}
@@ -299,7 +314,7 @@ func (x *Index) Identical(ctx context.Context, fps []uint64, skip func(id uint64
 	slices.Sort(all)
 	all = slices.Compact(all)
 	type entry struct {
-		fp   uint64
+		fp   identity.Fingerprint
 		name string
 	}
 	recs := make(map[uint64]entry, len(all))
@@ -311,8 +326,8 @@ func (x *Index) Identical(ctx context.Context, fps []uint64, skip func(id uint64
 		if err != nil {
 			return fmt.Errorf("index: the record of id %016x: %w", all[i], err)
 		}
-		if v.flags&recFingerprint != 0 {
-			recs[all[i]] = entry{v.fp, string(v.name)}
+		if v.flags&recIdentity != 0 {
+			recs[all[i]] = entry{v.id, string(v.name)}
 		}
 		return nil
 	})
@@ -323,12 +338,18 @@ func (x *Index) Identical(ctx context.Context, fps []uint64, skip func(id uint64
 		ids := cands[j]
 		slices.Sort(ids)
 		for _, id := range ids {
-			if e, ok := recs[id]; ok && e.fp == fps[i] {
-				if err := fn(i, id, e.name); err != nil {
-					return st, err
-				}
-				break
+			e, ok := recs[id]
+			if !ok {
+				continue
 			}
+			if e.fp != fps[i] { // the confirmation: length and all 128 bits
+				st.Unconfirmed++
+				continue
+			}
+			if err := fn(i, id, e.name); err != nil {
+				return st, err
+			}
+			break
 		}
 	}
 	return st, nil

@@ -6,16 +6,17 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/neardup/neardup/identity"
 	"github.com/neardup/neardup/internal/rng"
 	"github.com/neardup/neardup/lsh"
 	"github.com/neardup/neardup/store"
 )
 
 // identical returns the name Identical finds for fp ("" for none).
-func identical(t *testing.T, x *Index, fp uint64, skip func(uint64) bool) string {
+func identical(t *testing.T, x *Index, fp identity.Fingerprint, skip func(uint64) bool) string {
 	t.Helper()
 	got := ""
-	if _, err := x.Identical(bg, []uint64{fp}, skip, func(_ int, _ uint64, name string) error { got = name; return nil }); err != nil {
+	if _, err := x.Identical(bg, []identity.Fingerprint{fp}, skip, func(_ int, _ uint64, name string) error { got = name; return nil }); err != nil {
 		t.Fatal(err)
 	}
 	return got
@@ -90,7 +91,7 @@ func TestFingerprintFilter(t *testing.T) {
 	}
 	st2 := store.NewMemory()
 	e := mustOpen(t, st2, Config{})
-	if got := identical(t, e, 1, nil); got != "" {
+	if got := identical(t, e, identity.Fingerprint{Hi: 1}, nil); got != "" {
 		t.Fatalf("empty index: %q", got)
 	}
 	checkClean(t, z)

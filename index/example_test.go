@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/neardup/neardup/identity"
 	"github.com/neardup/neardup/index"
 	"github.com/neardup/neardup/sample"
 	"github.com/neardup/neardup/sketch"
@@ -174,7 +175,7 @@ func ExampleIndex_Identical() {
 	x.Add(ctx, doc(x, s, "a", "some body"), doc(x, s, "b", "another body"))
 	var q sample.Sketched
 	s.Sketch(&q, []byte("some body"), false)
-	x.Identical(ctx, []uint64{q.Fingerprint}, nil, func(i int, id uint64, name string) error {
+	x.Identical(ctx, []identity.Fingerprint{q.Fingerprint}, nil, func(i int, id uint64, name string) error {
 		fmt.Println(i, name)
 		return nil
 	})

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/neardup/neardup/identity"
 	"github.com/neardup/neardup/lsh"
 	"github.com/neardup/neardup/store"
 )
@@ -196,7 +197,7 @@ func TestStoreFaults(t *testing.T) {
 		}, same},
 		{"Get", func(x *Index, _ *faultStore) error { _, _, err := x.Get(bg, "d3"); return err }, same},
 		{"Identical", func(x *Index, _ *faultStore) error {
-			_, err := x.Identical(bg, []uint64{mkDoc(t, x, "q", sets[3], false).Fingerprint, 42}, nil, func(int, uint64, string) error { return nil })
+			_, err := x.Identical(bg, []identity.Fingerprint{mkDoc(t, x, "q", sets[3], false).Fingerprint, {Hi: 42}}, nil, func(int, uint64, string) error { return nil })
 			return err
 		}, same},
 		{"Flush", func(x *Index, _ *faultStore) error {
@@ -212,7 +213,7 @@ func TestStoreFaults(t *testing.T) {
 			b.AddPosting(42, ID("gone"))
 			b.PutDoc(ID("junk"), []byte{9, 9})
 			b.PutMeta(legacyFilterMeta, []byte{1})
-			b.RemovePosting(fpKey(mkDoc(t, x, "", sets[1], false).Fingerprint), ID("d1"))
+			b.RemovePosting(idKey(mkDoc(t, x, "", sets[1], false).Fingerprint), ID("d1"))
 			if err := b.Commit(bg); err != nil {
 				return err
 			}

@@ -10,7 +10,10 @@
 // is posted in the same key space, behind a Bloom filter kept in the store's
 // metadata (lecture notes on Bloom filters), so identical bodies are
 // recognized before any sketch is compared; and its record keeps its name,
-// fingerprint, sketch and, optionally, its feature set. A query computes the
+// fingerprint, sketch and, optionally, its feature set — always for a short
+// document, whose ids in short form (4 bytes each) take no more bytes than
+// its sketch, so that its matches are verified exactly at no cost in
+// space (NewDoc, Cheap). A query computes the
 // same keys, gathers the ids posted under them in one multi-key lookup (the
 // candidates), reads their records in a second one, and verifies each
 // candidate with Verify: by the full-sketch Jaccard estimate (book 2.4), or
@@ -20,6 +23,12 @@
 // verifies them with the same Verify. Replacing or removing a document
 // removes every posting it made, fingerprint included; Check walks a whole
 // store and proves (or repairs) that.
+//
+// A server keeps the postings in memory (LoadPostings). On a shared store
+// it follows the store's journal of every process's posting writes, and
+// acknowledges what it has read so that the store trims it; one silent
+// past the store's expiry rebuilds from the postings. Backup writes a
+// consistent copy of a Pebble index while it serves.
 //
 // A build of many documents (dedup's store stage, `neardup index add` of a
 // large input) goes through a Bulk: its postings and records are sorted
@@ -49,6 +58,7 @@ import (
 	"sync/atomic"
 
 	"github.com/neardup/neardup/feature"
+	"github.com/neardup/neardup/identity"
 	"github.com/neardup/neardup/internal/rng"
 	"github.com/neardup/neardup/lsh"
 	"github.com/neardup/neardup/sample"
@@ -75,13 +85,14 @@ var (
 // replaces). Two processes writing one shared store (store.Capabilities
 // Shared) must not replace the same ids at the same time.
 type Index struct {
-	st     store.Store
-	prior  bool // st held an index when opened
-	cfg    Config
-	hdr    sketch.Header
-	scheme *lsh.Scheme
-	wmu    sync.Mutex // serializes Add, Remove, Flush and Check's repairs
-	fps    filter     // the Bloom filter in front of the fingerprints
+	st       store.Store
+	prior    bool // st held an index when opened
+	cfg      Config
+	hdr      sketch.Header
+	scheme   *lsh.Scheme
+	wmu      sync.Mutex // serializes Add, Remove, Flush and Check's repairs
+	fps      filter     // the Bloom filter in front of the fingerprints
+	upgraded bool       // Open recorded an identity key for an older index
 
 	bulkOpen  bool                        // a Bulk is open (guarded by wmu)
 	collapser collapserHook               // the collapse table kept up to date, if any
@@ -116,8 +127,13 @@ func Open(ctx context.Context, st store.Store, cfg Config) (*Index, error) {
 		return nil, fmt.Errorf("index: reading the configuration: %w", err)
 	}
 	var hdr sketch.Header
-	write := !ok
+	write, upgraded := !ok, false
 	if !ok {
+		if cfg.Identity.IsZero() {
+			if cfg.Identity, err = identity.NewKey(); err != nil {
+				return nil, fmt.Errorf("index: %w", err)
+			}
+		}
 		cfg.EnsureDefaults()
 		if err := cfg.Validate(); err != nil {
 			return nil, err
@@ -136,6 +152,7 @@ func Open(ctx context.Context, st store.Store, cfg Config) (*Index, error) {
 			return nil, err
 		}
 		hdr = r.header
+		upgraded = write && !r.keyed
 		check := cfg
 		if !complete(check.Sketch.Features) {
 			check.Sketch.Features.Weighting = 0 // the table is not needed to open
@@ -164,8 +181,18 @@ func Open(ctx context.Context, st store.Store, cfg Config) (*Index, error) {
 			return nil, fmt.Errorf("index: recording the configuration: %w", err)
 		}
 	}
-	return &Index{st: st, prior: ok, cfg: cfg, hdr: hdr, scheme: scheme}, nil
+	return &Index{st: st, prior: ok, cfg: cfg, hdr: hdr, scheme: scheme, upgraded: upgraded}, nil
 }
+
+// Upgraded reports whether Open upgraded an index recorded without an
+// identity key (by a release before the keyed identity fingerprint): it
+// drew a key and recorded it. The documents stored before keep their
+// 64-bit Rabin fingerprints under the public polynomial, which anyone can
+// forge: they are never taken as proof of identity (Identical does not
+// match them), so an exact copy of such a document is found only as a
+// near-duplicate, by its sketch. Adding the document again gives it a
+// keyed fingerprint.
+func (x *Index) Upgraded() bool { return x.upgraded }
 
 // Reopened reports whether the store held an index when Open was called
 // (documents of earlier runs may be there).
@@ -202,13 +229,15 @@ func (x *Index) Header() sketch.Header { return x.hdr }
 // Scheme returns the LSH scheme keys are made with.
 func (x *Index) Scheme() *lsh.Scheme { return x.scheme }
 
-// NewSketcher returns a Sketcher of the index's sketch configuration: its
-// documents' sketches are comparable with the index's. One per goroutine.
+// NewSketcher returns a Sketcher of the index's sketch configuration,
+// fingerprinting under the index's identity key: its documents' sketches
+// and fingerprints are comparable with the index's. One per goroutine.
 func (x *Index) NewSketcher() (*sample.Sketcher, error) {
 	s, err := sample.NewSketcher(x.cfg.Sketch)
 	if err != nil {
 		return nil, fmt.Errorf("index: %w", err)
 	}
+	s.SetKey(x.cfg.Identity)
 	return s, nil
 }
 
@@ -216,7 +245,11 @@ func (x *Index) NewSketcher() (*sample.Sketcher, error) {
 // index's configuration) describes it: its fingerprint, its sketch (Size
 // the exact size), and, when features is true, its feature set for exact
 // verification — the sorted ids, or for weighted samplers the weighted
-// features sorted by id. It copies what it keeps: s may be reused.
+// features sorted by id. When features is false a short document of a
+// set sampler keeps its ids anyway, in short form (Doc.Compact, 4 bytes
+// each), when that takes no more bytes than its sketch's samples
+// (Cheap): its matches are then verified exactly at no cost in space. It
+// copies what it keeps: s may be reused.
 func (x *Index) NewDoc(name string, s *sample.Sketched, features bool) *Doc {
 	d := &Doc{Name: name, Fingerprint: s.Fingerprint, HasFingerprint: true,
 		Sketch: sketch.Sketch{Header: x.hdr, Values: slices.Clone(s.Values), Size: s.Size}}
@@ -224,7 +257,10 @@ func (x *Index) NewDoc(name string, s *sample.Sketched, features bool) *Doc {
 		d.Sketch.Values = []uint64{}
 	}
 	if !features {
-		return d
+		if x.hdr.Algorithm.IsWeighted() || !Cheap(len(s.Features), &d.Sketch) {
+			return d
+		}
+		d.Compact = true
 	}
 	if x.hdr.Algorithm.IsWeighted() {
 		d.Weighted = slices.Clone(s.Features)
@@ -244,7 +280,35 @@ func (x *Index) NewDoc(name string, s *sample.Sketched, features bool) *Doc {
 	}
 	sortIDs(d.Features, (*tp)[:len(d.Features)])
 	sortBufs.Put(tp)
+	if d.Compact {
+		for i := range d.Features {
+			d.Features[i] &= topHalf
+		}
+	}
 	return d
+}
+
+// Cheap reports whether n feature ids in short form (Doc.Compact: 4
+// bytes each) take no more bytes than the samples of sketch s (len(Values)
+// × Bits/8): the bound under which an index of sketches keeps a
+// document's ids too (NewDoc, Doc.TrimFeatures). At 128 samples of 64
+// bits that is up to 256 ids, a document of about 260 words with 5-word
+// shingles.
+func Cheap(n int, s *sketch.Sketch) bool {
+	return 4*n <= len(s.Values)*int(s.Header.Bits)/8
+}
+
+// TrimFeatures drops d's feature set, as an index of sketches stores a
+// document, unless the set is Cheap: then it is marked Compact (stored
+// in short form; d.Features itself is not changed). Weighted sets are
+// always dropped.
+func (d *Doc) TrimFeatures() {
+	d.Weighted = nil
+	if d.Features == nil || !Cheap(len(d.Features), &d.Sketch) {
+		d.Features, d.Compact = nil, false
+		return
+	}
+	d.Compact = true
 }
 
 // sortBufs holds scratch for sortIDs.
@@ -317,12 +381,22 @@ func ID(name string) uint64 {
 	return rng.Hash(h^uint64(len(name)), binary.LittleEndian.Uint64(w[:]))
 }
 
-// fpTag keys fingerprint postings apart from LSH keys in the store's one
-// posting space (the key a fingerprint is posted under is a hash of the
-// tag and the fingerprint; the LSH keys are hashes too).
-const fpTag = 0x6670726e74 // "fprnt"
+// fpTag and idTag key fingerprint postings apart from LSH keys in the
+// store's one posting space (the key a fingerprint is posted under is a
+// hash of the tag and the fingerprint; the LSH keys are hashes too).
+// fpTag posts the 64-bit fingerprints of records written before the
+// identity key (Index.Upgraded), idTag identity fingerprints; the posting
+// key is only a way in: the record's full fingerprint and length decide.
+const (
+	fpTag = 0x6670726e74 // "fprnt"
+	idTag = 0x6964656e74 // "ident"
+)
 
 func fpKey(fp uint64) uint64 { return rng.Hash(fpTag, fp) }
+
+// idKey is the posting key of an identity fingerprint, and the value its
+// Bloom filter holds.
+func idKey(f identity.Fingerprint) uint64 { return rng.Hash2(idTag, f.Hi, f.Lo) }
 
 // Keys appends the lookup keys of s to dst: its LSH keys. An empty sketch
 // (a document without features) has none; it matches nothing.
@@ -344,7 +418,10 @@ func (x *Index) postingsOf(dst []uint64, d *Doc) ([]uint64, error) {
 		return dst, err
 	}
 	if d.HasFingerprint {
-		dst = append(dst, fpKey(d.Fingerprint))
+		dst = append(dst, idKey(d.Fingerprint))
+	}
+	if d.hasLegacy {
+		dst = append(dst, fpKey(d.legacy))
 	}
 	return dst, nil
 }

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/neardup/neardup/feature"
+	"github.com/neardup/neardup/identity"
 	"github.com/neardup/neardup/internal/rng"
 	"github.com/neardup/neardup/lsh"
 	"github.com/neardup/neardup/sample"
@@ -63,7 +64,7 @@ func mkDoc(t testing.TB, x *Index, name string, set []uint64, features bool) *Do
 		fs[i] = feature.Feature{ID: id, Weight: 1}
 		fp = rng.Hash(fp, id)
 	}
-	d := &Doc{Name: name, Fingerprint: fp, HasFingerprint: true,
+	d := &Doc{Name: name, Fingerprint: identity.Fingerprint{Hi: fp, Lo: rng.Mix64(fp), Len: uint64(len(set))}, HasFingerprint: true,
 		Sketch: sketch.Sketch{Header: smp.Header(), Values: smp.Sketch(nil, fs), Size: float64(len(set))}}
 	if features {
 		d.Features = slices.Clone(set)
@@ -253,7 +254,7 @@ func TestAddDuplicateNames(t *testing.T) {
 		}
 	}
 	n := 0
-	if _, err := x.Identical(bg, []uint64{mkDoc(t, x, "q", sets[0], false).Fingerprint}, nil, func(int, uint64, string) error { n++; return nil }); err != nil || n != 0 {
+	if _, err := x.Identical(bg, []identity.Fingerprint{mkDoc(t, x, "q", sets[0], false).Fingerprint}, nil, func(int, uint64, string) error { n++; return nil }); err != nil || n != 0 {
 		t.Fatalf("fingerprint of an earlier x found: %d %v", n, err)
 	}
 	checkClean(t, x)
@@ -342,7 +343,7 @@ func TestRecordV1(t *testing.T) {
 	x := mustOpen(t, store.NewMemory(), minhashConfig(16, 3, lsh.Banding(2, 8), 0))
 	_, sets := corpus(1, nil, 4)
 	d := mkDoc(t, x, "old", sets[0], true)
-	d.HasFingerprint, d.Fingerprint = false, 0
+	d.HasFingerprint, d.Fingerprint = false, identity.Fingerprint{}
 	rec := appendV1(nil, d)
 	got, err := DecodeDoc(rec)
 	if err != nil || got.Name != "old" || got.HasFingerprint || !slices.Equal(got.Features, d.Features) || !slices.Equal(got.Sketch.Values, d.Sketch.Values) {

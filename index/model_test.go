@@ -6,6 +6,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/neardup/neardup/identity"
 	"github.com/neardup/neardup/internal/rng"
 	"github.com/neardup/neardup/lsh"
 	"github.com/neardup/neardup/store"
@@ -172,7 +173,7 @@ func (m model) lookups(t *testing.T, x *Index, sets [][]uint64) {
 			}
 		}
 		got := ""
-		if _, err := x.Identical(bg, []uint64{q.Fingerprint}, nil, func(_ int, id uint64, name string) error {
+		if _, err := x.Identical(bg, []identity.Fingerprint{q.Fingerprint}, nil, func(_ int, id uint64, name string) error {
 			if id != ID(name) {
 				t.Fatalf("Identical: id %x of %q", id, name)
 			}

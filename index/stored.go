@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/neardup/neardup/feature"
+	"github.com/neardup/neardup/identity"
 	"github.com/neardup/neardup/lsh"
 	"github.com/neardup/neardup/sample"
 	"github.com/neardup/neardup/sketch"
@@ -12,16 +13,23 @@ import (
 
 // configMeta is the metadata name of the recorded configuration.
 //
-// Version 2 (written now) is the JSON of storedConfig: the whole sketch
+// Version 3 (written now) is the JSON of storedConfig: the whole sketch
 // configuration with the feature options by name, the sketch header it
-// gives, the LSH parameters, threshold and slack. Version 1 (written
+// gives, the LSH parameters, threshold and slack, the feature tokenizer's name
+// (storedFeatures.Tokenizer) and the identity fingerprint's scheme and
+// key. Version 2 is version 3 without the tokenizer (words-v1) and the
+// identity: its records hold 64-bit Rabin fingerprints under a public
+// polynomial, which anyone can forge; Open upgrades such an index by
+// drawing a key and recording version 3, and keeps the old fingerprints
+// only so that their postings go with their documents — they identify
+// nothing (see Index.Upgraded). Version 1 (written
 // before; no "version" field) held only {"header": sketch.Header, "lsh":
 // lsh.Params}: Open still opens such an index, taking the feature options
 // from its caller and checking them against the header's hash, and then
-// records version 2.
+// records version 3.
 const configMeta = "neardup.index.config"
 
-const storedVersion = 2
+const storedVersion = 3
 
 type storedConfig struct {
 	Version   int           `json:"version"`
@@ -30,6 +38,17 @@ type storedConfig struct {
 	LSH       lsh.Params    `json:"lsh"`
 	Threshold float64       `json:"threshold"`
 	Slack     float64       `json:"slack"`
+	// Identity is the identity fingerprint's scheme and key; absent
+	// (versions 1 and 2): the public 64-bit Rabin fingerprint of earlier
+	// releases.
+	Identity *storedIdentity `json:"identity,omitempty"`
+}
+
+// storedIdentity records the identity fingerprint: its scheme
+// (identity.Scheme) and its key in hex.
+type storedIdentity struct {
+	Scheme string `json:"scheme"`
+	Key    string `json:"key"`
 }
 
 type storedSketch struct {
@@ -61,6 +80,10 @@ type storedFeatures struct {
 	HeadingBoost float64 `json:"heading_boost"`
 	// IDFTable is the checksum of the TF-IDF table (hex), "" for none.
 	IDFTable string `json:"idf_table,omitempty"`
+	// Tokenizer is the tokenizer's name (feature.Tokenizer.String); ""
+	// (versions 1 and 2, written before tokenizers were named) means
+	// "words-v1".
+	Tokenizer string `json:"tokenizer,omitempty"`
 }
 
 // The names of package feature's enumerations, as its Parse functions
@@ -74,6 +97,7 @@ var (
 	punctNames  = []string{"drop", "keep"}
 	unitNames   = []string{"shingle", "word", "char"}
 	weightNames = []string{"set", "count", "tfidf"}
+	tokNames    = []string{"default", "words-v1", "unicode-v1"}
 )
 
 func enumName(names []string, v uint8) string {
@@ -107,6 +131,12 @@ func featureDefaults(o feature.Options) feature.Options {
 	if o.HeadingBoost == 0 {
 		o.HeadingBoost = feature.DefaultHeadingBoost
 	}
+	if o.Tokenizer == feature.TokenizerDefault {
+		o.Tokenizer = feature.DefaultTokenizer
+	}
+	if o.Unit == feature.UnitChar {
+		o.Tokenizer = feature.TokenizerWords
+	}
 	return o
 }
 
@@ -117,7 +147,7 @@ func idfSum(o feature.Options) uint64 {
 	return 0
 }
 
-// encodeStored returns the version 2 record of c (defaults filled in) and
+// encodeStored returns the version 3 record of c (defaults filled in) and
 // the header of its sketches.
 func encodeStored(c Config, h sketch.Header) ([]byte, error) {
 	f := featureDefaults(c.Sketch.Features)
@@ -127,6 +157,7 @@ func encodeStored(c Config, h sketch.Header) ([]byte, error) {
 		Punct: enumName(punctNames, uint8(f.Punct)), Unit: enumName(unitNames, uint8(f.Unit)),
 		Shingle: f.K, Wrap: f.Wrap, Seed: f.Seed, Weighting: enumName(weightNames, uint8(f.Weighting)),
 		SublinearTF: f.SublinearTF, RawIDF: f.RawIDF, TitleBoost: f.TitleBoost, HeadingBoost: f.HeadingBoost,
+		Tokenizer: enumName(tokNames, uint8(f.Tokenizer)),
 	}
 	if s := idfSum(f); s != 0 {
 		sf.IDFTable = fmt.Sprintf("%016x", s)
@@ -137,6 +168,7 @@ func encodeStored(c Config, h sketch.Header) ([]byte, error) {
 		Sketch: storedSketch{Sampler: s.Algorithm.String(), K: s.K, Seed: s.Seed, Modulus: s.Modulus, Block: s.Block,
 			BufLen: s.BufLen, LogWeights: s.LogWeights, HMT: s.HMT, Features: sf},
 		Header: h, LSH: c.LSH, Threshold: c.Threshold, Slack: c.Slack,
+		Identity: &storedIdentity{Scheme: identity.Scheme, Key: c.Identity.String()},
 	})
 }
 
@@ -146,6 +178,7 @@ type recorded struct {
 	cfg     Config // version 1: the sketch settings the header gives, no features
 	header  sketch.Header
 	idf     uint64 // checksum of the TF-IDF table, 0 for none
+	keyed   bool   // cfg.Identity is the recorded key (version 3)
 }
 
 func decodeStored(b []byte) (*recorded, error) {
@@ -168,7 +201,7 @@ func decodeStored(b []byte) (*recorded, error) {
 		r.cfg.EnsureDefaults()
 		r.cfg.LSH = sc.LSH
 		return r, nil
-	case storedVersion:
+	case 2, storedVersion: // version 2 has no tokenizer (words-v1) and no identity
 	default:
 		return nil, fmt.Errorf("%w: stored configuration version %d is newer than this program (%d)", ErrCorrupt, sc.Version, storedVersion)
 	}
@@ -190,6 +223,16 @@ func decodeStored(b []byte) (*recorded, error) {
 		Sketch: sample.Config{Algorithm: alg, K: s.K, Seed: s.Seed, Features: f, Modulus: s.Modulus, Block: s.Block,
 			BufLen: s.BufLen, LogWeights: s.LogWeights, HMT: s.HMT},
 		LSH: sc.LSH, Threshold: sc.Threshold, Slack: sc.Slack,
+	}
+	if sc.Identity != nil {
+		if sc.Identity.Scheme != identity.Scheme {
+			return nil, fmt.Errorf("%w: stored configuration: unknown identity scheme %q", ErrCorrupt, sc.Identity.Scheme)
+		}
+		k, err := identity.ParseKey(sc.Identity.Key)
+		if err != nil || k.IsZero() {
+			return nil, fmt.Errorf("%w: stored configuration: identity key", ErrCorrupt)
+		}
+		r.cfg.Identity, r.keyed = k, true
 	}
 	return r, nil
 }
@@ -214,6 +257,14 @@ func (s storedFeatures) options() (feature.Options, error) {
 		}
 		*e.dst = v
 	}
+	o.Tokenizer = feature.TokenizerWords // versions 1 and 2, and "" in version 3
+	if s.Tokenizer != "" {
+		v, err := enumValue(tokNames[1:], "tokenizer", s.Tokenizer)
+		if err != nil {
+			return o, err
+		}
+		o.Tokenizer = feature.Tokenizer(v + 1)
+	}
 	return o, nil
 }
 
@@ -228,6 +279,10 @@ func mergeFeatures(m *merger, s feature.Options, idf uint64, g *feature.Options)
 	mergeName(m, "features.digits", digitNames, uint8(s.Digits), (*uint8)(&g.Digits))
 	mergeName(m, "features.punct", punctNames, uint8(s.Punct), (*uint8)(&g.Punct))
 	mergeName(m, "features.unit", unitNames, uint8(s.Unit), (*uint8)(&g.Unit))
+	if g.Unit == feature.UnitChar && s.Unit == feature.UnitChar && g.Tokenizer != s.Tokenizer {
+		g.Tokenizer = 0 // char n-grams have no tokenizer (feature.Options.Tokenizer)
+	}
+	mergeName(m, "features.tokenizer", tokNames, uint8(s.Tokenizer), (*uint8)(&g.Tokenizer))
 	if g.Unit == feature.UnitWord && g.K != 0 && s.Unit == feature.UnitWord {
 		g.K = s.K // words ignore the shingle size
 	}
@@ -251,15 +306,20 @@ func mergeFeatures(m *merger, s feature.Options, idf uint64, g *feature.Options)
 // adopt returns the configuration of the recorded index when Open is given
 // given: every zero field of given takes the recorded value, a non-zero one
 // must equal it (else a *ConfigError), and a non-zero Threshold or Slack
-// overrides the recorded one. rewrite reports a version 1 record, to be
-// replaced by a version 2 one.
+// overrides the recorded one. rewrite reports a version 1 or 2 record, to
+// be replaced by a version 3 one: an index recorded without an identity key
+// takes the given key, or one drawn now.
 func (r *recorded) adopt(given Config) (out Config, rewrite bool, err error) {
 	var m merger
 	out = given
 	mergeSketch(&m, r.cfg.Sketch, &out.Sketch)
 	if r.version == 1 {
 		// Only the hash of the feature options was recorded: the given
-		// options (defaults for zero fields) must hash to it.
+		// options (defaults for zero fields) must hash to it. The
+		// index predates named tokenizers: words-v1 unless given.
+		if out.Sketch.Features.Tokenizer == feature.TokenizerDefault {
+			out.Sketch.Features.Tokenizer = feature.TokenizerWords
+		}
 		if got := out.Sketch.Features.ConfigHash(); m.err == nil && got != r.header.Features {
 			m.fail("features", fmt.Sprintf("configuration %016x", r.header.Features), fmt.Sprintf("configuration %016x (%v)", got, out.Sketch.Features))
 		}
@@ -267,6 +327,17 @@ func (r *recorded) adopt(given Config) (out Config, rewrite bool, err error) {
 		mergeFeatures(&m, r.cfg.Sketch.Features, r.idf, &out.Sketch.Features)
 	}
 	mergeLSH(&m, r.cfg.LSH, &out.LSH)
+	switch {
+	case !r.keyed && out.Identity.IsZero():
+		if out.Identity, err = identity.NewKey(); err != nil {
+			return given, false, err
+		}
+	case !r.keyed:
+	case out.Identity.IsZero():
+		out.Identity = r.cfg.Identity
+	case out.Identity != r.cfg.Identity:
+		m.fail("identity key", "another key", "the key given") // the keys are secrets: not printed
+	}
 	if out.Threshold == 0 {
 		out.Threshold = r.cfg.Threshold
 	}
@@ -287,7 +358,7 @@ func (r *recorded) adopt(given Config) (out Config, rewrite bool, err error) {
 	if h := smp.Header(); h != r.header {
 		return given, false, headerError(r.header, h)
 	}
-	return out, r.version == 1, nil
+	return out, r.version == 1 || !r.keyed, nil
 }
 
 // complete reports whether o can extract features (a TF-IDF weighting has

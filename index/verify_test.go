@@ -1,6 +1,7 @@
 package index
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"math"
@@ -31,7 +32,7 @@ func appendV2(dst []byte, d *Doc) []byte {
 	}
 	dst = append(dst, flags)
 	if d.HasFingerprint {
-		dst = binary.LittleEndian.AppendUint64(dst, d.Fingerprint)
+		dst = binary.LittleEndian.AppendUint64(dst, d.Fingerprint.Lo) // a 64-bit fingerprint then
 	}
 	enc, _ := d.Sketch.AppendBinary(nil)
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(len(enc)))
@@ -64,9 +65,13 @@ func TestRecordV2(t *testing.T) {
 	for _, d := range []*Doc{d, w} {
 		rec := appendV2(nil, d)
 		got, err := DecodeDoc(rec)
-		if err != nil || got.Name != d.Name || got.HasFingerprint != d.HasFingerprint || got.Fingerprint != d.Fingerprint ||
+		// A 64-bit fingerprint of then is kept, and identifies nothing.
+		if err != nil || got.Name != d.Name || got.HasFingerprint || got.hasLegacy != d.HasFingerprint || (d.HasFingerprint && got.legacy != d.Fingerprint.Lo) ||
 			!slices.Equal(got.Features, d.Features) || !slices.Equal(got.Weighted, d.Weighted) || !slices.Equal(got.Sketch.Values, d.Sketch.Values) {
 			t.Fatalf("v2 record: %+v %v", got, err)
+		}
+		if again, err := AppendDoc(nil, got); err != nil || !bytes.Equal(again[2+len(d.Name):][:9], rec[2+len(d.Name):][:9]) {
+			t.Fatalf("v2 record rewritten: the legacy fingerprint is not kept: %x %v", again, err)
 		}
 		for n := 0; n < len(rec); n++ {
 			if _, err := DecodeDoc(rec[:n]); !errors.Is(err, ErrCorrupt) {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/neardup/neardup/feature"
+	"github.com/neardup/neardup/identity"
 	"github.com/neardup/neardup/sample"
 	"github.com/neardup/neardup/sketch"
 )
@@ -61,7 +62,7 @@ func ExampleConfig() {
 	err := sample.Config{Algorithm: sketch.LazyBitsBatched, K: -1, Block: 32}.Validate()
 	fmt.Println(err)
 	// Output:
-	// oph 128 shingle k=5 nowrap format=auto case=lower norm=none digits=keep punct=drop seed=0 weight=set
+	// oph 128 shingle k=5 nowrap format=auto case=lower norm=none digits=keep punct=drop seed=0 weight=set tokenizer=unicode-v1
 	// sample: invalid parameter: k = -1 not in [1, 65536]
 	// sample: invalid parameter: block 32 not 64 or 128
 }
@@ -133,7 +134,7 @@ func ExampleSketcher_Sketch() {
 	// so a copy is needed of whatever must outlive the next call.
 	s, _ := sample.NewSketcher(sample.Config{K: 16, Seed: 1})
 	var out sample.Sketched
-	var fps []uint64
+	var fps []identity.Fingerprint
 	for i, body := range []string{
 		"<p>one two three four five six</p>",
 		"one two three four five six",
@@ -157,12 +158,12 @@ func ExampleSketcher_SketchFeatures() {
 	var a, b sample.Sketched
 	s.SketchFeatures(&a, set(0, 100))
 	s.SketchFeatures(&b, set(0, 100))
-	fmt.Println(len(a.Values), a.Size, a.Fingerprint)
+	fmt.Println(len(a.Values), a.Size, a.Fingerprint == identity.Fingerprint{})
 	sa, sb := a.Sketch(s.Header()), b.Sketch(s.Header())
 	e, _ := sketch.Jaccard(&sa, &sb)
 	fmt.Println(e.J)
 	// Output:
-	// 32 100 0
+	// 32 100 true
 	// 1
 }
 

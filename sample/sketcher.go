@@ -2,7 +2,7 @@ package sample
 
 import (
 	"github.com/neardup/neardup/feature"
-	"github.com/neardup/neardup/rabin"
+	"github.com/neardup/neardup/identity"
 	"github.com/neardup/neardup/sketch"
 )
 
@@ -11,12 +11,13 @@ import (
 // reused across documents stops allocating once its buffers have grown to
 // the largest document. Copy what must outlive the next call.
 type Sketched struct {
-	// Fingerprint is the Rabin fingerprint of the body's bytes
-	// (rabin.DefaultPoly; book 2.2, 3.3): identical bodies have equal
-	// fingerprints, and two different bodies collide with probability
-	// 2^-64 per pair. It detects exact duplicates before sketching is
+	// Fingerprint is the identity fingerprint of the body's bytes
+	// (package identity: its length and 128 bits under
+	// the Sketcher's key; book 2.2, 3.3): identical bodies have equal
+	// fingerprints, and without the key nobody can make two different
+	// bodies collide. It detects exact duplicates before sketching is
 	// worth anything.
-	Fingerprint uint64
+	Fingerprint identity.Fingerprint
 	// Features are the body's features as feature.Extractor gives them:
 	// each id once, weighted per Config.Features.
 	Features []feature.Feature
@@ -46,12 +47,12 @@ func (s *Sketched) Sketch(h sketch.Header) sketch.Sketch {
 // costs one pass over the body for the fingerprint, the extraction, and
 // the sampler's pass over the features, and allocates nothing once warm.
 type Sketcher struct {
-	cfg   Config
-	smp   Sampler
-	hdr   sketch.Header
-	text  *feature.Extractor // Config.Features' format (auto: sniffed)
-	html  *feature.Extractor // bodies known to be HTML (auto format only)
-	rabin *rabin.Table
+	cfg  Config
+	smp  Sampler
+	hdr  sketch.Header
+	text *feature.Extractor // Config.Features' format (auto: sniffed)
+	html *feature.Extractor // bodies known to be HTML (auto format only)
+	id   *identity.Hasher
 }
 
 // NewSketcher returns a Sketcher for c (zero fields take their defaults).
@@ -74,8 +75,14 @@ func NewSketcher(c Config) (*Sketcher, error) {
 			return nil, err
 		}
 	}
-	return &Sketcher{cfg: c, smp: smp, hdr: smp.Header(), text: text, html: html, rabin: rabin.New(rabin.DefaultPoly)}, nil
+	return &Sketcher{cfg: c, smp: smp, hdr: smp.Header(), text: text, html: html, id: identity.New(identity.Key{})}, nil
 }
+
+// SetKey makes s fingerprint under key k (package identity). A new
+// Sketcher uses the zero key, the public one: reproducible, and
+// no defence against forged collisions. Index.NewSketcher sets the
+// index's key.
+func (s *Sketcher) SetKey(k identity.Key) { s.id = identity.New(k) }
 
 // Config returns the configuration, defaults filled in.
 func (s *Sketcher) Config() Config { return s.cfg }
@@ -104,7 +111,7 @@ func (s *Sketcher) Extractor(html bool) *feature.Extractor {
 // feature.FormatAuto such a body is read as HTML without sniffing, and
 // other formats ignore it.
 func (s *Sketcher) Sketch(out *Sketched, body []byte, html bool) {
-	out.Fingerprint = s.rabin.Hash(body)
+	out.Fingerprint = s.id.Sum(body)
 	out.Features = s.Extractor(html).Extract(out.Features[:0], body)
 	out.Values = s.smp.Sketch(out.Values[:0], out.Features)
 	out.Size = s.cfg.Size(out.Features)

@@ -1,7 +1,7 @@
 package pipeline
 
 // This file holds every call into the core neardup packages (corpus,
-// feature, sample, sketch, lsh, index, dedup, rabin). The rest of the
+// feature, sample, sketch, lsh, index, dedup, identity). The rest of the
 // pipeline sees only the small types below, so that a change of the core's
 // API (sample.New(Config), a Sketcher) is an edit of this file alone.
 
@@ -12,14 +12,15 @@ import (
 	"io"
 	"math"
 	"os"
+	"strconv"
 	"strings"
 
 	"github.com/neardup/neardup/corpus"
 	"github.com/neardup/neardup/dedup"
 	"github.com/neardup/neardup/feature"
+	"github.com/neardup/neardup/identity"
 	"github.com/neardup/neardup/index"
 	"github.com/neardup/neardup/lsh"
-	"github.com/neardup/neardup/rabin"
 	"github.com/neardup/neardup/sample"
 	"github.com/neardup/neardup/sketch"
 )
@@ -54,6 +55,12 @@ type Config struct {
 	// IDField and TextField name the JSONL fields (and Parquet columns)
 	// of the id and the text. Defaults: "id" and "text".
 	IDField, TextField string
+	// IdentityKey is the secret key of the identity fingerprints that
+	// decide exact duplicates (package identity), as 64 hex digits. The
+	// default, "", has Build draw a key for the run (crypto/rand); it
+	// travels to the workers inside the pipeline's DoFns and is never
+	// written to the outputs.
+	IdentityKey string
 }
 
 // withDefaults returns c with its defaults filled in.
@@ -106,6 +113,11 @@ func (c Config) problems() []error {
 	if c.MaxRun < 1 {
 		errs = append(errs, fmt.Errorf("max run %d < 1", c.MaxRun))
 	}
+	if c.IdentityKey != "" {
+		if k, err := identity.ParseKey(c.IdentityKey); err != nil || k.IsZero() {
+			errs = append(errs, errors.New("identity key: want 64 hex digits, not all zero"))
+		}
+	}
 	return errs
 }
 
@@ -156,7 +168,7 @@ type sketcher struct {
 	exHTML *feature.Extractor // for bodies the reader knows to be HTML
 	smp    sample.Sampler
 	hdr    sketch.Header
-	fp     *rabin.Table
+	id     *identity.Hasher
 	scheme *lsh.Scheme
 	fs     []feature.Feature
 }
@@ -194,18 +206,40 @@ func newSketcher(c Config) (*sketcher, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &sketcher{cfg: c, ex: ex, exHTML: exHTML, smp: smp, hdr: smp.Header(), fp: rabin.New(rabin.DefaultPoly), scheme: scheme}, nil
+	key, _ := identity.ParseKey(c.IdentityKey) // checked by Validate; "" only in tests: the public hash
+	return &sketcher{cfg: c, ex: ex, exHTML: exHTML, smp: smp, hdr: smp.Header(), id: identity.New(key), scheme: scheme}, nil
 }
 
-// sketch returns the exact fingerprint of body and its sketch, appended to
-// dst[:0]. A body without features has an empty sketch.
-func (s *sketcher) sketch(dst []uint64, body []byte, html bool) (fp uint64, values []uint64) {
+// withKey returns c with an identity key drawn if it has none.
+func (c Config) withKey() (Config, error) {
+	if c.IdentityKey != "" {
+		return c, nil
+	}
+	k, err := identity.NewKey()
+	if err != nil {
+		return c, fmt.Errorf("neardup-beam: %w", err)
+	}
+	c.IdentityKey = k.String()
+	return c, nil
+}
+
+// fpKey is the grouping key of an identity fingerprint: all 128 bits and
+// the length, so that documents grouped together are identical by the
+// whole fingerprint.
+func fpKey(f identity.Fingerprint) string {
+	return f.String() + "/" + strconv.FormatUint(f.Len, 10)
+}
+
+// sketch returns the identity fingerprint of body (as fpKey) and its
+// sketch, appended to dst[:0]. A body without features has an empty
+// sketch.
+func (s *sketcher) sketch(dst []uint64, body []byte, html bool) (fp string, values []uint64) {
 	if html {
 		s.fs = s.exHTML.Extract(s.fs[:0], body)
 	} else {
 		s.fs = s.ex.Extract(s.fs[:0], body)
 	}
-	return s.fp.Hash(body), s.smp.Sketch(dst[:0], s.fs)
+	return fpKey(s.id.Sum(body)), s.smp.Sketch(dst[:0], s.fs)
 }
 
 // numKeys returns the number of band keys per document, C(b, m).

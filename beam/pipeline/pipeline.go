@@ -81,7 +81,10 @@ func Build(s beam.Scope, o Options) (beam.PCollection, error) {
 	if err := o.Validate(); err != nil {
 		return beam.PCollection{}, err
 	}
-	cfg := o.Config
+	cfg, err := o.Config.withKey()
+	if err != nil {
+		return beam.PCollection{}, err
+	}
 	desc, err := cfg.Describe()
 	if err != nil {
 		return beam.PCollection{}, err

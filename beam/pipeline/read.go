@@ -32,8 +32,8 @@ var (
 func init() {
 	register.DoFn3x1[context.Context, []byte, func(fileRef), error](&expandFn{})
 	register.DoFn5x1[context.Context, fileRef, func(string, docRec), func(rejectRec), func(fileStat), error](&readFn{})
-	register.DoFn5x1[context.Context, string, func(*docRec) bool, func(uint64, docRec), func(rejectRec), error](&uniqueIDFn{})
-	register.DoFn7x1[context.Context, uint64, func(*docRec) bool, func(uint64, docRec), func(uint64, nodeInfo), func(uint64, uint64), func(pairRec), error](&exactFn{})
+	register.DoFn5x1[context.Context, string, func(*docRec) bool, func(string, docRec), func(rejectRec), error](&uniqueIDFn{})
+	register.DoFn7x1[context.Context, string, func(*docRec) bool, func(uint64, docRec), func(uint64, nodeInfo), func(uint64, uint64), func(pairRec), error](&exactFn{})
 	register.Emitter1[fileRef]()
 	register.Emitter2[string, docRec]()
 	register.Emitter1[rejectRec]()
@@ -160,7 +160,7 @@ func (f *readFn) ProcessElement(ctx context.Context, in fileRef, emitDoc func(st
 // plus the orders of the others.
 type uniqueIDFn struct{}
 
-func (f *uniqueIDFn) ProcessElement(ctx context.Context, id string, iter func(*docRec) bool, emit func(uint64, docRec), emitRej func(rejectRec)) error {
+func (f *uniqueIDFn) ProcessElement(ctx context.Context, id string, iter func(*docRec) bool, emit func(string, docRec), emitRej func(rejectRec)) error {
 	var first docRec
 	var others []rejectRec
 	var d docRec
@@ -200,7 +200,7 @@ func (f *uniqueIDFn) ProcessElement(ctx context.Context, id string, iter func(*d
 // copies.
 type exactFn struct{}
 
-func (f *exactFn) ProcessElement(ctx context.Context, _ uint64, iter func(*docRec) bool, emitUnique func(uint64, docRec), emitNode func(uint64, nodeInfo), emitEdge func(uint64, uint64), emitPair func(pairRec)) error {
+func (f *exactFn) ProcessElement(ctx context.Context, _ string, iter func(*docRec) bool, emitUnique func(uint64, docRec), emitNode func(uint64, nodeInfo), emitEdge func(uint64, uint64), emitPair func(pairRec)) error {
 	var first docRec
 	var copies []nodeInfo
 	var d docRec

@@ -33,7 +33,7 @@ func orderIndex(o uint64) int64 { return int64(o & (1<<orderBits - 1)) }
 type docRec struct {
 	Order  uint64
 	ID     string
-	FP     uint64   // exact fingerprint of the body
+	FP     string   // identity fingerprint of the body (fpKey)
 	Sketch []uint64 // empty for a body without features
 	// Source, Line and Offset locate the record (corpus.Document's), for
 	// the rejection of a duplicate id.

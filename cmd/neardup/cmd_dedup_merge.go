@@ -36,6 +36,9 @@ func runDedupShard(ctx context.Context, env *Env, opts dedupOptions, do dedup.Op
 	if opts.Work == "" {
 		return usagef("--shard needs --work: each shard writes its stage files to its own work directory")
 	}
+	if opts.KeyFile == "" {
+		return usagef("--shard needs --key-file: the shards of a run must fingerprint documents under one secret key to find exact duplicates across shards (the file is made with a new key if missing)")
+	}
 	if hasStdin(opts.Inputs) {
 		return usagef("--shard: standard input cannot be shared between shards; save it to a file")
 	}

@@ -358,8 +358,9 @@ func TestDedupShardsMerge(t *testing.T) {
 		t.Fatalf("single run: %v: %s", err, msg)
 	}
 	work := func(i int) string { return filepath.Join(dir, fmt.Sprintf("w%d", i)) }
+	key := filepath.Join(dir, "shards.key") // made by the first shard to start
 	shard := func(i int, env []string, more ...string) (bool, string, error) {
-		return runNeardupProcess(t, env, append([]string{"dedup", in, "--shard", fmt.Sprintf("%d/3", i), "--work", work(i), "-q"}, more...)...)
+		return runNeardupProcess(t, env, append([]string{"dedup", in, "--shard", fmt.Sprintf("%d/3", i), "--work", work(i), "-q", "--key-file", key}, more...)...)
 	}
 	errs := make(chan error, 3)
 	for i := 1; i <= 3; i++ {
@@ -405,12 +406,19 @@ func TestDedupShardsMerge(t *testing.T) {
 
 	// Refusals.
 	other := filepath.Join(dir, "w2-other")
-	if _, msg, err := runNeardupProcess(t, nil, "dedup", in, "--shard", "2/3", "--work", other, "-q", "--threshold", "0.9"); err != nil {
+	if _, msg, err := runNeardupProcess(t, nil, "dedup", in, "--shard", "2/3", "--work", other, "-q", "--threshold", "0.9", "--key-file", key); err != nil {
 		t.Fatalf("%v: %s", err, msg)
 	}
 	unfinished := filepath.Join(dir, "w2-killed")
-	if killed, msg, err := runNeardupProcess(t, []string{"NEARDUP_TEST_KILL_AFTER=6"}, "dedup", in, "--shard", "2/3", "--work", unfinished, "-q"); err != nil || !killed {
+	if killed, msg, err := runNeardupProcess(t, []string{"NEARDUP_TEST_KILL_AFTER=6"}, "dedup", in, "--shard", "2/3", "--work", unfinished, "-q", "--key-file", key); err != nil || !killed {
 		t.Fatalf("killed %v, %v: %s", killed, err, msg)
+	}
+	otherKey := filepath.Join(dir, "w2-other-key")
+	if _, msg, err := runNeardupProcess(t, nil, "dedup", in, "--shard", "2/3", "--work", otherKey, "-q", "--key-file", filepath.Join(dir, "other.key")); err != nil {
+		t.Fatalf("%v: %s", err, msg)
+	}
+	if _, msg, err := runNeardupProcess(t, nil, "dedup", in, "--shard", "2/3", "--work", filepath.Join(dir, "w2-no-key"), "-q"); err == nil || !strings.Contains(msg, "--shard needs --key-file") {
+		t.Errorf("a shard without --key-file: %v: %s", err, msg)
 	}
 	for _, c := range []struct {
 		dirs []string
@@ -420,6 +428,7 @@ func TestDedupShardsMerge(t *testing.T) {
 		{[]string{work(1), work(1), work(3)}, "shard 1/3 given twice"},
 		{[]string{work(1), other, work(3)}, `Threshold is "0.8" in ` + work(1) + `, "0.9" in ` + other},
 		{[]string{work(1), unfinished, work(3)}, "shard 2/3 in " + unfinished + " has not finished stage 1"},
+		{[]string{work(1), otherKey, work(3)}, "fingerprinted documents under different identity keys"},
 		{[]string{work(1), in, work(3)}, "holds no shard's stage files"},
 	} {
 		env, _, stderr := testEnv()

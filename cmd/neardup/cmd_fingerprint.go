@@ -12,6 +12,7 @@ import (
 
 	"github.com/neardup/neardup/corpus"
 	"github.com/neardup/neardup/feature"
+	"github.com/neardup/neardup/identity"
 	"github.com/neardup/neardup/rabin"
 )
 
@@ -20,24 +21,42 @@ type fingerprintOptions struct {
 	JSON       bool
 	Corpus     featCorpusFlags
 	Normalized bool
-	Poly       string
-	Feature    featFlags
+	// Scheme is identity.Scheme (the default) or identity.LegacyScheme;
+	// Key the hex key of the first ("" for the public zero key); Poly
+	// the polynomial of the second ("" for rabin.DefaultPoly).
+	Scheme  string
+	Key     string
+	Poly    string
+	Feature featFlags
 }
 
 func newFingerprintCmd(env *Env) *cobra.Command {
 	var opts fingerprintOptions
 	cmd := &cobra.Command{
 		Use:   "fingerprint [FILE|DIR|-]...",
-		Short: "Print the exact 64-bit Rabin fingerprint of each document",
-		Long: `fingerprint prints one line per document: the Rabin fingerprint (book 2.2)
-of its bytes as 16 hex digits, then the document id. Equal fingerprints mean
-exact duplicates (up to a 2^-64-ish chance). A whole file is fingerprinted
-byte for byte as stored; a JSONL, WARC or Parquet record by its text or
-payload. With --normalized a second column fingerprints the normalized text
-(the visible words, lower case, single spaces), so documents that differ only
-in markup, case or spacing share it.`,
+		Short: "Print the identity fingerprint of each document",
+		Long: `fingerprint prints one line per document: the identity fingerprint of its
+bytes as 32 hex digits (two Rabin fingerprints under polynomials drawn
+from a key, finished by BLAKE3 in keyed mode: see package identity), then
+the document id. Equal fingerprints mean identical
+bodies. A whole file is fingerprinted byte for byte as stored; a JSONL, WARC
+or Parquet record by its text or payload. With --normalized a second column
+fingerprints the normalized text (the visible words, lower case, single
+spaces), so documents that differ only in markup, case or spacing share it.
+
+The default is the public form (the zero key): reproducible anywhere, and NOT a
+security boundary — anyone can compute it, so it must never decide that a
+document is dropped. dedup and the index compare the keyed form, under a
+secret key drawn for each index (or run) and recorded with it; --key KEY (64
+hex digits, e.g. from a dedup --key-file) prints that form.
+
+--scheme rabin-64 prints the 64-bit Rabin fingerprint of earlier releases
+(book 2.2; --poly chooses the polynomial). It is linear over GF(2): with
+the polynomial known, Gaussian elimination forges a page with any given
+fingerprint, which is why neither dedup nor the index trusts it any more.`,
 		Example: `  neardup fingerprint *.txt
-  neardup fingerprint --normalized testdata/licenses/docs.jsonl.gz | sort | uniq -D -w 16`,
+  neardup fingerprint --normalized testdata/licenses/docs.jsonl.gz | sort | uniq -D -w 32
+  neardup fingerprint --key "$(cat run.key)" doc.html`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Paths = args
 			return runFingerprint(cmd.Context(), env, opts)
@@ -45,8 +64,10 @@ in markup, case or spacing share it.`,
 	}
 	opts.Corpus.bind(cmd)
 	cmd.Flags().BoolVar(&opts.Normalized, "normalized", false, "also fingerprint each document's normalized text")
-	cmd.Flags().BoolVar(&opts.JSON, "json", false, `print one JSON object per document: {"id": ..., "fingerprint": "<16 hex>", "normalized": "<16 hex>"}`)
-	cmd.Flags().StringVar(&opts.Poly, "poly", fmt.Sprintf("%016x", uint64(rabin.DefaultPoly)), "the Rabin polynomial: the hex of its rabin.Poly value (reflected order, see package rabin); must be irreducible")
+	cmd.Flags().BoolVar(&opts.JSON, "json", false, `print one JSON object per document: {"id": ..., "fingerprint": "<hex>", "normalized": "<hex>"}`)
+	cmd.Flags().StringVar(&opts.Scheme, "scheme", identity.Scheme, "the fingerprint: "+identity.Scheme+" (128 bits under --key, else under the public zero key) or "+identity.LegacyScheme+" (the forgeable Rabin fingerprint of earlier releases)")
+	cmd.Flags().StringVar(&opts.Key, "key", "", "the secret key of the keyed form (64 hex digits; default: none, the public zero key)")
+	cmd.Flags().StringVar(&opts.Poly, "poly", "", fmt.Sprintf("with --scheme %s: the Rabin polynomial, the hex of its rabin.Poly value (reflected order, see package rabin; default %016x); must be irreducible", identity.LegacyScheme, uint64(rabin.DefaultPoly)))
 	opts.Feature.bindNorm(cmd)
 	return cmd
 }
@@ -65,12 +86,56 @@ func featParsePoly(s string) (rabin.Poly, error) {
 	return p, nil
 }
 
+// fingerprinter appends the hex fingerprint of a body under the chosen
+// scheme.
+type fingerprinter struct {
+	id    *identity.Hasher
+	rabin *rabin.Table
+	what  string // for the closing line
+}
+
+func newFingerprinter(opts fingerprintOptions) (*fingerprinter, error) {
+	switch opts.Scheme {
+	case identity.Scheme, "":
+		if opts.Poly != "" {
+			return nil, usagef("--poly is for --scheme %s", identity.LegacyScheme)
+		}
+		if opts.Key == "" {
+			return &fingerprinter{id: identity.New(identity.Key{}), what: identity.Scheme + ", public zero key (not a security boundary)"}, nil
+		}
+		k, err := identity.ParseKey(opts.Key)
+		if err != nil || k.IsZero() {
+			return nil, usagef("--key: want 64 hex digits, not all zero")
+		}
+		return &fingerprinter{id: identity.New(k), what: identity.Scheme + ", keyed"}, nil
+	case identity.LegacyScheme:
+		if opts.Key != "" {
+			return nil, usagef("--key is for --scheme %s: a Rabin fingerprint has no key", identity.Scheme)
+		}
+		p := rabin.DefaultPoly
+		if opts.Poly != "" {
+			var err error
+			if p, err = featParsePoly(opts.Poly); err != nil {
+				return nil, err
+			}
+		}
+		return &fingerprinter{rabin: rabin.New(p), what: fmt.Sprintf("%s, polynomial %016x (public and linear: forgeable)", identity.LegacyScheme, uint64(p))}, nil
+	}
+	return nil, usagef("--scheme %q: want %s or %s", opts.Scheme, identity.Scheme, identity.LegacyScheme)
+}
+
+func (f *fingerprinter) appendHex(dst, body []byte) []byte {
+	if f.rabin != nil {
+		return featHex16(dst, f.rabin.Hash(body))
+	}
+	return f.id.Sum(body).AppendHex(dst)
+}
+
 func runFingerprint(ctx context.Context, env *Env, opts fingerprintOptions) error {
-	p, err := featParsePoly(opts.Poly)
+	t, err := newFingerprinter(opts)
 	if err != nil {
 		return err
 	}
-	t := rabin.New(p)
 	var x *featExtractors
 	if opts.Normalized {
 		// Only the normalization flags are bound here; the shingle size
@@ -98,11 +163,9 @@ func runFingerprint(ctx context.Context, env *Env, opts fingerprintOptions) erro
 			return err
 		}
 		d := r.Doc()
-		fp := t.Hash(featExactBytes(d))
-		var nfp uint64
+		body := featExactBytes(d)
 		if x != nil {
 			norm = x.pick(d).Normalize(norm[:0], d.Body)
-			nfp = t.Hash(norm)
 		}
 		if opts.JSON {
 			id, err := json.Marshal(d.ID)
@@ -110,15 +173,15 @@ func runFingerprint(ctx context.Context, env *Env, opts fingerprintOptions) erro
 				return err
 			}
 			line = append(append(line[:0], `{"id":`...), id...)
-			line = featHex16(append(line, `,"fingerprint":"`...), fp)
+			line = t.appendHex(append(line, `,"fingerprint":"`...), body)
 			if x != nil {
-				line = featHex16(append(line, `","normalized":"`...), nfp)
+				line = t.appendHex(append(line, `","normalized":"`...), norm)
 			}
 			line = append(line, "\"}\n"...)
 		} else {
-			line = featHex16(line[:0], fp)
+			line = t.appendHex(line[:0], body)
 			if x != nil {
-				line = featHex16(append(line, ' '), nfp)
+				line = t.appendHex(append(line, ' '), norm)
 			}
 			line = append(line, "  "...)
 			line = append(line, d.ID...)
@@ -136,7 +199,7 @@ func runFingerprint(ctx context.Context, env *Env, opts fingerprintOptions) erro
 	if err := out.Flush(); err != nil {
 		return err
 	}
-	fmt.Fprintf(env.Stderr, "neardup fingerprint: %v; polynomial %016x\n", r.Stats(), uint64(p))
+	fmt.Fprintf(env.Stderr, "neardup fingerprint: %v; %s\n", r.Stats(), t.what)
 	return nil
 }
 

@@ -9,12 +9,13 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/neardup/neardup/identity"
 	"github.com/neardup/neardup/rabin"
 )
 
 func featFPOptions(t *testing.T, paths []string, args ...string) fingerprintOptions {
 	ff, cf := featFlagsFor(t, false, args...)
-	return fingerprintOptions{Paths: paths, Corpus: cf, Feature: ff, Poly: fmt.Sprintf("%016x", uint64(rabin.DefaultPoly))}
+	return fingerprintOptions{Paths: paths, Corpus: cf, Feature: ff}
 }
 
 func featFPLines(s string) map[string][]string {
@@ -39,8 +40,8 @@ func TestRunFingerprint(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := featFPLines(out.String())
-	tab := rabin.New(rabin.DefaultPoly)
-	hex := func(data string) string { return string(featHex16(nil, tab.Hash([]byte(data)))) }
+	tab := identity.New(identity.Key{}) // the public default
+	hex := func(data string) string { return tab.Sum([]byte(data)).String() }
 	if len(got) != 4 {
 		t.Fatalf("want 4 documents: %s", out)
 	}
@@ -56,8 +57,35 @@ func TestRunFingerprint(t *testing.T) {
 	if got["a.txt"][1] != got["c.txt"][1] || got["c.txt"][1] != hex("hello world") {
 		t.Errorf("normalized fingerprints: %v %v", got["a.txt"], got["c.txt"])
 	}
-	if !strings.Contains(errb.String(), "read 4, yielded 4") {
+	if !strings.Contains(errb.String(), "read 4, yielded 4") || !strings.Contains(errb.String(), "not a security boundary") {
 		t.Errorf("summary: %s", errb)
+	}
+	// The public default is the identity fingerprint under the zero key
+	// (identity's golden vector).
+	if h := hex(""); h != "5071e10d52cd243cffe0e255d3ac8517" {
+		t.Errorf("fingerprint of nothing %s, want the golden one", h)
+	}
+
+	// --key: the keyed form an index with that key computes.
+	k, _ := identity.NewKey()
+	env, out, _ = featTestEnv()
+	opts = featFPOptions(t, []string{a})
+	opts.Key = k.String()
+	if err := runFingerprint(context.Background(), env, opts); err != nil {
+		t.Fatal(err)
+	}
+	if want := identity.New(k).Sum([]byte("Hello,   World!\n")).String() + "  a.txt\n"; out.String() != want || want[:32] == hex("Hello,   World!\n") {
+		t.Errorf("--key: %q, want %q", out, want)
+	}
+	for _, bad := range []fingerprintOptions{{Key: "12"}, {Key: strings.Repeat("0", 64)}, {Scheme: "md5"},
+		{Poly: "d800000000000000"}, {Scheme: identity.LegacyScheme, Key: k.String()}} {
+		o := featFPOptions(t, []string{a})
+		o.Key, o.Scheme, o.Poly = bad.Key, bad.Scheme, bad.Poly
+		env, _, _ := featTestEnv()
+		var ue *UsageError
+		if err := runFingerprint(context.Background(), env, o); !errors.As(err, &ue) {
+			t.Errorf("%+v: want a usage error, got %v", bad, err)
+		}
 	}
 }
 
@@ -65,6 +93,7 @@ func TestRunFingerprintStdinAndPoly(t *testing.T) {
 	env, out, _ := featTestEnv()
 	env.Stdin = strings.NewReader("some text on stdin")
 	opts := featFPOptions(t, nil)
+	opts.Scheme = identity.LegacyScheme
 	p := rabin.RandomPrimitive(5)
 	opts.Poly = fmt.Sprintf("0x%016x", uint64(p))
 	if err := runFingerprint(context.Background(), env, opts); err != nil {

@@ -53,17 +53,21 @@ the index from its inputs with 'neardup index add'.`,
 
 // indexCheckJSON is the --json output of index check.
 type indexCheckJSON struct {
-	Store    string   `json:"store"`
-	OK       bool     `json:"ok"`
-	Docs     int64    `json:"docs"`
-	Postings int64    `json:"postings"`
-	Corrupt  int64    `json:"corrupt"`
-	Lost     int64    `json:"lost"`
-	Stale    int64    `json:"stale"`
-	Missing  int64    `json:"missing"`
-	Metadata int64    `json:"metadata"`
-	Repaired bool     `json:"repaired"`
-	Problems []string `json:"problems"`
+	Store    string `json:"store"`
+	OK       bool   `json:"ok"`
+	Docs     int64  `json:"docs"`
+	Postings int64  `json:"postings"`
+	// Identities and Legacy count the records with a keyed identity
+	// fingerprint and those with only an earlier release's public one.
+	Identities int64    `json:"identities"`
+	Legacy     int64    `json:"legacy_fingerprints"`
+	Corrupt    int64    `json:"corrupt"`
+	Lost       int64    `json:"lost"`
+	Stale      int64    `json:"stale"`
+	Missing    int64    `json:"missing"`
+	Metadata   int64    `json:"metadata"`
+	Repaired   bool     `json:"repaired"`
+	Problems   []string `json:"problems"`
 }
 
 // errIndexDamaged is the error of a check that found problems (exit 1);
@@ -110,14 +114,15 @@ func runIndexCheck(ctx context.Context, env *Env, opts indexCheckOptions) (err e
 			problems = []string{}
 		}
 		err = json.NewEncoder(env.Stdout).Encode(indexCheckJSON{Store: opts.Store, OK: rep.OK(), Docs: rep.Docs, Postings: rep.Postings,
+			Identities: rep.Identities, Legacy: rep.Legacy,
 			Corrupt: rep.Corrupt, Lost: rep.Lost, Stale: rep.Stale, Missing: rep.Missing, Metadata: rep.Metadata,
 			Repaired: rep.Repaired, Problems: problems})
 	} else {
 		for _, p := range rep.Problems {
 			fmt.Fprintf(env.Stdout, "problem: %s\n", p)
 		}
-		_, err = fmt.Fprintf(env.Stdout, "%s: %d documents, %d postings; %d corrupt records, %d stale postings, %d missing postings, %d bad metadata values\n",
-			opts.Store, rep.Docs, rep.Postings, rep.Corrupt, rep.Stale, rep.Missing, rep.Metadata)
+		_, err = fmt.Fprintf(env.Stdout, "%s: %d documents, %d postings, %d identity fingerprints (%d public 64-bit ones of an earlier release, not trusted); %d corrupt records, %d stale postings, %d missing postings, %d bad metadata values\n",
+			opts.Store, rep.Docs, rep.Postings, rep.Identities, rep.Legacy, rep.Corrupt, rep.Stale, rep.Missing, rep.Metadata)
 		if err == nil && opts.Repair {
 			if rep.Repaired {
 				_, err = fmt.Fprintf(env.Stdout, "repaired: %d documents lost\n", rep.Lost)

@@ -1,0 +1,61 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/neardup/neardup/identity"
+)
+
+// upgradedNote says what opening an index of an earlier release did
+// (index.Index.Upgraded).
+const upgradedNote = "the index was written before keyed identity fingerprints: a secret key was drawn and recorded; the documents stored before keep their public 64-bit fingerprints, which are not trusted, so their copies are found as near-duplicates (add them again to give them keyed fingerprints)"
+
+// loadKeyFile returns the identity key in the file path (64 hex digits),
+// drawing a new key and writing it there (mode 0600) when the file does
+// not exist. Processes that start at the same time with one path get one
+// key: the new file is linked into place only if none is there yet.
+func loadKeyFile(path string) (identity.Key, error) {
+	read := func() (identity.Key, error) {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return identity.Key{}, err
+		}
+		k, err := identity.ParseKey(string(b))
+		if err != nil || k.IsZero() {
+			return identity.Key{}, fmt.Errorf("--key-file %s: not a key (64 hex digits, not all zero)", path)
+		}
+		return k, nil
+	}
+	k, err := read()
+	if !errors.Is(err, os.ErrNotExist) {
+		return k, err
+	}
+	if k, err = identity.NewKey(); err != nil {
+		return k, err
+	}
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*") // mode 0600
+	if err != nil {
+		return k, fmt.Errorf("--key-file: %w", err)
+	}
+	defer os.Remove(f.Name())
+	_, err = f.WriteString(k.String() + "\n")
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Link(f.Name(), path)
+	}
+	if errors.Is(err, os.ErrExist) {
+		return read() // another process made it first
+	}
+	if err != nil {
+		return k, fmt.Errorf("--key-file: %w", err)
+	}
+	return k, nil
+}
