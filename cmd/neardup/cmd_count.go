@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math"
 	"runtime"
 	"text/tabwriter"
 
@@ -24,6 +25,7 @@ type countOptions struct {
 	JSON         bool
 	HLLPrecision int
 	Workers      int
+	Eps, Delta   float64
 	Sampler      skSamplerFlags
 	Feature      featFlags
 	Corpus       featCorpusFlags
@@ -48,8 +50,15 @@ corpus holds, in one pass and bounded memory, two ways:
 A document is identified by the Rabin fingerprint of its normalized text
 (the one 'neardup fingerprint --normalized' prints), or of its raw bytes
 with --raw. --exact also counts exactly, in memory proportional to the
-number of distinct shingles.`,
+number of distinct shingles. Every estimate is printed with its standard
+error: about n/sqrt(k) for the Flajolet-Martin estimate and the other
+minimum-based ones, n/sqrt(k-2) for bottom-k, 1.04 n/sqrt(2^p) for
+HyperLogLog. --eps and --delta choose k as the lecture notes on distinct
+elements do: k >= 4/(eps² delta) minima give a (1±eps) estimate with
+probability at least 1-delta (Chebyshev on the mean of k minima, whose
+variance is at most 1/(k (n+1)²)).`,
 		Example: `  neardup count testdata/licenses/docs.jsonl.gz --exact
+  neardup count --sampler minhash --eps 0.1 --delta 0.1 testdata/licenses/docs.jsonl.gz   # k = 4000
   neardup count --sampler minhash --k 4096 crawl/ --json`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Files = args
@@ -62,6 +71,8 @@ number of distinct shingles.`,
 	fl.BoolVar(&opts.JSON, "json", false, "print the counts as JSON")
 	fl.IntVar(&opts.HLLPrecision, "hll-precision", 14, "HyperLogLog precision p (2^p registers, 4 to 18)")
 	fl.IntVar(&opts.Workers, "workers", runtime.NumCPU(), "parallel workers")
+	fl.Float64Var(&opts.Eps, "eps", 0, "with --delta: choose k so that the sketch estimate is within a factor 1±eps with probability at least 1-delta (k = ceil(4/(eps² delta)); overrides --k)")
+	fl.Float64Var(&opts.Delta, "delta", 0, "with --eps: the failure probability of the (1±eps) guarantee")
 	opts.Sampler.bind(fl, "bottomk", 1024, false)
 	skBindFeatFlags(cmd, &opts.Feature, false)
 	opts.Corpus.bind(cmd)
@@ -82,12 +93,16 @@ type countResult struct {
 type countSketch struct {
 	DistinctDocuments float64 `json:"distinct_documents"`
 	DistinctShingles  float64 `json:"distinct_shingles"`
+	StderrDocuments   float64 `json:"stderr_documents"` // standard error of DistinctDocuments
+	StderrShingles    float64 `json:"stderr_shingles"`  // standard error of DistinctShingles
 }
 
 type countHLL struct {
-	Precision         int    `json:"precision"`
-	DistinctDocuments uint64 `json:"distinct_documents"`
-	DistinctShingles  uint64 `json:"distinct_shingles"`
+	Precision         int     `json:"precision"`
+	DistinctDocuments uint64  `json:"distinct_documents"`
+	DistinctShingles  uint64  `json:"distinct_shingles"`
+	StderrDocuments   float64 `json:"stderr_documents"`
+	StderrShingles    float64 `json:"stderr_shingles"`
 }
 
 type countExact struct {
@@ -118,6 +133,13 @@ func runCount(ctx context.Context, env *Env, opts countOptions) error {
 	}
 	if opts.HLLPrecision < 4 || opts.HLLPrecision > 18 {
 		return usagef("--hll-precision %d not in [4, 18]", opts.HLLPrecision)
+	}
+	if opts.Eps != 0 || opts.Delta != 0 {
+		k, err := kForEpsDelta(opts.Eps, opts.Delta)
+		if err != nil {
+			return err
+		}
+		opts.Sampler.K = k
 	}
 	// count needs sketches with a union and a cardinality: unweighted.
 	alg, err := parseSampler(opts.Sampler.Sampler, countSamplers)
@@ -223,6 +245,10 @@ func runCount(ctx context.Context, env *Env, opts countOptions) error {
 		return err
 	}
 	res.HLL.DistinctShingles, res.HLL.DistinctDocuments = hllS.Estimate(), hllD.Estimate()
+	rh := 1.04 / math.Sqrt(float64(uint64(1)<<opts.HLLPrecision))
+	res.Sketch.StderrDocuments = sketchRelStderr(sk.alg, int(sk.header.K), kept(uDocs)) * res.Sketch.DistinctDocuments
+	res.Sketch.StderrShingles = sketchRelStderr(sk.alg, int(sk.header.K), kept(uShingles)) * res.Sketch.DistinctShingles
+	res.HLL.StderrDocuments, res.HLL.StderrShingles = rh*float64(res.HLL.DistinctDocuments), rh*float64(res.HLL.DistinctShingles)
 	if opts.Exact {
 		docs, shingles := workers[0].exDocs, workers[0].exShingles
 		for _, w := range workers[1:] {
@@ -246,16 +272,16 @@ func runCount(ctx context.Context, env *Env, opts countOptions) error {
 		header += "\texact"
 	}
 	fmt.Fprintln(tw, header)
-	row := func(name string, s float64, h uint64, exact func(*countExact) int) {
-		fmt.Fprintf(tw, "%s\t%.0f\t%d", name, s, h)
+	row := func(name string, s, ss float64, h uint64, hs float64, exact func(*countExact) int) {
+		fmt.Fprintf(tw, "%s\t%.0f ± %.0f\t%d ± %.0f", name, s, ss, h, hs)
 		if res.Exact != nil {
 			e := exact(res.Exact)
 			fmt.Fprintf(tw, "\t%d  (sketch %+.1f%%, hll %+.1f%%)", e, relErr(s, e), relErr(float64(h), e))
 		}
 		fmt.Fprintln(tw)
 	}
-	row("distinct documents", res.Sketch.DistinctDocuments, res.HLL.DistinctDocuments, func(e *countExact) int { return e.DistinctDocuments })
-	row("distinct shingles", res.Sketch.DistinctShingles, res.HLL.DistinctShingles, func(e *countExact) int { return e.DistinctShingles })
+	row("distinct documents", res.Sketch.DistinctDocuments, res.Sketch.StderrDocuments, res.HLL.DistinctDocuments, res.HLL.StderrDocuments, func(e *countExact) int { return e.DistinctDocuments })
+	row("distinct shingles", res.Sketch.DistinctShingles, res.Sketch.StderrShingles, res.HLL.DistinctShingles, res.HLL.StderrShingles, func(e *countExact) int { return e.DistinctShingles })
 	return tw.Flush()
 }
 
@@ -265,4 +291,46 @@ func relErr(est float64, exact int) float64 {
 		return 0
 	}
 	return 100 * (est - float64(exact)) / float64(exact)
+}
+
+// kForEpsDelta is the number of minima the lecture notes on distinct
+// elements ask for a (1±eps) estimate with probability at least 1-delta:
+// the mean Y of k minima has E[Y] = 1/(n+1) and Var[Y] <= 1/(k (n+1)²), so
+// by Chebyshev P(|Y - E[Y]| > (eps/2) E[Y]) <= 4/(k eps²) <= delta when
+// k >= 4/(eps² delta); and |Y - E[Y]| <= (eps/2) E[Y] puts 1/Y - 1 within
+// about (1±eps)(n+1).
+func kForEpsDelta(eps, delta float64) (int, error) {
+	if !(eps > 0 && eps < 1) || !(delta > 0 && delta < 1) {
+		return 0, usagef("--eps %g and --delta %g must both be given, each in (0, 1)", eps, delta)
+	}
+	k := math.Ceil(4/(eps*eps*delta) - 1e-9)
+	if k > 1<<24 {
+		return 0, usagef("--eps %g --delta %g ask for k = %.0f samples, more than %d", eps, delta, k, 1<<24)
+	}
+	return int(k), nil
+}
+
+// sketchRelStderr is the relative standard error of a union sketch's
+// cardinality estimate with k samples: 1/sqrt(k-2) for bottom-k's
+// (k-1)/U(k) (the k-th smallest of n uniforms is Beta(k, n-k+1)), about
+// 1/sqrt(k) for the estimates from k minima (Flajolet-Martin and the
+// censored minima of oph and superminhash), and about 1/sqrt(kept) for
+// proportional's kept*m (kept is binomial: n trials of probability 1/m).
+func sketchRelStderr(alg sketch.Algorithm, k, kept int) float64 {
+	switch {
+	case alg == sketch.BottomK && k > 2:
+		return 1 / math.Sqrt(float64(k-2))
+	case alg == sketch.Proportional:
+		return 1 / math.Sqrt(float64(max(kept, 1)))
+	}
+	return 1 / math.Sqrt(float64(max(k, 1)))
+}
+
+// kept is the number of values of a counter's union sketch (0 when nothing
+// was added).
+func kept(d *sketch.DistinctCounter) int {
+	if u := d.Union(); u != nil {
+		return len(u.Values)
+	}
+	return 0
 }

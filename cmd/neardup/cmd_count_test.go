@@ -170,3 +170,60 @@ func Example_count() {
 	// distinct documents  469                      469                 469  (sketch +0.0%, hll +0.0%)
 	// distinct shingles   371084                   368276              372335  (sketch -0.3%, hll -1.1%)
 }
+
+// TestKForEpsDelta: k = ceil(4/(eps² delta)), the lecture notes' bound
+// (Chebyshev on the mean of k minima, Var <= 1/(k (n+1)²)); values outside
+// (0, 1) are usage errors.
+func TestKForEpsDelta(t *testing.T) {
+	for _, c := range []struct {
+		eps, delta float64
+		k          int
+	}{{0.1, 0.1, 4000}, {0.2, 0.25, 400}, {0.5, 0.5, 32}, {0.3, 0.05, 889}} {
+		if k, err := kForEpsDelta(c.eps, c.delta); err != nil || k != c.k {
+			t.Errorf("kForEpsDelta(%v, %v) = %d, %v; want %d", c.eps, c.delta, k, err, c.k)
+		}
+	}
+	for _, c := range [][2]float64{{0, 0.1}, {0.1, 0}, {1, 0.5}, {0.1, 1}, {1e-4, 1e-4}} {
+		if _, err := kForEpsDelta(c[0], c[1]); err == nil {
+			t.Errorf("kForEpsDelta(%v, %v): no error", c[0], c[1])
+		}
+	}
+}
+
+// TestRunCountStderr: --eps 0.2 --delta 0.25 gives k = 400; every estimate
+// comes with its standard error (n/sqrt(k) for minhash's Flajolet-Martin,
+// 1.04 n/sqrt(2^p) for HyperLogLog), and on the licences corpus each
+// estimate is within 4 standard errors of the exact count (Chebyshev: a
+// miss has probability at most 1/16 per estimate; the seeds are fixed, so
+// the test is deterministic).
+func TestRunCountStderr(t *testing.T) {
+	opts := countOpts(t, []string{licensesPath}, "--sampler", "minhash")
+	opts.Eps, opts.Delta, opts.Exact = 0.2, 0.25, true
+	r := runCountJSON(t, opts)
+	if !strings.Contains(r.Sampler, "k=400") {
+		t.Errorf("sampler %q, want k=400", r.Sampler)
+	}
+	for _, c := range []struct {
+		name     string
+		est, se  float64
+		exact    int
+		wantRelS float64
+	}{
+		{"sketch documents", r.Sketch.DistinctDocuments, r.Sketch.StderrDocuments, r.Exact.DistinctDocuments, 1 / math.Sqrt(400)},
+		{"sketch shingles", r.Sketch.DistinctShingles, r.Sketch.StderrShingles, r.Exact.DistinctShingles, 1 / math.Sqrt(400)},
+		{"hll documents", float64(r.HLL.DistinctDocuments), r.HLL.StderrDocuments, r.Exact.DistinctDocuments, 1.04 / 128},
+		{"hll shingles", float64(r.HLL.DistinctShingles), r.HLL.StderrShingles, r.Exact.DistinctShingles, 1.04 / 128},
+	} {
+		if math.Abs(c.se/c.est-c.wantRelS) > 1e-9 {
+			t.Errorf("%s: stderr %v of %v, want relative %v", c.name, c.se, c.est, c.wantRelS)
+		}
+		if math.Abs(c.est-float64(c.exact)) > 4*c.se {
+			t.Errorf("%s: %v ± %v, exact %d: more than 4 standard errors off", c.name, c.est, c.se, c.exact)
+		}
+	}
+	env, out, _ := featTestEnv()
+	opts.JSON = false
+	if err := runCount(context.Background(), env, opts); err != nil || strings.Count(out.String(), "±") != 4 {
+		t.Errorf("text output (%v):\n%s\nwant 4 estimates with ±", err, out)
+	}
+}
