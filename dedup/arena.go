@@ -228,6 +228,9 @@ func (r *run) metaBytes() int64 {
 			n += featsBytes + f.bytes()
 		}
 	}
+	if r.ext != nil && r.ext.feats != nil {
+		n += 4 * int64(r.ext.feats.lens.len()) // the feature records' lengths
+	}
 	return n
 }
 

@@ -9,8 +9,8 @@
 // fingerprint first (identical bodies never reach verification), then
 // features and a consistent-sampling sketch (one sample.Sketcher per worker),
 // candidates by AltaVista's sort-join over supershingle keys and verification
-// by the full-sketch estimate or, when the feature sets fit in memory, by
-// exact Jaccard — both done by package index, the one owner of keys,
+// by exact Jaccard (or, when asked, by the full-sketch estimate) — both done
+// by package index, the one owner of keys,
 // candidates and verification — and finally union-find clustering with a
 // guard against chaining (package cluster). With a store, this run's
 // documents are matched against the documents of earlier runs and added to
@@ -24,8 +24,10 @@
 // document) records and then the candidate pairs on disk (package
 // dedup/spill: radix-sorted buffers, zstd-compressed sorted runs, k-way
 // merge), and verification reads the sketches back in chunks
-// (external.go). The pairs, clusters and kept set are those of the run in
-// memory, byte for byte.
+// (external.go) and the feature sets of the candidates' documents, the only
+// ones exact verification needs, in sorted passes over the feature file
+// written beside the sketches (features.go, verify_exact.go). The pairs,
+// clusters and kept set are those of the run in memory, byte for byte.
 // In memory without a budget the run holds each value of a slot-wise
 // sketch folded to 32 bits, all that the join and verification compare
 // (values.go).

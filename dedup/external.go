@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"time"
 
 	"github.com/neardup/neardup/dedup/spill"
 	"github.com/neardup/neardup/index"
@@ -31,12 +32,16 @@ type external struct {
 	// offset 0: they start at ends[i-1] (0 for the first).
 	ends    column[int64]
 	spilled int64 // compressed bytes of sorted runs
+	// feats is the feature file (features.go) while exact verification is
+	// on: the feature sets are there, not in memory.
+	feats *featFile
 }
 
 // startExternal switches the run to out-of-core mode: it creates the work
 // directory and the sketch file, and moves the sketches of the documents
-// read so far there.
-func (r *run) startExternal() error {
+// read so far there; with exact (exact verification on), also the feature
+// file, and their feature sets.
+func (r *run) startExternal(exact bool) error {
 	if r.narrow { // folds cannot make the sketch file's full values
 		return errors.New("dedup: internal error: a run holding folded sketch values went out of core")
 	}
@@ -59,7 +64,7 @@ func (r *run) startExternal() error {
 	if err != nil {
 		return fmt.Errorf("dedup: %w", err)
 	}
-	r.ext = &external{dir: dir, owned: owned, f: f, w: bufio.NewWriterSize(f, 1<<20)}
+	r.ext = &external{dir: dir, owned: owned, f: f, w: bufio.NewWriterSize(f, r.ioBuf())}
 	r.sum.External = true
 	for i := range r.res.Docs {
 		if err := r.ext.put(r.side.vals.at(i).words); err != nil {
@@ -67,7 +72,32 @@ func (r *run) startExternal() error {
 		}
 	}
 	r.side.vals.reset() // the values are in the file now
+	if !exact {
+		return nil
+	}
+	// Exact verification is on: the feature sets go to the feature file,
+	// and those still to come too (features.go).
+	if r.ext.feats, err = createFeatFile(dir, r.ioBuf()); err != nil {
+		return err
+	}
+	for i := range r.res.Docs {
+		f := r.side.features(i)
+		if err := r.ext.feats.put(&f); err != nil {
+			return err
+		}
+	}
+	r.side.dropFeatures()
 	return nil
+}
+
+// ioBuf is the size of the buffers of the work files a run writes and
+// reads sequentially: 1 MiB, less under a small budget (a 256th of it, 64
+// KiB at least), where several of them would be a good part of it.
+func (r *run) ioBuf() int {
+	if r.o.Memory <= 0 {
+		return 1 << 20
+	}
+	return int(min(1<<20, max(64<<10, r.o.Memory/256)))
 }
 
 // put appends the sketch values of the next document, as words in halves
@@ -102,6 +132,12 @@ func (e *external) finishWrite() error {
 		return fmt.Errorf("dedup: writing sketches: %w", err)
 	}
 	e.spilled += e.off
+	if e.feats != nil {
+		if err := e.feats.flush(); err != nil {
+			return err
+		}
+		e.spilled += e.feats.off
+	}
 	return nil
 }
 
@@ -126,6 +162,9 @@ func (e *external) appendValues(dst []uint64, i int, buf *[]byte) ([]uint64, err
 // close closes the sketch file and removes the work files unless kept.
 func (e *external) close(keep bool) error {
 	err := e.f.Close()
+	if ferr := e.feats.close(); err == nil {
+		err = ferr
+	}
 	if keep {
 		return err
 	}
@@ -238,7 +277,7 @@ func (r *run) candidates(order, num []int32, budget int64) (*spill.Merger, int64
 		return nil, 0, fmt.Errorf("dedup: %w", err)
 	}
 	defer keys.Remove()
-	rd := bufio.NewReaderSize(io.NewSectionReader(e.f, 0, e.off), 1<<20)
+	rd := bufio.NewReaderSize(io.NewSectionReader(e.f, 0, e.off), r.ioBuf())
 	var vals []uint64
 	var b8 [8]byte
 	rec := make([]byte, 0, 12*passes)
@@ -356,6 +395,22 @@ func (r *run) verifyExternal(pm *spill.Merger, total int64, order []int32) error
 	e := r.ext
 	docs := r.res.Docs
 	start := r.ev.begin(StageVerify, 0)
+	if e.feats != nil && r.exact { // exact, the feature sets read back (verify_exact.go)
+		var kept []verifiedPair
+		verified, err := r.verifyExact(pm, total, order, func(a, b int32, p Pair) {
+			r.res.Pairs = append(r.res.Pairs, p)
+			if r.st != nil {
+				if docs[a].Seq > docs[b].Seq {
+					a, b = b, a
+				}
+				kept = append(kept, verifiedPair{a: a, b: b, p: p})
+			}
+		})
+		if err != nil {
+			return err
+		}
+		return r.endVerifyExternal(start, verified, kept)
+	}
 	chunkPairs := int(max(1024, r.o.Memory/(16*8*int64(max(1, r.x.Config().Sketch.K)))))
 	chunk := make([]index.JoinPair, 0, min(chunkPairs, 1<<20))
 	var verified int64
@@ -416,6 +471,13 @@ func (r *run) verifyExternal(pm *spill.Merger, total int64, order []int32) error
 	if err := flush(); err != nil {
 		return err
 	}
+	return r.endVerifyExternal(start, verified, kept)
+}
+
+// endVerifyExternal ends stage 3 out of core: verified candidate pairs,
+// and for a resumable run the verified pairs kept saved as its output.
+func (r *run) endVerifyExternal(start time.Time, verified int64, kept []verifiedPair) error {
+	e := r.ext
 	r.sum.Candidates += verified
 	if r.st == nil {
 		r.sum.Spilled = e.spilled

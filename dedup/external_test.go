@@ -6,10 +6,12 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/neardup/neardup/corpus"
+	"github.com/neardup/neardup/feature"
 	"github.com/neardup/neardup/internal/rng"
 	"github.com/neardup/neardup/store"
 )
@@ -192,5 +194,80 @@ func TestExternalExportBands(t *testing.T) {
 	}
 	if mem.Len() == 0 || !bytes.Equal(mem.Bytes(), ext.Bytes()) {
 		t.Fatalf("exports differ: %d bytes in memory, %d out of core", mem.Len(), ext.Len())
+	}
+}
+
+// Out of core, exact verification reads the feature sets of the
+// candidates' documents back from the feature file, in one pass per
+// block of documents: with blocks and chunks made tiny (many passes, many
+// chunks, pairs within a block and across blocks) and with the default
+// ExactAuto under a budget (whose ExactBudget, far smaller than the
+// corpus's features, no longer turns exact verification off), the pairs
+// and clusters are those of the exact run in memory, byte for byte, and
+// the summary says how they were verified.
+func TestExternalExactOutOfCore(t *testing.T) {
+	docs := plantedCorpus(3000)
+	mem, err := Run(bg, docsOf(docs...), Options{Exact: ExactAlways})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if mem.Summary.Verification != VerifyExact {
+		t.Fatalf("in memory: verification %q", mem.Summary.Verification)
+	}
+	mp, mc := outputs(t, mem)
+	for _, c := range []struct {
+		name  string
+		o     Options
+		sizes *[3]int64
+	}{
+		{"always, blocks of 2 KiB", Options{Exact: ExactAlways, Memory: 256 << 10}, &[3]int64{2 << 10, 1 << 10, 7}},
+		{"auto, exact budget 1000 ids", Options{ExactBudget: 1000, Memory: 256 << 10}, nil},
+		{"auto, one block", Options{Memory: 256 << 10}, &[3]int64{1 << 30, 1 << 30, 1 << 20}},
+	} {
+		exactTestSizes = c.sizes
+		c.o.WorkDir = t.TempDir()
+		ext, err := Run(bg, docsOf(docs...), c.o)
+		exactTestSizes = nil
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !ext.Summary.External || !ext.Summary.ExactCheck || ext.Summary.Verification != VerifyExact {
+			t.Fatalf("%s: external %v, exact %v, verification %q", c.name, ext.Summary.External, ext.Summary.ExactCheck, ext.Summary.Verification)
+		}
+		ep, ec := outputs(t, ext)
+		if mp != ep || mc != ec {
+			t.Fatalf("%s: out of core differs: pairs equal %v, clusters equal %v", c.name, mp == ep, mc == ec)
+		}
+		if mem.Summary.Candidates != ext.Summary.Candidates {
+			t.Fatalf("%s: %d candidates, in memory %d", c.name, ext.Summary.Candidates, mem.Summary.Candidates)
+		}
+		if left, _ := os.ReadDir(c.o.WorkDir); len(left) != 0 {
+			t.Fatalf("%s: work files left: %v", c.name, left)
+		}
+	}
+	// In memory without a budget, ExactAuto still falls back to the
+	// estimate past ExactBudget, and says so.
+	est, err := Run(bg, docsOf(docs...), Options{ExactBudget: 1000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if est.Summary.ExactCheck || est.Summary.Verification != VerifyEstimate {
+		t.Fatalf("no budget, exact budget 1000: exact %v, verification %q", est.Summary.ExactCheck, est.Summary.Verification)
+	}
+}
+
+// A damaged feature file is an error, never a wrong answer.
+func TestFeatureFileCorrupt(t *testing.T) {
+	var ids []uint64
+	var ws []feature.Feature
+	good := appendFeatureSet(nil, &featureSet{features: []uint64{3, 9, 1 << 60}})
+	f, err := decodeFeatureSet(good, &ids, &ws)
+	if err != nil || !slices.Equal(f.features, []uint64{3, 9, 1 << 60}) {
+		t.Fatalf("round trip: %v, %v", f.features, err)
+	}
+	for _, bad := range [][]byte{nil, good[:len(good)-1], append(slices.Clone(good), 0), {flagFeatures, 0xff}, {flagWeighted, 2, 1}} {
+		if _, err := decodeFeatureSet(bad, &ids, &ws); err == nil {
+			t.Errorf("%x decoded", bad)
+		}
 	}
 }

@@ -2,6 +2,7 @@ package dedup
 
 import (
 	"bufio"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -155,6 +156,7 @@ func MergeShards(dirs []string, s *Stages) error {
 		items chan *streamItem
 		errc  chan error
 		kf    *bufio.Reader
+		ff    *bufio.Reader // its feature file, when it has one
 		close func()
 	}
 	var hdr sketch.Header // the documents' index headers are set again when restored
@@ -175,6 +177,14 @@ func MergeShards(dirs []string, s *Stages) error {
 		sh := &shard{m: m, items: make(chan *streamItem, 256), errc: make(chan error, 1), kf: bufio.NewReaderSize(io.NewSectionReader(kf, 0, m.SketchBytes), 1<<20),
 			close: func() { sf.Close(); kf.Close() }}
 		defer sh.close()
+		if m.Features {
+			ff, err := os.Open(filepath.Join(dir, fileFeatures))
+			if err != nil {
+				return fmt.Errorf("dedup merge: %w", err)
+			}
+			defer ff.Close()
+			sh.ff = bufio.NewReaderSize(io.NewSectionReader(ff, 0, m.FeatureBytes), 1<<20)
+		}
 		shards[i] = sh
 		go func() {
 			defer close(sh.items)
@@ -202,6 +212,19 @@ func MergeShards(dirs []string, s *Stages) error {
 	defer kf.Close()
 	st := &stages{sw: bufio.NewWriterSize(sf, 1<<20)}
 	kw := bufio.NewWriterSize(kf, 1<<20)
+	// The feature sets, when every shard has its feature file.
+	var ff *featFile
+	withFeatures := true
+	for _, m := range ms {
+		withFeatures = withFeatures && m.Features
+	}
+	if withFeatures {
+		if ff, err = createFeatFile(s.Dir, 1<<20); err != nil {
+			return fmt.Errorf("dedup merge: %w", err)
+		}
+		defer ff.close()
+	}
+	var fbuf []byte
 	var koff int64
 	var names idTable
 	var paths pathTable
@@ -238,6 +261,23 @@ func MergeShards(dirs []string, s *Stages) error {
 			if _, err := io.ReadFull(sh.kf, buf[:vals]); err != nil {
 				return fmt.Errorf("dedup merge: %s: %w", filepath.Join(sh.m.dir, fileSketches), err)
 			}
+			var frec []byte // the document's feature record
+			if sh.ff != nil {
+				n, err := binary.ReadUvarint(sh.ff)
+				if err == nil && n > 1<<32 {
+					err = errCorruptFeatures
+				}
+				if err == nil {
+					fbuf = binary.AppendUvarint(fbuf[:0], n)
+					at := len(fbuf)
+					fbuf = slices.Grow(fbuf, int(n))[:at+int(n)]
+					_, err = io.ReadFull(sh.ff, fbuf[at:])
+				}
+				if err != nil {
+					return fmt.Errorf("dedup merge: %s: %w", filepath.Join(sh.m.dir, fileFeatures), err)
+				}
+				frec = fbuf
+			}
 			p := it.x.place
 			if first, dup := names.add(d.Name, paths.ref(p)); dup {
 				st.writeMark(streamMark{at: seq, rej: &corpus.RecordError{ID: d.Name, Path: p.path, Line: p.line, Offset: p.offset,
@@ -252,8 +292,14 @@ func MergeShards(dirs []string, s *Stages) error {
 				return fmt.Errorf("dedup merge: %w", err)
 			}
 			koff += int64(vals)
+			if ff != nil {
+				if _, err := ff.w.Write(frec); err != nil {
+					return fmt.Errorf("dedup merge: %w", err)
+				}
+				ff.off += int64(len(frec))
+			}
 			shingles += int64(d.Shingles)
-			if it.x.feats.features == nil && it.x.feats.weighted == nil && lacking < 0 {
+			if !sh.m.Features && it.x.feats.features == nil && it.x.feats.weighted == nil && lacking < 0 {
 				lacking = sh.m.Shard
 			}
 		}
@@ -284,8 +330,19 @@ func MergeShards(dirs []string, s *Stages) error {
 	if err := kf.Sync(); err != nil {
 		return fmt.Errorf("dedup merge: %w", err)
 	}
+	if ff != nil {
+		if err := ff.flush(); err != nil {
+			return fmt.Errorf("dedup merge: %w", err)
+		}
+		if err := ff.f.Sync(); err != nil {
+			return fmt.Errorf("dedup merge: %w", err)
+		}
+	}
 	m := &manifest{Version: stagesVersion, Stage: StageSketch, Complete: true, Inputs: m0.Inputs, NInputs: m0.NInputs, Config: m0.Config,
 		InputsDone: len(s.Inputs), Items: st.items, StreamBytes: st.soff, SketchBytes: koff, Docs: int64(names.len())}
+	if ff != nil {
+		m.Features, m.FeatureBytes = true, ff.off
+	}
 	return writeManifest(s.Dir, manSketch, m)
 }
 

@@ -15,9 +15,12 @@ type ExactMode uint8
 
 // Exact verification modes.
 const (
-	// ExactAuto keeps feature sets in memory and verifies exactly when the
-	// corpus's features fit in Options.ExactBudget; otherwise the sketch
-	// estimate decides.
+	// ExactAuto verifies exactly at any size under a memory budget
+	// (Options.Memory: out of core the feature sets go to the work
+	// directory and those of the candidates' documents are read back); a
+	// run without a budget keeps feature sets in memory while the corpus's
+	// features fit in Options.ExactBudget, and otherwise lets the sketch
+	// estimate decide.
 	ExactAuto ExactMode = iota
 	// ExactAlways always keeps feature sets and verifies exactly.
 	ExactAlways
@@ -46,14 +49,18 @@ type Options struct {
 	Store index.Store
 	// StoreFeatures keeps each document's feature set in its index record
 	// (when exact verification held it), so that later runs and queries
-	// verify against it by exact Jaccard. The default keeps sketches only:
-	// about 1 KB per document at k = 128 instead of 8 bytes per shingle
-	// (the shipped corpus's index is 0.6 MB instead of 5.3 MB), and later
-	// matches against stored documents are verified by the sketch estimate.
+	// verify against it by exact Jaccard. The default keeps sketches only
+	// (but for short documents, whose ids take 4 bytes each, no more than
+	// the sketch: index.Doc.TrimFeatures): about 1 KB per document at k =
+	// 128 instead of 8 bytes per shingle (the shipped corpus's index is
+	// 0.8 MB instead of 5.5 MB), and later matches against longer stored
+	// documents are verified by the sketch estimate.
 	StoreFeatures bool
 	// Exact selects exact verification. The default is ExactAuto.
 	Exact ExactMode
-	// ExactBudget bounds the feature ids kept in memory for ExactAuto. The
+	// ExactBudget bounds the feature ids kept in memory for ExactAuto in a
+	// run without a memory budget (Memory 0); under one, the feature sets
+	// count against Memory and go out of core with the sketches. The
 	// default is 64M ids (512 MiB).
 	ExactBudget int64
 	// Workers is the number of sketching, join and verification
@@ -65,10 +72,11 @@ type Options struct {
 	// what the documents hold in memory (sketches, feature sets kept for
 	// exact verification, and per document its Doc, name and map
 	// entries) passes a quarter of it, the run goes out of core by
-	// itself: sketches move to a file in WorkDir and the join and
-	// verification run over sorted runs on disk (package spill), each
-	// sort buffer taking a quarter of what the documents leave of the
-	// budget; the result is the same as in memory. The default, 0, stays in memory. With a Store, the
+	// itself: sketches and feature sets move to files in WorkDir and the
+	// join and verification run over sorted runs on disk (package spill),
+	// each sort buffer taking a quarter of what the documents leave of the
+	// budget, exact verification reading back the feature sets of the
+	// candidates' documents only; the result is the same as in memory. The default, 0, stays in memory. With a Store, the
 	// query and add stages read the sketches back in batches. The budget
 	// bounds the pipeline's buffers; the caller sets the Go memory limit
 	// (runtime/debug.SetMemoryLimit) if it wants one.

@@ -46,6 +46,12 @@ type budget struct {
 	o    *Options
 	on   bool  // still verifying exactly
 	kept int64 // feature ids kept
+	// bounded: ExactAuto keeps at most Options.ExactBudget feature ids,
+	// in a run without a memory budget that holds them all in memory.
+	// Under a budget the feature sets count against it, and go to the
+	// feature file with the sketches when the run goes out of core
+	// (features.go): exact verification stays on at any size.
+	bounded bool
 }
 
 // off reports whether exact verification has been turned off.
@@ -61,7 +67,7 @@ func (b *budget) keep(n int) bool {
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	ok := b.on && (b.o.Exact == ExactAlways || b.kept+int64(n) <= b.o.ExactBudget)
+	ok := b.on && (b.o.Exact == ExactAlways || !b.bounded || b.kept+int64(n) <= b.o.ExactBudget)
 	if ok {
 		b.kept += int64(n)
 	} else {
@@ -91,11 +97,12 @@ func (r *run) sketch(docs iter.Seq2[*corpus.Document, error]) error {
 			docs = func(func(*corpus.Document, error) bool) {}
 		}
 		if r.ext == nil && r.st.s.Shards > 1 { // a shard's output is its stage files
-			if err := r.startExternal(); err != nil {
+			if err := r.startExternal(bud.on); err != nil {
 				return err
 			}
 		}
 	}
+	bud.bounded = r.o.Memory <= 0 && r.ext == nil
 	// A run that stays in memory (no budget) holds the folds of the values
 	// it compares by folds; their high halves go to a file when the store
 	// or the band export needs the full values (values.go).
@@ -171,6 +178,12 @@ func (r *run) sketch(docs iter.Seq2[*corpus.Document, error]) error {
 					if extErr = r.ext.put(ix.vals.words); extErr != nil {
 						break
 					}
+					if r.ext.feats != nil {
+						if extErr = r.ext.feats.put(&ix.feats); extErr != nil {
+							break
+						}
+						ix.feats = featureSet{}
+					}
 				}
 				if r.highs != nil {
 					if extErr = r.highs.put(idOf(&r.res.Docs[at+i]), ix.highs, len(ix.vals.words)); extErr != nil {
@@ -187,7 +200,7 @@ func (r *run) sketch(docs iter.Seq2[*corpus.Document, error]) error {
 				continue
 			}
 			if r.ext == nil && r.o.Memory > 0 && held > r.o.Memory/4 {
-				extErr = r.startExternal()
+				extErr = r.startExternal(!bud.off())
 			}
 			if r.st != nil && extErr == nil {
 				r.st.pending = append(r.st.pending, marks...)
@@ -216,6 +229,9 @@ func (r *run) sketch(docs iter.Seq2[*corpus.Document, error]) error {
 			return err
 		}
 		r.ev.addSpilled(StageSketch, r.ext.off)
+		if r.ext.feats != nil {
+			r.ev.addSpilled(StageSketch, r.ext.feats.off)
+		}
 	}
 	if r.highs != nil {
 		if err := r.highs.finish(); err != nil {
@@ -237,9 +253,14 @@ func (r *run) sketch(docs iter.Seq2[*corpus.Document, error]) error {
 	if s.Read != int64(len(r.res.Docs))+s.Rejected {
 		return fmt.Errorf("dedup: accounting error: read %d != sketched %d + rejected %d", s.Read, len(r.res.Docs), s.Rejected)
 	}
+	countUnsegmented(s, r.res.Docs)
 	r.exact = bud.on
 	if !bud.on {
 		r.side.dropFeatures()
+	}
+	r.sum.Verification = VerifyEstimate
+	if r.exact {
+		r.sum.Verification = VerifyExact
 	}
 	if r.prior { // only matches against an earlier run's documents ask
 		r.local = make(map[uint64]bool, len(r.res.Docs))

@@ -23,6 +23,8 @@ import (
 //	stream.bin          stage 1: the documents, rejected records and input
 //	                    ends in input order (the read-and-sketch output)
 //	sketches.bin        stage 1: the sketch values
+//	features.bin        stage 1: the feature sets, while exact
+//	                    verification is on (features.go)
 //	stage-sketch.json   stage 1's manifest, rewritten at each input end
 //	pairs-*.run         stage 2: the candidate pairs, sorted runs
 //	stage-index.json    stage 2's manifest
@@ -34,10 +36,11 @@ import (
 // file it does not name, or the bytes past the length it records, are
 // the leftovers of a killed run and are discarded on resumption.
 const (
-	stagesVersion = 1
+	stagesVersion = 2 // 2: the feature sets in features.bin, not in the stream
 	fileInputs    = "stage-inputs.json"
 	fileStream    = "stream.bin"
 	fileSketches  = "sketches.bin"
+	fileFeatures  = "features.bin"
 	fileVerified  = "verified.run"
 	manSketch     = "stage-sketch.json"
 	manIndex      = "stage-index.json"
@@ -119,7 +122,11 @@ type manifest struct {
 	Items       int64 `json:"items,omitempty"`
 	StreamBytes int64 `json:"stream_bytes,omitempty"`
 	SketchBytes int64 `json:"sketch_bytes,omitempty"`
-	Docs        int64 `json:"docs,omitempty"`
+	// Features says that the feature sets are in features.bin, of
+	// FeatureBytes bytes.
+	Features     bool  `json:"features,omitempty"`
+	FeatureBytes int64 `json:"feature_bytes,omitempty"`
+	Docs         int64 `json:"docs,omitempty"`
 	// Stage 2.
 	Runs    []string `json:"runs,omitempty"`
 	Records int64    `json:"records,omitempty"`
@@ -276,8 +283,8 @@ func (s *Stages) InputsDone() (int, error) {
 // files, sorted runs, and the temporary files of a killed run. The
 // manifests go first: a removal killed midway leaves files no manifest
 // names, which a resumption discards, never a manifest without its files.
-var workFiles = []string{manVerify, manIndex, manSketch, fileSketches, fileStream, fileInputs, fileVerified, fileHighs,
-	"keys-*.run", "pairs-*.run", ".keys-*.tmp*", ".pairs-*.tmp*", ".stage-*.tmp*", "." + fileVerified + ".tmp*"}
+var workFiles = []string{manVerify, manIndex, manSketch, fileSketches, fileFeatures, fileStream, fileInputs, fileVerified, fileHighs,
+	"keys-*.run", "pairs-*.run", "vpairs-*.run", ".vpairs-*.tmp*", ".cands-*.tmp", ".keys-*.tmp*", ".pairs-*.tmp*", ".stage-*.tmp*", "." + fileVerified + ".tmp*"}
 
 // RemoveWork removes the files a run (resumable or not) writes in its
 // work directory dir, and nothing else.

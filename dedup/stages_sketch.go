@@ -164,9 +164,19 @@ func (r *run) restoreSketch(bud *budget) error {
 		sf.Close()
 		return err
 	}
-	r.ext = &external{dir: st.s.Dir, f: kf, w: bufio.NewWriterSize(kf, 1<<20), off: m.SketchBytes}
+	r.ext = &external{dir: st.s.Dir, f: kf, w: bufio.NewWriterSize(kf, r.ioBuf()), off: m.SketchBytes}
 	r.sum.External = true
-	st.sf, st.sw, st.soff, st.items, st.started, st.restored = sf, bufio.NewWriterSize(sf, 1<<20), m.StreamBytes, m.Items, true, true
+	if m.Features {
+		ff, err := open(fileFeatures, m.FeatureBytes)
+		if err != nil {
+			sf.Close()
+			kf.Close()
+			return err
+		}
+		r.ext.feats = &featFile{f: ff, w: bufio.NewWriterSize(ff, r.ioBuf()), off: m.FeatureBytes}
+		r.side.dropFeatures() // they are in the feature file
+	}
+	st.sf, st.sw, st.soff, st.items, st.started, st.restored = sf, bufio.NewWriterSize(sf, r.ioBuf()), m.StreamBytes, m.Items, true, true
 	var off int64
 	err = readStream(io.NewSectionReader(sf, 0, m.StreamBytes), m.Items, st.hdr, func(it *streamItem) error {
 		s := r.sum
@@ -181,7 +191,7 @@ func (r *run) restoreSketch(bud *budget) error {
 			st.seq = d.Seq + 1
 			s.Read++
 			s.Bytes += int64(d.Bytes)
-			if it.x.feats.features != nil || it.x.feats.weighted != nil {
+			if m.Features || it.x.feats.features != nil || it.x.feats.weighted != nil {
 				bud.kept += int64(d.Shingles)
 			} else if r.o.Exact != ExactNever {
 				bud.on = false
@@ -201,7 +211,7 @@ func (r *run) restoreSketch(bud *budget) error {
 		}
 		return nil
 	})
-	if bud.on && r.o.Exact == ExactAuto && bud.kept > r.o.ExactBudget {
+	if bud.on && !m.Features && r.o.Exact == ExactAuto && bud.kept > r.o.ExactBudget {
 		bud.on = false // merged shards: together over the budget
 	}
 	if err == nil && off != m.SketchBytes {
@@ -238,7 +248,7 @@ func (r *run) appendStream() error {
 		if err != nil {
 			return fmt.Errorf("dedup: %w", err)
 		}
-		st.sf, st.sw, st.started = f, bufio.NewWriterSize(f, 1<<20), true
+		st.sf, st.sw, st.started = f, bufio.NewWriterSize(f, r.ioBuf()), true
 	}
 	docs := r.res.Docs
 	k := st.written
@@ -284,6 +294,12 @@ func (r *run) save(final bool) error {
 	if err := r.ext.w.Flush(); err != nil {
 		return fmt.Errorf("dedup: writing sketches: %w", err)
 	}
+	ff := r.ext.feats
+	if ff != nil {
+		if err := ff.flush(); err != nil {
+			return err
+		}
+	}
 	if final {
 		if err := st.sf.Sync(); err != nil {
 			return fmt.Errorf("dedup: writing %s: %w", fileStream, err)
@@ -291,9 +307,17 @@ func (r *run) save(final bool) error {
 		if err := r.ext.f.Sync(); err != nil {
 			return fmt.Errorf("dedup: writing sketches: %w", err)
 		}
+		if ff != nil {
+			if err := ff.f.Sync(); err != nil {
+				return fmt.Errorf("dedup: writing feature sets: %w", err)
+			}
+		}
 	}
 	m := st.manifest(StageSketch)
 	m.Complete, m.InputsDone, m.Items, m.StreamBytes, m.SketchBytes, m.Docs = final, st.inputs, st.items, st.soff, r.ext.off, int64(len(docs))
+	if ff != nil {
+		m.Features, m.FeatureBytes = true, ff.off
+	}
 	if err := writeManifest(st.s.Dir, manSketch, m); err != nil {
 		return err
 	}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/neardup/neardup/feature"
 	"github.com/neardup/neardup/index"
 )
 
@@ -23,7 +24,7 @@ func (r *run) matchStored() error {
 	// memory: values.go).
 	const batch = 4096
 	progress := r.ev.progress(StageQuery, "docs")
-	l := r.newLoader(true, false)
+	l := r.newLoader(true, false).withFeatures()
 	qs := make([]*index.Doc, 0, batch)
 	for lo := 0; lo < len(r.unique); lo += batch {
 		part := r.unique[lo:min(lo+batch, len(r.unique))]
@@ -94,7 +95,12 @@ func (a *adds) wait() error {
 }
 
 func (r *run) addAll() error {
-	const batchSize = 2048
+	// Batches of 2048 documents, fewer under a small budget: loadAhead
+	// holds three, of 8·k bytes of values a document.
+	batchSize := 2048
+	if r.o.Memory > 0 {
+		batchSize = int(min(2048, max(256, r.o.Memory/(64*8*int64(max(1, r.x.Config().Sketch.K))))))
+	}
 	progress := r.ev.progress(StageStore, "docs")
 	// One bulk for the whole run: the postings are sorted and ingested
 	// as finished tables instead of written one by one (index.Bulk). In
@@ -177,6 +183,8 @@ func (r *run) loadAhead(order []int, batchSize int) (<-chan loadedBatch, func())
 	type buffers struct {
 		vals []uint64
 		docs []index.Doc
+		fids []uint64
+		fws  []feature.Feature
 	}
 	free := make(chan *buffers, loadAheadBatches)
 	for range loadAheadBatches {
@@ -186,6 +194,9 @@ func (r *run) loadAhead(order []int, batchSize int) (<-chan loadedBatch, func())
 	quit := make(chan struct{})
 	done := make(chan struct{})
 	l := r.newLoader(true, r.ext == nil)
+	if r.o.StoreFeatures {
+		l.withFeatures() // out of core, from the feature file
+	}
 	go func() {
 		defer close(done)
 		defer close(out)
@@ -200,13 +211,13 @@ func (r *run) loadAhead(order []int, batchSize int) (<-chan loadedBatch, func())
 			}
 			// The loader fills the batch's buffers (growing them if it
 			// must) and keeps them until the batch is released.
-			l.vals, l.docs = b.vals, b.docs
+			l.vals, l.docs, l.fids, l.fws = b.vals, b.docs, b.fids, b.fws
 			docs, err := l.load(order[lo:min(lo+batchSize, len(order))])
-			b.vals, b.docs = l.vals, l.docs
-			l.vals, l.docs = nil, nil
+			b.vals, b.docs, b.fids, b.fws = l.vals, l.docs, l.fids, l.fws
+			l.vals, l.docs, l.fids, l.fws = nil, nil, nil, nil
 			for k := range docs {
 				if !r.o.StoreFeatures {
-					docs[k].Features = nil
+					docs[k].TrimFeatures() // a short document's stay, in short form
 				}
 			}
 			select {

@@ -23,12 +23,24 @@ type Summary struct {
 	Warnings int64 `json:"warnings"`
 	Skipped  int64 `json:"skipped"`
 	// Bytes is the total length of the documents' bodies.
-	Bytes      int64 `json:"bytes"`
-	Pairs      int   `json:"pairs"`
-	Candidates int64 `json:"candidates"`
-	Clusters   int   `json:"clusters"`
-	Largest    int   `json:"largest_cluster"`
-	ExactCheck bool  `json:"exact_verification"`
+	Bytes int64 `json:"bytes"`
+	// NotSegmented counts the documents of at least UnsegmentedBytes bytes
+	// that gave at most UnsegmentedFeatures features: text the tokenizer
+	// did not cut into words (a script it does not segment, or not text
+	// at all), which can only match an identical copy.
+	// NotSegmentedExample is the id of the first of them.
+	NotSegmented        int64  `json:"not_segmented"`
+	NotSegmentedExample string `json:"not_segmented_example,omitempty"`
+	Pairs               int    `json:"pairs"`
+	Candidates          int64  `json:"candidates"`
+	Clusters            int    `json:"clusters"`
+	Largest             int    `json:"largest_cluster"`
+	ExactCheck          bool   `json:"exact_verification"`
+	// Verification says how the candidate pairs were verified:
+	// VerifyExact or VerifyEstimate. Out of core (External) an exact run
+	// read the feature sets of the candidates' documents back from its
+	// work directory after the join.
+	Verification string `json:"verification,omitempty"`
 	// External reports an out-of-core run (Options.Memory); Spilled is the
 	// bytes it wrote to the work directory (sketches and compressed sorted
 	// runs).
@@ -44,6 +56,16 @@ type Summary struct {
 	Stages  []Stage       `json:"stages"`
 	Seconds float64       `json:"seconds"`
 }
+
+// Summary.Verification's values.
+const (
+	// VerifyExact: by exact Jaccard.
+	VerifyExact = "exact"
+	// VerifyEstimate: by the sketch estimate (Options.Exact ExactNever, or
+	// ExactAuto past Options.ExactBudget in a run without a memory
+	// budget).
+	VerifyEstimate = "estimate"
+)
 
 // BloomSummary describes the Bloom filter in front of the stored exact
 // fingerprints (store mode; see index.FingerprintStats).
@@ -108,4 +130,26 @@ func (r *run) finish(start time.Time) (*Result, error) {
 	sum.Stages = r.ev.stages
 	sum.Seconds = time.Since(start).Seconds()
 	return res, nil
+}
+
+// The "not segmented" test of Summary.NotSegmented: a body of at least
+// UnsegmentedBytes bytes with at most UnsegmentedFeatures features (with
+// 5-word shingles, at most 7 words: 28 bytes or more per word).
+const (
+	UnsegmentedBytes    = 200
+	UnsegmentedFeatures = 3
+)
+
+// countUnsegmented sets s.NotSegmented and s.NotSegmentedExample from the
+// documents of stage 1, in input order.
+func countUnsegmented(s *Summary, docs []Doc) {
+	s.NotSegmented, s.NotSegmentedExample = 0, ""
+	for i := range docs {
+		if d := &docs[i]; d.Bytes >= UnsegmentedBytes && d.Shingles <= UnsegmentedFeatures {
+			if s.NotSegmented == 0 {
+				s.NotSegmentedExample = d.Name
+			}
+			s.NotSegmented++
+		}
+	}
 }

@@ -8,6 +8,7 @@ import (
 	"os"
 	"slices"
 
+	"github.com/neardup/neardup/feature"
 	"github.com/neardup/neardup/index"
 	"github.com/neardup/neardup/sketch"
 )
@@ -192,6 +193,12 @@ type docLoader struct {
 	docs []index.Doc
 	buf  []byte     // reads from the sketch file
 	hr   highReader // reads from the high halves' file
+	// fc reads the feature sets of an out-of-core run from its feature
+	// file (features.go), for loads in increasing order of position; fids
+	// and fws hold a load's.
+	fc   *featCursor
+	fids []uint64
+	fws  []feature.Feature
 	// ends and pos are verifyCands' scratch.
 	ends []uint32
 	pos  []int
@@ -203,6 +210,17 @@ type docLoader struct {
 // it then reads the high halves a bucket at a time (highFile).
 func (r *run) newLoader(full, byID bool) *docLoader {
 	return &docLoader{r: r, full: full, hr: highReader{bucket: -1, whole: byID}}
+}
+
+// withFeatures makes the loader of an out-of-core run whose feature sets
+// are in its feature file read them back too, for loads in increasing
+// order of position (the order of r.unique).
+func (l *docLoader) withFeatures() *docLoader {
+	r := l.r
+	if r.exact && r.ext != nil && r.ext.feats != nil {
+		l.fc = r.ext.feats.cursor(0, 0, 1<<16, len(r.res.Docs))
+	}
+	return l
 }
 
 // load returns the index documents of the documents at positions pos,
@@ -225,6 +243,16 @@ func (l *docLoader) load(pos []int) ([]index.Doc, error) {
 			return nil, err
 		}
 		l.docs[k] = r.indexDoc(i, l.vals[at:len(l.vals):len(l.vals)])
+	}
+	if l.fc != nil {
+		l.fids, l.fws = l.fids[:0], l.fws[:0]
+		for k, i := range pos {
+			f, err := l.fc.read(i, &l.fids, &l.fws)
+			if err != nil {
+				return nil, err
+			}
+			l.docs[k].Features, l.docs[k].Weighted = f.features, f.weighted
+		}
 	}
 	return l.docs, nil
 }

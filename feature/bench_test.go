@@ -118,6 +118,14 @@ func BenchmarkExtract(b *testing.B) {
 	b.Run("text-1000w/char5", func(b *testing.B) { benchExtract(b, Options{Unit: UnitChar}, text) })
 	b.Run("text-1000w/nfkc-fold", func(b *testing.B) { benchExtract(b, Options{Norm: NormNFKC, Case: CaseFold}, text) })
 	b.Run("html-1000w/set", func(b *testing.B) { benchExtract(b, Options{}, page) })
+	b.Run("cjk-manpage/set", func(b *testing.B) {
+		// A real Japanese manual page of the multilingual fixture.
+		for _, d := range loadFixture(b) {
+			if d.ID == "edit/ja-para" {
+				benchExtract(b, Options{}, []byte(d.Text))
+			}
+		}
+	})
 	b.Run("html-1000w/count", func(b *testing.B) { benchExtract(b, Options{Weighting: WeightCount}, page) })
 }
 

@@ -18,8 +18,15 @@
 // tokens are maximal runs of letters, numbers and '_', 5-word shingles
 // without wrap-around, set weights).
 //
+// Tokens follow Unicode's script property by default (TokenizerUnicode):
+// every Han, Hiragana and Katakana character is a token, and every Thai,
+// Lao, Khmer and Myanmar grapheme cluster (UAX #29), so k-token shingles
+// of Chinese and Japanese text are character k-grams; other scripts keep
+// their words. On ASCII text this is exactly the old tokenizer
+// (TokenizerWords), by the same fast path.
+//
 // The package is not a sampler, a language-aware tokenizer (no stemming,
-// stop words or word segmentation for scripts without spaces) or an HTML
+// stop words or dictionary word segmentation) or an HTML
 // renderer: it does not apply CSS, run scripts or read attributes such as
 // alt text. Feature ids are not cryptographic: anyone who knows the seed
 // can construct colliding shingles.

@@ -80,17 +80,34 @@ func ExampleOptions_String() {
 	fmt.Println(feature.Options{})
 	fmt.Println(feature.Options{Unit: feature.UnitWord, Weighting: feature.WeightCount, Norm: feature.NormNFKC})
 	// Output:
-	// shingle k=5 nowrap format=auto case=lower norm=none digits=keep punct=drop seed=0 weight=set
-	// word k=1 nowrap format=auto case=lower norm=nfkc digits=keep punct=drop seed=0 weight=count title=2 heading=1.5
+	// shingle k=5 nowrap format=auto case=lower norm=none digits=keep punct=drop seed=0 weight=set tokenizer=unicode-v1
+	// word k=1 nowrap format=auto case=lower norm=nfkc digits=keep punct=drop seed=0 weight=count title=2 heading=1.5 tokenizer=unicode-v1
 }
 
 func ExampleOptions_ConfigHash() {
 	// Stable across runs and machines; sketch headers record it.
+	// The words-v1 tokenizer keeps the hashes of the configurations
+	// recorded before tokenizers were named.
 	fmt.Printf("%016x\n", feature.Options{}.ConfigHash())
 	fmt.Printf("%016x\n", feature.Options{}.IDHash())
+	fmt.Printf("%016x\n", feature.Options{Tokenizer: feature.TokenizerWords}.ConfigHash())
 	// Output:
+	// 514465f727aa564f
+	// e2326e8b8c0df4ea
 	// 60df4eda0ebc6487
-	// 603d831a95485e26
+}
+
+func ExampleParseTokenizer() {
+	t, err := feature.ParseTokenizer("words-v1")
+	fmt.Println(t == feature.TokenizerWords, err)
+	e, _ := feature.New(feature.Options{Unit: feature.UnitWord}) // the default tokenizer, unicode-v1
+	fmt.Printf("%s\n", e.Normalize(nil, []byte("Near-duplicate 文書の検出 ภาษาไทย")))
+	w, _ := feature.New(feature.Options{Unit: feature.UnitWord, Tokenizer: t})
+	fmt.Printf("%s\n", w.Normalize(nil, []byte("Near-duplicate 文書の検出 ภาษาไทย")))
+	// Output:
+	// true <nil>
+	// near duplicate 文 書 の 検 出 ภ า ษ า ไ ท ย
+	// near duplicate 文書の検出 ภาษาไทย
 }
 
 func ExampleParseWeighting() {
@@ -248,5 +265,5 @@ func ExampleParseNorm() {
 	n, _ := feature.ParseNorm("nfkc")
 	p, _ := feature.ParsePunct("keep")
 	fmt.Println(feature.Options{Unit: feature.UnitWord, Norm: n, Punct: p})
-	// Output: word k=1 nowrap format=auto case=lower norm=nfkc digits=keep punct=keep seed=0 weight=set
+	// Output: word k=1 nowrap format=auto case=lower norm=nfkc digits=keep punct=keep seed=0 weight=set tokenizer=unicode-v1
 }

@@ -22,11 +22,30 @@ var goldenDocs = []string{
 	"tiny doc",
 }
 
+// goldenConfigs are the configurations of golden.json: the words-v1
+// tokenizer, which every configuration had when it was written.
 var goldenConfigs = []Options{
+	{Tokenizer: TokenizerWords},
+	{Wrap: true, K: 3, Tokenizer: TokenizerWords},
+	{Unit: UnitWord, Weighting: WeightCount, Tokenizer: TokenizerWords},
+	{Unit: UnitChar, K: 4, Seed: 42, Tokenizer: TokenizerWords},
+	{Norm: NormNFKC, Case: CaseFold, Digits: DigitsFold, Punct: PunctKeep, Weighting: WeightCount, Tokenizer: TokenizerWords},
+}
+
+// unicodeDocs and unicodeConfigs are the documents and configurations of
+// golden_unicode.json: the unicode-v1 tokenizer (the default) on text of
+// scripts written with and without spaces.
+var unicodeDocs = append(goldenDocs[:len(goldenDocs):len(goldenDocs)],
+	"近似重复文档的检测。 Near-duplicate detection!",
+	"重複した文書を検出します。カタカナ語ー",
+	"การตรวจหาเอกสารที่ซ้ำกัน ພາສາລາວ ភាសាខ្មែរ မြန်မာစာ",
+	"한국어 문서 Ελληνικά русский café",
+)
+
+var unicodeConfigs = []Options{
 	{},
 	{Wrap: true, K: 3},
 	{Unit: UnitWord, Weighting: WeightCount},
-	{Unit: UnitChar, K: 4, Seed: 42},
 	{Norm: NormNFKC, Case: CaseFold, Digits: DigitsFold, Punct: PunctKeep, Weighting: WeightCount},
 }
 
@@ -38,14 +57,14 @@ type goldenEntry struct {
 	Features   []string `json:"features"` // "id:weight"
 }
 
-func goldenEntries(t *testing.T) []goldenEntry {
+func goldenEntries(t *testing.T, configs []Options, docs []string) []goldenEntry {
 	var out []goldenEntry
-	for _, o := range goldenConfigs {
+	for _, o := range configs {
 		e, err := New(o)
 		if err != nil {
 			t.Fatal(err)
 		}
-		for i, d := range goldenDocs {
+		for i, d := range docs {
 			g := goldenEntry{Config: o.String(), IDHash: fmt.Sprintf("%016x", o.IDHash()),
 				ConfigHash: fmt.Sprintf("%016x", o.ConfigHash()), Doc: i}
 			for _, f := range e.Extract(nil, []byte(d)) {
@@ -61,8 +80,13 @@ func goldenEntries(t *testing.T) []goldenEntry {
 // sketches and IDF tables depend on them. Regenerate (only for a deliberate,
 // versioned change) with go test ./feature -run Golden -update.
 func TestGolden(t *testing.T) {
-	path := filepath.Join("testdata", "golden.json")
-	got, err := json.MarshalIndent(goldenEntries(t), "", "  ")
+	t.Run("words-v1", func(t *testing.T) { checkGolden(t, "golden.json", goldenConfigs, goldenDocs) })
+	t.Run("unicode-v1", func(t *testing.T) { checkGolden(t, "golden_unicode.json", unicodeConfigs, unicodeDocs) })
+}
+
+func checkGolden(t *testing.T, file string, configs []Options, docs []string) {
+	path := filepath.Join("testdata", file)
+	got, err := json.MarshalIndent(goldenEntries(t, configs, docs), "", "  ")
 	if err != nil {
 		t.Fatal(err)
 	}

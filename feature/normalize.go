@@ -543,7 +543,10 @@ func (n *normalizer) hashTokens() {
 // len(text); i0 must be a token boundary. ASCII word runs are copied by
 // table (as in tokenizeASCII); multi-byte runes are decoded and classified
 // with package unicode, and each token is fingerprinted from its
-// normalized bytes.
+// normalized bytes. With TokenizerUnicode a letter or number of a script
+// written without spaces (segmented) makes a token of its own, which only
+// the combining marks after it extend (single), and a combining mark
+// extends any token before it.
 func (n *normalizer) tokenizeFrom(text []byte, i0 int) int {
 	out := n.text
 	toks := n.toks
@@ -553,9 +556,10 @@ func (n *normalizer) tokenizeFrom(text []byte, i0 int) int {
 		hash = &zeroHasher
 	}
 	keepPunct := n.o.Punct == PunctKeep
+	seg := n.o.Tokenizer == TokenizerUnicode
 	marks := n.marks
 	mark, cur := n.mark, n.cur
-	inTok := false
+	inTok, single := false, false
 	start := 0
 	word := &n.word
 	i := i0
@@ -565,6 +569,11 @@ func (n *normalizer) tokenizeFrom(text []byte, i0 int) int {
 			break
 		}
 		if l := word[c]; l != 0 {
+			if single {
+				toks = append(toks, token{start: int32(start), end: int32(len(out)), z: cur})
+				fps = append(fps, hash.hash(out[start:]))
+				inTok, single = false, false
+			}
 			if !inTok {
 				for mark < len(marks) && marks[mark].off <= i {
 					cur = marks[mark].z
@@ -603,7 +612,7 @@ func (n *normalizer) tokenizeFrom(text []byte, i0 int) int {
 			if inTok {
 				toks = append(toks, token{start: int32(start), end: int32(len(out)), z: cur})
 				fps = append(fps, hash.hash(out[start:]))
-				inTok = false
+				inTok, single = false, false
 			}
 			if keepPunct && n.class[c] == cPunct {
 				for mark < len(marks) && marks[mark].off <= i {
@@ -622,12 +631,24 @@ func (n *normalizer) tokenizeFrom(text []byte, i0 int) int {
 			continue
 		}
 		r, size := utf8.DecodeRune(text[i:])
-		isWord, punct := false, false
+		isWord, punct, alone := false, false, false
 		switch {
+		case seg && commonCJK(r):
+			// The bulk of Chinese and Japanese text, by range: letters
+			// without case, each a token (segmented, by a short cut).
+			isWord, alone = true, true
 		case r == utf8.RuneError:
 			// Invalid UTF-8 (or U+FFFD itself): a delimiter.
+		case seg && (r == 0x0E33 || r == 0x0EB3) && inTok:
+			// THAI CHARACTER SARA AM and LAO VOWEL SIGN AM: letters that
+			// UAX #29 (GB9a) makes spacing marks, which continue the
+			// token before them.
+			out = utf8.AppendRune(out, r)
+			i += size
+			continue
 		case unicode.IsLetter(r):
 			isWord = true
+			alone = seg && segmented(r)
 			if n.o.Case == CaseLower {
 				r = unicode.ToLower(r)
 			}
@@ -635,16 +656,31 @@ func (n *normalizer) tokenizeFrom(text []byte, i0 int) int {
 			switch n.o.Digits {
 			case DigitsKeep:
 				isWord = true
+				alone = seg && segmented(r)
 			case DigitsFold:
 				isWord = true
+				alone = seg && segmented(r)
 				if unicode.IsDigit(r) {
 					r = '0'
 				}
 			}
+		case seg && unicode.In(r, unicode.M):
+			// A combining mark (UAX #29's Extend and SpacingMark): part
+			// of the token before it, if any, else a delimiter.
+			if inTok {
+				out = utf8.AppendRune(out, r)
+			}
+			i += size
+			continue
 		case unicode.IsPunct(r) || unicode.IsSymbol(r):
 			punct = true
 		}
 		if isWord {
+			if inTok && (single || alone) {
+				toks = append(toks, token{start: int32(start), end: int32(len(out)), z: cur})
+				fps = append(fps, hash.hash(out[start:]))
+				inTok = false
+			}
 			if !inTok {
 				for mark < len(marks) && marks[mark].off <= i {
 					cur = marks[mark].z
@@ -656,6 +692,7 @@ func (n *normalizer) tokenizeFrom(text []byte, i0 int) int {
 				start = len(out)
 				inTok = true
 			}
+			single = alone
 			out = utf8.AppendRune(out, r)
 			i += size
 			continue
@@ -663,7 +700,7 @@ func (n *normalizer) tokenizeFrom(text []byte, i0 int) int {
 		if inTok {
 			toks = append(toks, token{start: int32(start), end: int32(len(out)), z: cur})
 			fps = append(fps, hash.hash(out[start:]))
-			inTok = false
+			inTok, single = false, false
 		}
 		if punct && keepPunct {
 			for mark < len(marks) && marks[mark].off <= i {
@@ -689,4 +726,31 @@ func (n *normalizer) tokenizeFrom(text []byte, i0 int) int {
 	n.fps = fps
 	n.mark, n.cur = mark, cur
 	return i
+}
+
+// segmentedScripts are the scripts written without spaces between words
+// that TokenizerUnicode cuts into characters (Han, Hiragana, Katakana) or
+// grapheme clusters (Thai, Lao, Khmer, Myanmar).
+var segmentedScripts = []*unicode.RangeTable{
+	unicode.Han, unicode.Hiragana, unicode.Katakana,
+	unicode.Thai, unicode.Lao, unicode.Khmer, unicode.Myanmar,
+}
+
+// segmented reports whether the letter or number r belongs to a script of
+// segmentedScripts. Every such rune is at or above U+0E00 (Thai), and the
+// Hangul syllables, which are not, are frequent enough to skip by range.
+func segmented(r rune) bool {
+	if r < 0x0E00 || (r >= 0xAC00 && r <= 0xD7A3) {
+		return false
+	}
+	return unicode.In(r, segmentedScripts...)
+}
+
+// commonCJK reports whether r is a CJK Unified Ideograph (U+4E00..U+9FFF),
+// a Hiragana letter (U+3041..U+3096) or a Katakana letter (U+30A1..U+30FA):
+// letters of segmentedScripts without case, most of Chinese and Japanese
+// text, tested by range before the general tables (a test checks the
+// ranges against unicode.Han, Hiragana and Katakana).
+func commonCJK(r rune) bool {
+	return (r >= 0x4E00 && r <= 0x9FFF) || (r >= 0x3041 && r <= 0x3096) || (r >= 0x30A1 && r <= 0x30FA)
 }

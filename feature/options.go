@@ -110,6 +110,35 @@ const (
 	WeightTFIDF
 )
 
+// Tokenizer says how text is cut into tokens (words) before shingling.
+type Tokenizer uint8
+
+const (
+	// TokenizerDefault is the zero value: DefaultTokenizer.
+	TokenizerDefault Tokenizer = iota
+	// TokenizerWords ("words-v1") makes a token of every maximal run of
+	// letters, numbers and '_', whatever the script: a Chinese, Japanese
+	// or Thai clause is one token. It is the tokenizer of every
+	// configuration before tokenizers were named, and of an index recorded
+	// without one.
+	TokenizerWords
+	// TokenizerUnicode ("unicode-v1") cuts scripts written without spaces
+	// by Unicode's script property: every Han, Hiragana and Katakana letter
+	// or number is a token of its own (so k-token shingles of Chinese and
+	// Japanese text are character k-grams), and so is every Thai, Lao,
+	// Khmer and Myanmar grapheme cluster (a letter with the combining marks
+	// after it). Other scripts (Latin, Cyrillic, Greek, Hangul, Arabic,
+	// Devanagari, ...) keep TokenizerWords' words, except that a combining
+	// mark (Unicode category M) continues the token before it instead of
+	// ending it, as UAX #29 word boundaries have it (WB4). On ASCII text it
+	// gives exactly TokenizerWords' tokens, by the same fast path. The
+	// default.
+	TokenizerUnicode
+)
+
+// DefaultTokenizer is the tokenizer of Options whose Tokenizer is zero.
+const DefaultTokenizer = TokenizerUnicode
+
 // Default values of Options fields left zero.
 const (
 	DefaultK            = 5
@@ -138,6 +167,11 @@ type Options struct {
 	Digits Digits
 	// Punct says what punctuation does. Default PunctDrop.
 	Punct Punct
+
+	// Tokenizer says how text is cut into tokens. Zero means
+	// DefaultTokenizer (TokenizerUnicode). It does not apply to UnitChar,
+	// whose units are runes (withDefaults makes it TokenizerWords there).
+	Tokenizer Tokenizer
 
 	// Unit is what a feature is made of. Default UnitShingle.
 	Unit Unit
@@ -191,6 +225,12 @@ func (o Options) withDefaults() Options {
 	if o.Unit == UnitWord {
 		o.K = 1
 	}
+	if o.Tokenizer == TokenizerDefault {
+		o.Tokenizer = DefaultTokenizer
+	}
+	if o.Unit == UnitChar {
+		o.Tokenizer = TokenizerWords // runes are the units: tokens do not matter
+	}
 	if o.TitleBoost == 0 {
 		o.TitleBoost = DefaultTitleBoost
 	}
@@ -228,6 +268,9 @@ func (o Options) Validate() error {
 	if o.Unit > UnitChar {
 		bad("unknown unit %d", o.Unit)
 	}
+	if o.Tokenizer > TokenizerUnicode {
+		bad("unknown tokenizer %d", o.Tokenizer)
+	}
 	if o.K < 0 || o.K > MaxK {
 		bad("shingle size K=%d not in 1..%d", o.K, MaxK)
 	}
@@ -258,7 +301,7 @@ const configVersion = 1
 
 // IDHash returns a stable 64-bit summary of everything that determines
 // feature ids from a token sequence (case, normalization, digits,
-// punctuation, unit, K, Wrap, Seed, and the algorithm version), but not
+// punctuation, tokenizer, unit, K, Wrap, Seed, and the algorithm version), but not
 // weights. Ids of extractors with equal IDHash are comparable; IDF tables
 // record it. Format is left out on purpose: it decides how bytes become
 // text, not what ids text gets, so the same words in a .txt file and an
@@ -268,6 +311,14 @@ func (o Options) IDHash() uint64 {
 	w := uint64(0)
 	if o.Wrap {
 		w = 1
+	}
+	if o.Tokenizer != TokenizerWords {
+		// A tokenizer after words-v1 adds its number; words-v1 keeps the
+		// hash every configuration had before tokenizers were named, so
+		// that recorded indexes and IDF tables keep matching.
+		return rng.Key(0x666561747572653a, // "feature:"
+			configVersion, uint64(o.Case), uint64(o.Norm),
+			uint64(o.Digits), uint64(o.Punct), uint64(o.Unit), uint64(o.K), w, o.Seed, 0x746f6b656e697a65, uint64(o.Tokenizer))
 	}
 	return rng.Key(0x666561747572653a, // "feature:"
 		configVersion, uint64(o.Case), uint64(o.Norm),
@@ -307,7 +358,20 @@ var (
 	punctNames  = [...]string{"drop", "keep"}
 	unitNames   = [...]string{"shingle", "word", "char"}
 	weightNames = [...]string{"set", "count", "tfidf"}
+	// TokenizerNames are the tokenizers' names, by value ("default" for
+	// the zero value); an index records its tokenizer by name.
+	tokenizerNames = [...]string{"default", "words-v1", "unicode-v1"}
 )
+
+// String returns the tokenizer's name: "words-v1", "unicode-v1", or
+// "default" for the zero value.
+func (t Tokenizer) String() string { return name(tokenizerNames[:], uint8(t)) }
+
+// ParseTokenizer parses "words-v1" or "unicode-v1" (or "default").
+func ParseTokenizer(s string) (Tokenizer, error) {
+	v, err := parse(tokenizerNames[:], "tokenizer", s)
+	return Tokenizer(v), err
+}
 
 func name(names []string, i uint8) string {
 	if int(i) < len(names) {
@@ -318,7 +382,9 @@ func name(names []string, i uint8) string {
 
 // String describes the configuration in one stable human-readable line,
 // e.g. "shingle k=5 nowrap format=auto case=lower norm=none digits=keep
-// punct=drop seed=0 weight=set".
+// punct=drop seed=0 weight=set tokenizer=unicode-v1". The words-v1
+// tokenizer, which every configuration had before tokenizers were named,
+// is not written, so that those lines read as they always did.
 func (o Options) String() string {
 	o = o.withDefaults()
 	var b strings.Builder
@@ -334,6 +400,9 @@ func (o Options) String() string {
 		name(punctNames[:], uint8(o.Punct)), o.Seed, name(weightNames[:], uint8(o.Weighting)))
 	if o.Weighting != WeightSet {
 		fmt.Fprintf(&b, " title=%g heading=%g", o.TitleBoost, o.HeadingBoost)
+	}
+	if o.Tokenizer != TokenizerWords {
+		fmt.Fprintf(&b, " tokenizer=%v", o.Tokenizer)
 	}
 	if o.Weighting == WeightTFIDF {
 		if o.SublinearTF {

@@ -33,6 +33,13 @@ type CollapseOptions struct {
 	// default verifies every proposed pair (one multi-key record lookup
 	// per Collapse).
 	Unverified bool
+	// LSH, when not nil, is the table's scheme instead of the chosen one:
+	// lsh.Bing() is the book's (6.1: six supershingles of five samples,
+	// 16-bit values, at least 4 of 6 agreeing). Its R×B samples must not
+	// exceed the index's k, its B must be at most lsh.MaxCollapseBands,
+	// and KeyBits (0: 16) at most lsh.MaxCollapseKeyBits; Seed is the
+	// index's. BudgetBytes is then ignored.
+	LSH *lsh.Params
 }
 
 // Collapsed is a dropped result of Collapse and the kept result it
@@ -82,7 +89,7 @@ type Collapser struct {
 // NewCollapser makes the index's collapser, choosing the table's
 // parameters for the index's threshold with lsh.ChooseCollapse (the
 // parameter chooser and its S-curve): false negatives weighted 0.9 when
-// verifying, false positives 0.8 when not. The index keeps it filled from
+// verifying, false positives 0.8 when not; or with o.LSH's scheme. The index keeps it filled from
 // then on; a second call replaces the first collapser.
 func (x *Index) NewCollapser(o CollapseOptions) (*Collapser, error) {
 	co := lsh.CollapseOptions{Threshold: math.Min(x.cfg.Threshold, 0.99), MaxSamples: x.cfg.Sketch.K, Seed: x.cfg.Sketch.Seed,
@@ -95,11 +102,24 @@ func (x *Index) NewCollapser(o CollapseOptions) (*Collapser, error) {
 	} else if co.BudgetBytes == 0 {
 		co.BudgetBytes = 10
 	}
-	ch, err := lsh.ChooseCollapse(co)
-	if err != nil {
-		return nil, fmt.Errorf("index: collapse: %w", err)
+	var p lsh.Params
+	if o.LSH != nil {
+		p = *o.LSH
+		p.Seed = x.cfg.Sketch.Seed
+		if p.KeyBits == 0 {
+			p.KeyBits = lsh.MaxCollapseKeyBits
+		}
+		if p.K() > x.cfg.Sketch.K {
+			return nil, fmt.Errorf("index: collapse: %w: scheme %v needs %d samples, the index's sketches have %d", lsh.ErrParams, p, p.K(), x.cfg.Sketch.K)
+		}
+	} else {
+		ch, err := lsh.ChooseCollapse(co)
+		if err != nil {
+			return nil, fmt.Errorf("index: collapse: %w", err)
+		}
+		p = ch.Params
 	}
-	t, err := lsh.NewCollapseTable(ch.Params)
+	t, err := lsh.NewCollapseTable(p)
 	if err != nil {
 		return nil, fmt.Errorf("index: collapse: %w", err)
 	}

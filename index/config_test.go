@@ -88,6 +88,7 @@ func itoa(n int) string { b, _ := json.Marshal(n); return string(b) }
 func TestReopenVersion1(t *testing.T) {
 	st := store.NewMemory()
 	cfg := minhashConfig(64, 3, lsh.Banding(4, 16), 0)
+	cfg.Sketch.Features.Tokenizer = feature.TokenizerWords // the only one then
 	smp, _ := sample.New(cfg.Sketch)
 	x := &Index{cfg: cfg, hdr: smp.Header()} // only for mkDoc
 	_, sets := corpus(2, nil, 6)
@@ -124,11 +125,69 @@ func TestReopenVersion1(t *testing.T) {
 		t.Fatalf("query of a version 1 index: %+v %v", ms, err)
 	}
 	raw, _, _ := st.Meta(bg, configMeta, nil)
-	if !strings.Contains(string(raw), `"version":2`) {
+	if !strings.Contains(string(raw), `"version":3`) || !strings.Contains(string(raw), `"tokenizer":"words-v1"`) {
 		t.Fatalf("not upgraded: %s", raw)
 	}
 	mustAdd(t, x, mkDoc(t, x, "old", sets[1], true)) // replaces a version 1 record
 	checkClean(t, x)
+}
+
+// A new index records the default tokenizer (unicode-v1); one recorded by
+// the previous release (version 2, no tokenizer) keeps words-v1 on reopen,
+// and a given tokenizer that contradicts the recorded one is refused.
+func TestReopenTokenizer(t *testing.T) {
+	st := store.NewMemory()
+	x := mustOpen(t, st, Config{})
+	raw, _, _ := st.Meta(bg, configMeta, nil)
+	if !strings.Contains(string(raw), `"version":3`) || !strings.Contains(string(raw), `"tokenizer":"unicode-v1"`) ||
+		x.Header().Features != (feature.Options{}).ConfigHash() {
+		t.Fatalf("new index records %s", raw)
+	}
+	if _, err := Open(bg, st, Config{Sketch: sample.Config{Features: feature.Options{Tokenizer: feature.TokenizerWords}}}); err == nil ||
+		err.Error() != "features.tokenizer: the index was built with unicode-v1, not words-v1" {
+		t.Fatalf("other tokenizer: %v", err)
+	}
+
+	// The record a version 2 program wrote: no tokenizer, words-v1 ids.
+	old := store.NewMemory()
+	words := Config{Sketch: sample.Config{Features: feature.Options{Tokenizer: feature.TokenizerWords}}}
+	mustOpen(t, old, words)
+	raw, _, _ = old.Meta(bg, configMeta, nil)
+	var m map[string]any
+	dec := json.NewDecoder(strings.NewReader(string(raw)))
+	dec.UseNumber() // the header's 64-bit hash
+	if err := dec.Decode(&m); err != nil {
+		t.Fatal(err)
+	}
+	m["version"] = 2
+	delete(m["sketch"].(map[string]any)["features"].(map[string]any), "tokenizer")
+	v2, _ := json.Marshal(m)
+	b := old.NewBatch()
+	b.PutMeta(configMeta, v2)
+	if err := b.Commit(bg); err != nil {
+		t.Fatal(err)
+	}
+	x = mustOpen(t, old, Config{})
+	if x.Config().Sketch.Features.Tokenizer != feature.TokenizerWords || x.Header().Features != words.Sketch.Features.ConfigHash() {
+		t.Fatalf("version 2 index reopened with %v", x.Config().Sketch.Features)
+	}
+	if got, _, err := Stored(bg, old); err != nil || got.Sketch.Features.Tokenizer != feature.TokenizerWords {
+		t.Fatalf("Stored of a version 2 index: %v %v", got.Sketch.Features, err)
+	}
+	if _, err := Open(bg, old, Config{Sketch: sample.Config{Features: feature.Options{Tokenizer: feature.TokenizerUnicode}}}); err == nil ||
+		err.Error() != "features.tokenizer: the index was built with words-v1, not unicode-v1" {
+		t.Fatalf("unicode-v1 on a words-v1 index: %v", err)
+	}
+	m["version"] = 4
+	v4, _ := json.Marshal(m)
+	b = old.NewBatch()
+	b.PutMeta(configMeta, v4)
+	if err := b.Commit(bg); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Open(bg, old, Config{}); !errors.Is(err, ErrCorrupt) {
+		t.Fatalf("version 4: %v", err)
+	}
 }
 
 func TestConfigValidate(t *testing.T) {
@@ -158,6 +217,7 @@ func TestStoredNames(t *testing.T) {
 		{punctNames, func(s string) (uint8, error) { v, err := feature.ParsePunct(s); return uint8(v), err }},
 		{unitNames, func(s string) (uint8, error) { v, err := feature.ParseUnit(s); return uint8(v), err }},
 		{weightNames, func(s string) (uint8, error) { v, err := feature.ParseWeighting(s); return uint8(v), err }},
+		{tokNames, func(s string) (uint8, error) { v, err := feature.ParseTokenizer(s); return uint8(v), err }},
 	} {
 		for i, n := range c.names {
 			if v, err := c.parse(n); err != nil || int(v) != i {
@@ -167,7 +227,8 @@ func TestStoredNames(t *testing.T) {
 	}
 	// Every feature option survives the record.
 	o := feature.Options{Format: feature.FormatHTML, Case: feature.CaseKeep, Norm: feature.NormNFKC, Digits: feature.DigitsFold,
-		Punct: feature.PunctKeep, Unit: feature.UnitChar, K: 7, Wrap: true, Seed: 5, Weighting: feature.WeightCount, TitleBoost: 3, HeadingBoost: 1}
+		Punct: feature.PunctKeep, Unit: feature.UnitChar, K: 7, Wrap: true, Seed: 5, Weighting: feature.WeightCount, TitleBoost: 3, HeadingBoost: 1,
+		Tokenizer: feature.TokenizerWords} // char n-grams have no other
 	c := Config{Sketch: sample.Config{Algorithm: sketch.CWS, Features: o}}
 	c.EnsureDefaults()
 	raw, err := encodeStored(c, sketch.Header{})

@@ -10,7 +10,10 @@
 // is posted in the same key space, behind a Bloom filter kept in the store's
 // metadata (lecture notes on Bloom filters), so identical bodies are
 // recognized before any sketch is compared; and its record keeps its name,
-// fingerprint, sketch and, optionally, its feature set. A query computes the
+// fingerprint, sketch and, optionally, its feature set — always for a short
+// document, whose ids in short form (4 bytes each) take no more bytes than
+// its sketch, so that its matches are verified exactly at no cost in
+// space (NewDoc, Cheap). A query computes the
 // same keys, gathers the ids posted under them in one multi-key lookup (the
 // candidates), reads their records in a second one, and verifies each
 // candidate with Verify: by the full-sketch Jaccard estimate (book 2.4), or
@@ -20,6 +23,12 @@
 // verifies them with the same Verify. Replacing or removing a document
 // removes every posting it made, fingerprint included; Check walks a whole
 // store and proves (or repairs) that.
+//
+// A server keeps the postings in memory (LoadPostings). On a shared store
+// it follows the store's journal of every process's posting writes, and
+// acknowledges what it has read so that the store trims it; one silent
+// past the store's expiry rebuilds from the postings. Backup writes a
+// consistent copy of a Pebble index while it serves.
 //
 // A build of many documents (dedup's store stage, `neardup index add` of a
 // large input) goes through a Bulk: its postings and records are sorted
@@ -216,7 +225,11 @@ func (x *Index) NewSketcher() (*sample.Sketcher, error) {
 // index's configuration) describes it: its fingerprint, its sketch (Size
 // the exact size), and, when features is true, its feature set for exact
 // verification — the sorted ids, or for weighted samplers the weighted
-// features sorted by id. It copies what it keeps: s may be reused.
+// features sorted by id. When features is false a short document of a
+// set sampler keeps its ids anyway, in short form (Doc.Compact, 4 bytes
+// each), when that takes no more bytes than its sketch's samples
+// (Cheap): its matches are then verified exactly at no cost in space. It
+// copies what it keeps: s may be reused.
 func (x *Index) NewDoc(name string, s *sample.Sketched, features bool) *Doc {
 	d := &Doc{Name: name, Fingerprint: s.Fingerprint, HasFingerprint: true,
 		Sketch: sketch.Sketch{Header: x.hdr, Values: slices.Clone(s.Values), Size: s.Size}}
@@ -224,7 +237,10 @@ func (x *Index) NewDoc(name string, s *sample.Sketched, features bool) *Doc {
 		d.Sketch.Values = []uint64{}
 	}
 	if !features {
-		return d
+		if x.hdr.Algorithm.IsWeighted() || !Cheap(len(s.Features), &d.Sketch) {
+			return d
+		}
+		d.Compact = true
 	}
 	if x.hdr.Algorithm.IsWeighted() {
 		d.Weighted = slices.Clone(s.Features)
@@ -244,7 +260,35 @@ func (x *Index) NewDoc(name string, s *sample.Sketched, features bool) *Doc {
 	}
 	sortIDs(d.Features, (*tp)[:len(d.Features)])
 	sortBufs.Put(tp)
+	if d.Compact {
+		for i := range d.Features {
+			d.Features[i] &= topHalf
+		}
+	}
 	return d
+}
+
+// Cheap reports whether n feature ids in short form (Doc.Compact: 4
+// bytes each) take no more bytes than the samples of sketch s (len(Values)
+// × Bits/8): the bound under which an index of sketches keeps a
+// document's ids too (NewDoc, Doc.TrimFeatures). At 128 samples of 64
+// bits that is up to 256 ids, a document of about 260 words with 5-word
+// shingles.
+func Cheap(n int, s *sketch.Sketch) bool {
+	return 4*n <= len(s.Values)*int(s.Header.Bits)/8
+}
+
+// TrimFeatures drops d's feature set, as an index of sketches stores a
+// document, unless the set is Cheap: then it is marked Compact (stored
+// in short form; d.Features itself is not changed). Weighted sets are
+// always dropped.
+func (d *Doc) TrimFeatures() {
+	d.Weighted = nil
+	if d.Features == nil || !Cheap(len(d.Features), &d.Sketch) {
+		d.Features, d.Compact = nil, false
+		return
+	}
+	d.Compact = true
 }
 
 // sortBufs holds scratch for sortIDs.

@@ -2,12 +2,15 @@ package index
 
 import (
 	"context"
+	"crypto/rand"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"math"
+	"os"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/neardup/neardup/store"
@@ -291,7 +294,8 @@ func (x *Index) committed(r *recorder) {
 }
 
 // journalMeta marks an index created on a journaled store
-// (store.Journaled): the journal holds all its posting writes.
+// (store.Journaled). Kept for the indexes of earlier releases, which
+// replayed the whole journal; followers now start from the postings.
 const journalMeta = "neardup.index.journal"
 
 // LoadPostings copies every posting of the store into memory and from
@@ -303,12 +307,16 @@ const journalMeta = "neardup.index.journal"
 // A store of this process alone (store.Capabilities Shared false) is read
 // with one scan of its postings, and this Index's Add and Remove apply
 // their writes to the copy after each commit. A shared store must be
-// journaled (store.Journaled, as store/redis is) and must have been so
-// since the index was created: the copy is loaded by replaying the
-// journal, and before each lookup the journal's tail is read (one round
-// trip, shared by the lookups that wait for it) and applied, so a lookup
-// sees every write any process committed before it began. Otherwise
-// LoadPostings fails and the index keeps reading postings from the store.
+// journaled (store.Journaled, as store/redis is): the index joins the
+// journal as a follower, scans the postings, and applies the journal from
+// where it joined; before each lookup it reads the journal's tail (one
+// round trip, shared by the lookups that wait for it) and applies it, so
+// a lookup sees every write any process committed before it began, and
+// it acknowledges what it has read so that the store can trim it. Should
+// it have been silent past the store's expiry (its journal position
+// trimmed), it rebuilds the copy from the postings. A shared store that
+// is not journaled fails, and the index keeps reading postings from the
+// store. ReleasePostings leaves the journal.
 //
 // Opening a Bulk or repairing with Check drops the copy (queries read the
 // store again until the next LoadPostings). Memory: about 16 bytes per
@@ -318,11 +326,8 @@ func (x *Index) LoadPostings(ctx context.Context) (int, error) {
 	var js store.Journaled
 	if x.st.Capabilities().Shared {
 		j, ok := x.st.(store.Journaled)
-		if ok {
-			_, ok, _ = x.st.Meta(ctx, journalMeta, nil)
-		}
 		if !ok {
-			return 0, errors.New("index: postings in memory need a store of this process alone, or a journaled one holding the index's whole history; this one is shared")
+			return 0, errors.New("index: postings in memory need a store of this process alone, or a journaled one; this one is shared")
 		}
 		js = j
 	}
@@ -332,43 +337,109 @@ func (x *Index) LoadPostings(ctx context.Context) (int, error) {
 		return 0, ErrBulkOpen
 	}
 	t := newMemPostings()
-	var err error
 	if js != nil {
-		t.follow = &follower{js: js, began: time.Now(), note: x.applyNote}
-		t.follow.pos, err = js.ReadJournal(ctx, "", func(key, id uint64, add bool, note []byte) error {
-			if note != nil {
-				return x.applyNote(note)
-			}
-			if !add {
-				t.remove(key, id)
-				return nil
-			}
-			return t.add(key, id)
-		})
-	} else {
-		err = x.st.ScanPostings(ctx, func(key, id uint64) error {
-			return t.add(key, id)
-		})
-	}
-	if err != nil {
+		t.follow = &follower{js: js, reader: readerName(), scan: x.st.ScanPostings, note: x.applyNote}
+		if err := t.rebuild(ctx); err != nil {
+			return 0, err
+		}
+	} else if err := x.st.ScanPostings(ctx, func(key, id uint64) error {
+		return t.add(key, id)
+	}); err != nil {
 		return 0, fmt.Errorf("index: loading the postings: %w", err)
 	}
-	x.mem.Store(t)
-	return t.used, nil
+	if old := x.mem.Swap(t); old != nil && old.follow != nil {
+		old.follow.leave(ctx)
+	}
+	return t.postings(), nil
+}
+
+// readerName names this process's follower of a journal: unique among
+// the processes sharing a store.
+func readerName() string {
+	host, _ := os.Hostname()
+	return fmt.Sprintf("%s/%d/%s", host, os.Getpid(), rand.Text()[:12])
+}
+
+// ReleasePostings stops serving postings from memory (lookups read the
+// store again) and, for a follower of a shared store's journal, leaves
+// the journal so that it no longer holds entries for this process. A
+// server calls it when it shuts down.
+func (x *Index) ReleasePostings(ctx context.Context) error {
+	x.wmu.Lock()
+	defer x.wmu.Unlock()
+	if t := x.mem.Swap(nil); t != nil && t.follow != nil {
+		return t.follow.leave(ctx)
+	}
+	return nil
 }
 
 // follower reads a journaled store's tail into the in-memory postings.
 type follower struct {
-	js    store.Journaled
-	mu    sync.Mutex // serializes reads of the journal
-	pos   string     // the journal position applied
-	began time.Time  // when the last completed read began
-	note  func([]byte) error
+	js     store.Journaled
+	reader string
+	scan   func(ctx context.Context, fn func(key, id uint64) error) error
+	note   func([]byte) error
+	mu     sync.Mutex // serializes reads of the journal
+	pos    string     // the journal position applied
+	began  time.Time  // when the last completed read began
+	acked  time.Time  // when pos was last acknowledged
+	// Rebuilds counts the copies made from the postings after joining
+	// (the first load) or after the position was trimmed.
+	rebuilds atomic.Int64
 }
+
+func (f *follower) leave(ctx context.Context) error {
+	if err := f.js.LeaveJournal(ctx, f.reader); err != nil {
+		return fmt.Errorf("index: leaving the store's journal: %w", err)
+	}
+	return nil
+}
+
+// rebuild joins the journal, scans the postings into a new table, applies
+// the journal from where it joined, and makes that t's content. Called
+// with f.mu held, or before t is shared.
+func (t *memPostings) rebuild(ctx context.Context) error {
+	f := t.follow
+	began := time.Now()
+	pos, err := f.js.FollowJournal(ctx, f.reader)
+	if err != nil {
+		return fmt.Errorf("index: joining the store's journal: %w", err)
+	}
+	n := newMemPostings()
+	if err := f.scan(ctx, func(key, id uint64) error { return n.add(key, id) }); err != nil {
+		return fmt.Errorf("index: loading the postings: %w", err)
+	}
+	pos, err = f.js.ReadJournal(ctx, pos, func(key, id uint64, add bool, note []byte) error {
+		if note != nil {
+			return f.note(note)
+		}
+		if !add {
+			n.remove(key, id)
+			return nil
+		}
+		return n.add(key, id)
+	})
+	if err != nil {
+		return fmt.Errorf("index: following the store's journal: %w", err)
+	}
+	t.mu.Lock()
+	t.slots, t.shift, t.used, t.ids, t.refs, t.free, t.num = n.slots, n.shift, n.used, n.ids, n.refs, n.free, n.num
+	t.mu.Unlock()
+	f.pos, f.began, f.acked = pos, began, began
+	f.rebuilds.Add(1)
+	return nil
+}
+
+// ackEvery is how often a follower acknowledges its journal position
+// (a heartbeat: well within any sensible expiry).
+const ackEvery = time.Second
 
 // sync applies what the journal holds beyond the table's position,
 // unless a read that began after start has completed meanwhile (it holds
-// everything committed before start).
+// everything committed before start). Once a second it first
+// acknowledges the position; should the store answer that this process
+// was dropped (silent past the store's expiry, so entries it had not
+// read may be trimmed), it rebuilds the table from the postings instead.
 func (t *memPostings) sync(ctx context.Context, start time.Time) error {
 	f := t.follow
 	f.mu.Lock()
@@ -377,6 +448,16 @@ func (t *memPostings) sync(ctx context.Context, start time.Time) error {
 		return nil
 	}
 	began := time.Now()
+	if began.Sub(f.acked) >= ackEvery {
+		err := f.js.AckJournal(ctx, f.reader, f.pos)
+		if errors.Is(err, store.ErrJournalTrimmed) {
+			return t.rebuild(ctx)
+		}
+		if err != nil {
+			return fmt.Errorf("index: acknowledging the store's journal: %w", err)
+		}
+		f.acked = began
+	}
 	var ops []postingOp
 	var notes [][]byte
 	pos, err := f.js.ReadJournal(ctx, f.pos, func(key, id uint64, add bool, note []byte) error {
@@ -402,8 +483,42 @@ func (t *memPostings) sync(ctx context.Context, start time.Time) error {
 	return nil
 }
 
-// dropPostings stops serving postings from memory. Called with x.wmu held.
-func (x *Index) dropPostings() { x.mem.Store(nil) }
+// JournalState describes an index's following of a shared store's
+// journal (FollowState).
+type JournalState struct {
+	// Following is true while the index serves postings from memory,
+	// following a journal.
+	Following bool
+	// Entries and Bytes are the journal's size in the store (Bytes -1
+	// when the store does not say).
+	Entries, Bytes int64
+	// Rebuilds counts the in-memory copies made from the postings: 1 for
+	// the first load, one more each time the index had been silent past
+	// the store's expiry.
+	Rebuilds int64
+}
+
+// FollowState reports the journal the index follows, if any (one
+// round trip to the store).
+func (x *Index) FollowState(ctx context.Context) (JournalState, error) {
+	t := x.mem.Load()
+	if t == nil || t.follow == nil {
+		return JournalState{}, nil
+	}
+	e, b, err := t.follow.js.JournalSize(ctx)
+	if err != nil {
+		return JournalState{}, fmt.Errorf("index: %w", err)
+	}
+	return JournalState{Following: true, Entries: e, Bytes: b, Rebuilds: t.follow.rebuilds.Load()}, nil
+}
+
+// dropPostings stops serving postings from memory (leaving a journal it
+// follows, at the cost of a round trip). Called with x.wmu held.
+func (x *Index) dropPostings() {
+	if t := x.mem.Swap(nil); t != nil && t.follow != nil {
+		_ = t.follow.leave(context.Background()) // else its place expires
+	}
+}
 
 // lookupPostings is store.LookupPostings, answered by the in-memory table
 // when the index has one. fn's ids are not ordered.
@@ -520,6 +635,13 @@ func (x *Index) applyNote(note []byte) error {
 	}
 	return nil
 }
+
+// FollowJournal reads the journal's tail now, when the index follows one
+// (LoadPostings on a shared store), and acknowledges it. Lookups do so
+// anyway; a server that may stay idle calls it periodically (well within
+// the store's expiry, say every few seconds) so that it keeps its place
+// and the journal stays trimmed.
+func (x *Index) FollowJournal(ctx context.Context) error { return x.followJournal(ctx) }
 
 // followJournal reads the journal's tail, when the index follows one, so
 // that what other processes committed before now is in memory.

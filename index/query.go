@@ -67,7 +67,7 @@ func (x *Index) Verify(a, b *Doc) (Comparison, bool, error) {
 	c := Comparison{Estimate: est, Exact: -1}
 	switch {
 	case a.Features != nil && b.Features != nil:
-		c.Exact = sketch.ExactJaccard(a.Features, b.Features)
+		c.Exact = exactJaccard(a, b)
 	case a.Weighted != nil && b.Weighted != nil:
 		c.Exact = weighted.JaccardSorted(a.Weighted, b.Weighted)
 	}

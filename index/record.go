@@ -26,6 +26,13 @@ type Doc struct {
 	// Features, when not nil, is the sorted set of the document's feature
 	// ids: stored, it lets verification use the exact Jaccard.
 	Features []uint64
+	// Compact marks Features as kept in short form: only the top 32 bits
+	// of each id count. The record stores those (4 bytes instead of 8),
+	// and a decoded record holds them with the low 32 bits zero. Verification against a set of
+	// which either side is Compact compares top halves only (Verify).
+	// NewDoc sets it when it keeps the ids of a short document that the
+	// caller did not ask to keep (see NewDoc); false stores full ids.
+	Compact bool
 	// Weighted, when not nil, is the document's weighted feature set
 	// sorted by id (for the weighted samplers CWS and ICWS): stored, it
 	// lets verification use the exact weighted Jaccard Σmin/Σmax.
@@ -46,6 +53,20 @@ type Doc struct {
 // delta coding saved nothing, and fixed-width ids are read in place by the
 // query path's verification (verifyRecord) without decoding.
 //
+// A version 3 record may instead hold its feature ids in short form
+// (Doc.Compact), marked by the flag recCompact beside recFeatures:
+//
+//	[uvarint n | n × uint32 LE of the ids' top 32 bits, non-decreasing]
+//
+// That is how the index keeps the ids of a short document for exact
+// verification at no more bytes than its sketch (NewDoc): a 30-word
+// message's 26 ids take 105 bytes, its 128-sample sketch about 1 KB. Two
+// different feature ids share their top half with probability 2^-32, so
+// a short-form comparison of sets of n and m ids differs from the exact
+// one with probability at most n·m·2^-32 (4·10^-6 at 128 ids each), and
+// then by one shared feature too many. A record with recCompact is read as
+// corrupt by releases before it, which never wrote the flag.
+//
 // Version 2 (still read) is version 3 with the ids delta-coded:
 //
 //	[uvarint n | n delta uvarints of the sorted ids, if flags&recFeatures] |
@@ -63,6 +84,8 @@ const (
 	recFingerprint = 1 << 0
 	recFeatures    = 1 << 1
 	recWeighted    = 1 << 2
+	// recCompact (with recFeatures) stores each feature id's top 32 bits.
+	recCompact = 1 << 6
 )
 
 // AppendDoc appends the stored encoding of d (record version 3) to dst.
@@ -80,6 +103,9 @@ func AppendDoc(dst []byte, d *Doc) ([]byte, error) {
 	}
 	if d.Features != nil {
 		flags |= recFeatures
+		if d.Compact {
+			flags |= recCompact
+		}
 	}
 	if d.Weighted != nil {
 		flags |= recWeighted
@@ -94,8 +120,14 @@ func AppendDoc(dst []byte, d *Doc) ([]byte, error) {
 	binary.LittleEndian.PutUint32(dst[at:], uint32(len(dst)-at-4))
 	if d.Features != nil {
 		dst = binary.AppendUvarint(dst, uint64(len(d.Features)))
-		for _, f := range d.Features {
-			dst = binary.LittleEndian.AppendUint64(dst, f)
+		if d.Compact {
+			for _, f := range d.Features {
+				dst = binary.LittleEndian.AppendUint32(dst, uint32(f>>32))
+			}
+		} else {
+			for _, f := range d.Features {
+				dst = binary.LittleEndian.AppendUint64(dst, f)
+			}
 		}
 	}
 	if d.Weighted != nil {
@@ -163,7 +195,8 @@ func parse(rec []byte) (view, error) {
 	}
 	v.flags = rec[0]
 	rec = rec[1:]
-	if v.flags&^(recFingerprint|recFeatures|recWeighted) != 0 {
+	if v.flags&^(recFingerprint|recFeatures|recWeighted|recCompact) != 0 ||
+		(v.flags&recCompact != 0 && (v.version != recordV3 || v.flags&recFeatures == 0)) {
 		return v, corrupt("flags")
 	}
 	if v.flags&recFingerprint != 0 {
@@ -180,14 +213,21 @@ func parse(rec []byte) (view, error) {
 	v.sketch = rec[4 : 4+n]
 	rec = rec[4+n:]
 	var err error
-	fixed := v.version == recordV3
+	width := 0 // version 2: uvarints
+	if v.version == recordV3 {
+		width = 8
+	}
 	if v.flags&recFeatures != 0 {
-		if v.features, rec, err = section(rec, 0, fixed); err != nil {
+		w := width
+		if v.flags&recCompact != 0 {
+			w = 4
+		}
+		if v.features, rec, err = section(rec, 0, w); err != nil {
 			return v, err
 		}
 	}
 	if v.flags&recWeighted != 0 {
-		if v.weighted, rec, err = section(rec, 8, fixed); err != nil {
+		if v.weighted, rec, err = section(rec, 8, width); err != nil {
 			return v, err
 		}
 	}
@@ -198,19 +238,19 @@ func parse(rec []byte) (view, error) {
 }
 
 // section splits off a feature section of rec: a uvarint count, then that
-// many entries of an id (8 bytes when fixed, else a uvarint) and extra
-// bytes.
-func section(rec []byte, extra int, fixed bool) (sec, rest []byte, err error) {
+// many entries of an id (width bytes, or a uvarint when width is 0) and
+// extra bytes.
+func section(rec []byte, extra, width int) (sec, rest []byte, err error) {
 	n, w := binary.Uvarint(rec)
 	if w <= 0 || n > uint64(len(rec)) {
 		return nil, rec, corrupt("feature count")
 	}
 	off := w
-	if fixed {
-		if n > uint64(len(rec)-off)/uint64(8+extra) {
+	if width > 0 {
+		if n > uint64(len(rec)-off)/uint64(width+extra) {
 			return nil, rec, corrupt("features")
 		}
-		off += int(n) * (8 + extra)
+		off += int(n) * (width + extra)
 		return rec[:off], rec[off:], nil
 	}
 	for i := uint64(0); i < n; i++ {
@@ -235,6 +275,7 @@ func decodeDoc(rec []byte, d *Doc) error {
 func (v *view) decode(d *Doc) error {
 	d.Name = string(v.name)
 	d.Fingerprint, d.HasFingerprint = v.fp, v.flags&recFingerprint != 0
+	d.Compact = v.flags&recCompact != 0
 	if err := d.Sketch.UnmarshalBinary(v.sketch); err != nil {
 		return fmt.Errorf("%w: %w", ErrCorrupt, err)
 	}
@@ -242,10 +283,16 @@ func (v *view) decode(d *Doc) error {
 		return decodeV1Features(v.features, d)
 	}
 	d.Features, d.Weighted = d.Features[:0], d.Weighted[:0]
-	ids := sectionIDs{fixed: v.version == recordV3}
+	ids := sectionIDs{width: 0}
+	if v.version == recordV3 {
+		ids.width = 8
+	}
 	if v.flags&recFeatures == 0 {
 		d.Features = nil
 	} else {
+		if d.Compact {
+			ids.width = 4
+		}
 		n := ids.start(v.features)
 		d.Features = slices.Grow(d.Features, n)
 		for range n {
@@ -262,6 +309,10 @@ func (v *view) decode(d *Doc) error {
 	if v.flags&recWeighted == 0 {
 		d.Weighted = nil
 	} else {
+		ids.width = 8
+		if v.version != recordV3 {
+			ids.width = 0
+		}
 		n := ids.start(v.weighted)
 		d.Weighted = slices.Grow(d.Weighted, n)
 		for range n {
@@ -279,10 +330,11 @@ func (v *view) decode(d *Doc) error {
 }
 
 // sectionIDs reads the ids of a feature section checked by parse: fixed
-// width (version 3, each id at least the one before) or delta uvarints
-// (version 2).
+// width (version 3: 8 bytes, or 4 of a compact section, read as the id's
+// top half; each id at least the one before) or delta uvarints (version
+// 2, width 0).
 type sectionIDs struct {
-	fixed bool
+	width int
 	prev  uint64
 	rest  []byte
 }
@@ -297,15 +349,18 @@ func (s *sectionIDs) start(sec []byte) int {
 // next returns the next id and the extra bytes that follow it in its
 // entry; ok is false when a fixed-width id is below the one before.
 func (s *sectionIDs) next(extra int) (x uint64, tail []byte, ok bool) {
-	var w int
-	if s.fixed {
-		x, w = binary.LittleEndian.Uint64(s.rest), 8
-		if x < s.prev {
-			return 0, nil, false
-		}
-	} else {
+	w := s.width
+	switch w {
+	case 8:
+		x = binary.LittleEndian.Uint64(s.rest)
+	case 4:
+		x = uint64(binary.LittleEndian.Uint32(s.rest)) << 32
+	default:
 		x, w = binary.Uvarint(s.rest)
 		x += s.prev
+	}
+	if s.width > 0 && x < s.prev {
+		return 0, nil, false
 	}
 	tail, s.rest = s.rest[w:w+extra], s.rest[w+extra:]
 	s.prev = x

@@ -12,7 +12,8 @@ import (
 
 // configMeta is the metadata name of the recorded configuration.
 //
-// Version 2 (written now) is the JSON of storedConfig: the whole sketch
+// Version 3 (written now) adds the feature tokenizer's name
+// (storedFeatures.Tokenizer). Version 2 is the JSON of storedConfig: the whole sketch
 // configuration with the feature options by name, the sketch header it
 // gives, the LSH parameters, threshold and slack. Version 1 (written
 // before; no "version" field) held only {"header": sketch.Header, "lsh":
@@ -21,7 +22,7 @@ import (
 // records version 2.
 const configMeta = "neardup.index.config"
 
-const storedVersion = 2
+const storedVersion = 3
 
 type storedConfig struct {
 	Version   int           `json:"version"`
@@ -61,6 +62,10 @@ type storedFeatures struct {
 	HeadingBoost float64 `json:"heading_boost"`
 	// IDFTable is the checksum of the TF-IDF table (hex), "" for none.
 	IDFTable string `json:"idf_table,omitempty"`
+	// Tokenizer is the tokenizer's name (feature.Tokenizer.String); ""
+	// (versions 1 and 2, written before tokenizers were named) means
+	// "words-v1".
+	Tokenizer string `json:"tokenizer,omitempty"`
 }
 
 // The names of package feature's enumerations, as its Parse functions
@@ -74,6 +79,7 @@ var (
 	punctNames  = []string{"drop", "keep"}
 	unitNames   = []string{"shingle", "word", "char"}
 	weightNames = []string{"set", "count", "tfidf"}
+	tokNames    = []string{"default", "words-v1", "unicode-v1"}
 )
 
 func enumName(names []string, v uint8) string {
@@ -107,6 +113,12 @@ func featureDefaults(o feature.Options) feature.Options {
 	if o.HeadingBoost == 0 {
 		o.HeadingBoost = feature.DefaultHeadingBoost
 	}
+	if o.Tokenizer == feature.TokenizerDefault {
+		o.Tokenizer = feature.DefaultTokenizer
+	}
+	if o.Unit == feature.UnitChar {
+		o.Tokenizer = feature.TokenizerWords
+	}
 	return o
 }
 
@@ -127,6 +139,7 @@ func encodeStored(c Config, h sketch.Header) ([]byte, error) {
 		Punct: enumName(punctNames, uint8(f.Punct)), Unit: enumName(unitNames, uint8(f.Unit)),
 		Shingle: f.K, Wrap: f.Wrap, Seed: f.Seed, Weighting: enumName(weightNames, uint8(f.Weighting)),
 		SublinearTF: f.SublinearTF, RawIDF: f.RawIDF, TitleBoost: f.TitleBoost, HeadingBoost: f.HeadingBoost,
+		Tokenizer: enumName(tokNames, uint8(f.Tokenizer)),
 	}
 	if s := idfSum(f); s != 0 {
 		sf.IDFTable = fmt.Sprintf("%016x", s)
@@ -168,7 +181,7 @@ func decodeStored(b []byte) (*recorded, error) {
 		r.cfg.EnsureDefaults()
 		r.cfg.LSH = sc.LSH
 		return r, nil
-	case storedVersion:
+	case 2, storedVersion: // version 2 has no tokenizer: words-v1
 	default:
 		return nil, fmt.Errorf("%w: stored configuration version %d is newer than this program (%d)", ErrCorrupt, sc.Version, storedVersion)
 	}
@@ -214,6 +227,14 @@ func (s storedFeatures) options() (feature.Options, error) {
 		}
 		*e.dst = v
 	}
+	o.Tokenizer = feature.TokenizerWords // versions 1 and 2, and "" in version 3
+	if s.Tokenizer != "" {
+		v, err := enumValue(tokNames[1:], "tokenizer", s.Tokenizer)
+		if err != nil {
+			return o, err
+		}
+		o.Tokenizer = feature.Tokenizer(v + 1)
+	}
 	return o, nil
 }
 
@@ -228,6 +249,10 @@ func mergeFeatures(m *merger, s feature.Options, idf uint64, g *feature.Options)
 	mergeName(m, "features.digits", digitNames, uint8(s.Digits), (*uint8)(&g.Digits))
 	mergeName(m, "features.punct", punctNames, uint8(s.Punct), (*uint8)(&g.Punct))
 	mergeName(m, "features.unit", unitNames, uint8(s.Unit), (*uint8)(&g.Unit))
+	if g.Unit == feature.UnitChar && s.Unit == feature.UnitChar && g.Tokenizer != s.Tokenizer {
+		g.Tokenizer = 0 // char n-grams have no tokenizer (feature.Options.Tokenizer)
+	}
+	mergeName(m, "features.tokenizer", tokNames, uint8(s.Tokenizer), (*uint8)(&g.Tokenizer))
 	if g.Unit == feature.UnitWord && g.K != 0 && s.Unit == feature.UnitWord {
 		g.K = s.K // words ignore the shingle size
 	}
@@ -259,7 +284,11 @@ func (r *recorded) adopt(given Config) (out Config, rewrite bool, err error) {
 	mergeSketch(&m, r.cfg.Sketch, &out.Sketch)
 	if r.version == 1 {
 		// Only the hash of the feature options was recorded: the given
-		// options (defaults for zero fields) must hash to it.
+		// options (defaults for zero fields) must hash to it. The
+		// index predates named tokenizers: words-v1 unless given.
+		if out.Sketch.Features.Tokenizer == feature.TokenizerDefault {
+			out.Sketch.Features.Tokenizer = feature.TokenizerWords
+		}
 		if got := out.Sketch.Features.ConfigHash(); m.err == nil && got != r.header.Features {
 			m.fail("features", fmt.Sprintf("configuration %016x", r.header.Features), fmt.Sprintf("configuration %016x (%v)", got, out.Sketch.Features))
 		}

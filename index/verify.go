@@ -56,7 +56,16 @@ func (x *Index) verifyStored(q *Doc, s *stored) (Comparison, bool, error) {
 	}
 	c := Comparison{Estimate: est, Exact: -1}
 	if q.Features != nil && s.v.flags&recFeatures != 0 {
-		inter, union, ok := overlapFixed(q.Features, s.v.features)
+		var inter, union int
+		var ok bool
+		switch {
+		case s.v.flags&recCompact != 0:
+			inter, union, ok = overlapFixed(q.Features, s.v.features, 4, topHalf)
+		case q.Compact:
+			inter, union, ok = overlapFixed(q.Features, s.v.features, 8, topHalf)
+		default: // the common case, kept free of the width and mask
+			inter, union, ok = overlapFixed64(q.Features, s.v.features)
+		}
 		if !ok {
 			return Comparison{}, false, fmt.Errorf("index: the record of %q: %w", s.v.name, corrupt("features out of order"))
 		}
@@ -68,11 +77,9 @@ func (x *Index) verifyStored(q *Doc, s *stored) (Comparison, bool, error) {
 	return c, x.Accept(c), nil
 }
 
-// overlapFixed is sketch.Overlap(a, b) for b the feature section of a
-// version 3 record (a uvarint count, then the sorted ids as uint64 LE,
-// its length checked by parse), read in place. ok is false when b's ids
-// are out of order.
-func overlapFixed(a []uint64, sec []byte) (inter, union int, ok bool) {
+// overlapFixed64 is overlapFixed(a, sec, 8, all bits): the query path's
+// verification of a full feature section, written out for speed.
+func overlapFixed64(a []uint64, sec []byte) (inter, union int, ok bool) {
 	n, w := binary.Uvarint(sec)
 	b := sec[w:]
 	nb := int(n)
@@ -82,17 +89,17 @@ func overlapFixed(a []uint64, sec []byte) (inter, union int, ok bool) {
 		switch {
 		case j == nb || (i < len(a) && a[i] < at(j)):
 			union++
-			i = skipRun(a, i)
+			i = skipRun64(a, i)
 		case i == len(a) || at(j) < a[i]:
 			union++
-			if j, ok = skipFixed(b, j, nb); !ok {
+			if j, ok = skipFixed64(b, j, nb); !ok {
 				return 0, 0, false
 			}
 		default:
 			inter++
 			union++
-			i = skipRun(a, i)
-			if j, ok = skipFixed(b, j, nb); !ok {
+			i = skipRun64(a, i)
+			if j, ok = skipFixed64(b, j, nb); !ok {
 				return 0, 0, false
 			}
 		}
@@ -100,17 +107,17 @@ func overlapFixed(a []uint64, sec []byte) (inter, union int, ok bool) {
 	return inter, union, true
 }
 
-// skipRun returns the index past the run of values equal to a[i].
-func skipRun(a []uint64, i int) int {
+// skipRun64 returns the index past the run of values equal to a[i].
+func skipRun64(a []uint64, i int) int {
 	v := a[i]
 	for i++; i < len(a) && a[i] == v; i++ {
 	}
 	return i
 }
 
-// skipFixed is skipRun over n uint64 LE values in b; ok is false when the
-// value after the run is smaller than the run's.
-func skipFixed(b []byte, j, n int) (int, bool) {
+// skipFixed64 is skipRun64 over n uint64 LE values in b; ok is false when
+// the value after the run is smaller than the run's.
+func skipFixed64(b []byte, j, n int) (int, bool) {
 	v := binary.LittleEndian.Uint64(b[8*j:])
 	for j++; j < n; j++ {
 		if w := binary.LittleEndian.Uint64(b[8*j:]); w != v {
@@ -118,4 +125,109 @@ func skipFixed(b []byte, j, n int) (int, bool) {
 		}
 	}
 	return j, true
+}
+
+// topHalf masks a feature id to the part a compact record keeps.
+const topHalf uint64 = 0xFFFFFFFF00000000
+
+// overlapFixed is sketch.Overlap(a masked, b) for b the feature section of
+// a version 3 record (a uvarint count, then the sorted ids as uint64 LE,
+// or as the uint32 LE top halves of a compact section when width is 4, its
+// length checked by parse), read in place; each of a's ids is compared as
+// a[i]&mask (topHalf against a compact section or for a compact a). ok is
+// false when b's ids are out of order.
+func overlapFixed(a []uint64, sec []byte, width int, mask uint64) (inter, union int, ok bool) {
+	n, w := binary.Uvarint(sec)
+	b := fixedIDs{b: sec[w:], width: width}
+	nb := int(n)
+	i, j := 0, 0
+	for i < len(a) || j < nb {
+		switch {
+		case j == nb || (i < len(a) && a[i]&mask < b.at(j)):
+			union++
+			i = skipRun(a, i, mask)
+		case i == len(a) || b.at(j) < a[i]&mask:
+			union++
+			if j, ok = b.skip(j, nb); !ok {
+				return 0, 0, false
+			}
+		default:
+			inter++
+			union++
+			i = skipRun(a, i, mask)
+			if j, ok = b.skip(j, nb); !ok {
+				return 0, 0, false
+			}
+		}
+	}
+	return inter, union, true
+}
+
+// skipRun returns the index past the run of values equal to a[i] (under
+// mask).
+func skipRun(a []uint64, i int, mask uint64) int {
+	v := a[i] & mask
+	for i++; i < len(a) && a[i]&mask == v; i++ {
+	}
+	return i
+}
+
+// fixedIDs reads the ids of a fixed-width feature section in place.
+type fixedIDs struct {
+	b     []byte
+	width int // 8, or 4 for top halves
+}
+
+func (f fixedIDs) at(j int) uint64 {
+	if f.width == 4 {
+		return uint64(binary.LittleEndian.Uint32(f.b[4*j:])) << 32
+	}
+	return binary.LittleEndian.Uint64(f.b[8*j:])
+}
+
+// skip is skipRun over the n ids; ok is false when the id after the run
+// is smaller than the run's.
+func (f fixedIDs) skip(j, n int) (int, bool) {
+	v := f.at(j)
+	for j++; j < n; j++ {
+		if w := f.at(j); w != v {
+			return j, w > v
+		}
+	}
+	return j, true
+}
+
+// exactJaccard is sketch.ExactJaccard of the documents' feature sets, on
+// the ids' top halves when either set is Compact. No allocation.
+func exactJaccard(a, b *Doc) float64 {
+	if !a.Compact && !b.Compact {
+		return sketch.ExactJaccard(a.Features, b.Features)
+	}
+	inter, union := overlapMasked(a.Features, b.Features, topHalf)
+	if union == 0 {
+		return 1
+	}
+	return float64(inter) / float64(union)
+}
+
+// overlapMasked is sketch.Overlap of the sets a and b with every id
+// masked (sorted ids stay sorted under a mask of top bits).
+func overlapMasked(a, b []uint64, mask uint64) (inter, union int) {
+	i, j := 0, 0
+	for i < len(a) || j < len(b) {
+		switch {
+		case j == len(b) || (i < len(a) && a[i]&mask < b[j]&mask):
+			union++
+			i = skipRun(a, i, mask)
+		case i == len(a) || b[j]&mask < a[i]&mask:
+			union++
+			j = skipRun(b, j, mask)
+		default:
+			inter++
+			union++
+			i = skipRun(a, i, mask)
+			j = skipRun(b, j, mask)
+		}
+	}
+	return inter, union
 }

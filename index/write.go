@@ -2,6 +2,7 @@ package index
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 
@@ -263,4 +264,35 @@ func (x *Index) Flush(ctx context.Context) error {
 	x.wmu.Lock()
 	defer x.wmu.Unlock()
 	return x.fps.flush(ctx, x)
+}
+
+// ErrNoBackup is returned by Backup for a store that cannot copy itself
+// while in use (Redis: its own persistence, RDB snapshots or the AOF,
+// is the backup).
+var ErrNoBackup = errors.New("index: this store cannot be backed up by neardup (a Redis index is backed up by Redis's own persistence: BGSAVE's RDB file or the AOF)")
+
+// Backup writes a consistent copy of the index into dir, which must not
+// exist, while the index is in use: the store's checkpoint
+// (store.Checkpointer; Pebble hard-links its tables, so it takes about
+// the time of a flush, not of a copy). The index's writes wait for it;
+// lookups do not. The fingerprint filter is recorded first (as Flush),
+// so the copy opens without a scan. Open the copy with store.OpenPebble
+// or make a working store of it with store.RestorePebble.
+func (x *Index) Backup(ctx context.Context, dir string) error {
+	cp, ok := x.st.(store.Checkpointer)
+	if !ok {
+		return ErrNoBackup
+	}
+	x.wmu.Lock()
+	defer x.wmu.Unlock()
+	if x.bulkOpen {
+		return ErrBulkOpen
+	}
+	if err := x.fps.flush(ctx, x); err != nil {
+		return err
+	}
+	if err := cp.Checkpoint(ctx, dir); err != nil {
+		return fmt.Errorf("index: backup: %w", err)
+	}
+	return nil
 }

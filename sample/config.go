@@ -200,6 +200,12 @@ func newWeighted(c Config) (Sampler, error) {
 	switch c.Algorithm {
 	case sketch.CWS:
 		s, err = weighted.NewCWS(o)
+	case sketch.CWSOblivious:
+		o.Beta = weighted.BetaOblivious
+		s, err = weighted.NewCWS(o)
+	case sketch.CWSUnary:
+		o.Beta = weighted.BetaUnary
+		s, err = weighted.NewCWS(o)
 	case sketch.ICWS:
 		s, err = weighted.NewICWS(o)
 	case sketch.HMT, sketch.HMTDep:

@@ -61,7 +61,7 @@ func ExampleConfig() {
 	err := sample.Config{Algorithm: sketch.LazyBitsBatched, K: -1, Block: 32}.Validate()
 	fmt.Println(err)
 	// Output:
-	// oph 128 shingle k=5 nowrap format=auto case=lower norm=none digits=keep punct=drop seed=0 weight=set
+	// oph 128 shingle k=5 nowrap format=auto case=lower norm=none digits=keep punct=drop seed=0 weight=set tokenizer=unicode-v1
 	// sample: invalid parameter: k = -1 not in [1, 65536]
 	// sample: invalid parameter: block 32 not 64 or 128
 }

@@ -8,10 +8,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
 	"sort"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/neardup/neardup/feature"
 	"github.com/neardup/neardup/index"
@@ -49,10 +52,18 @@ type Backend interface {
 	Stats(ctx context.Context) (*api.Stats, error)
 	// Ready reports whether the backend can serve (its store answers).
 	Ready(ctx context.Context) error
+	// Backup writes a consistent copy of the index into dir (a new
+	// directory on this machine) while serving; an error wrapping
+	// ErrUnsupported when the store cannot.
+	Backup(ctx context.Context, dir string) error
 }
 
 // ErrInput marks errors caused by a request's content.
 var ErrInput = errors.New("bad input")
+
+// ErrUnsupported marks a request the backend's store cannot serve (a
+// backup of a Redis index), reported as 501.
+var ErrUnsupported = errors.New("not supported by this store")
 
 // IndexOptions configure OpenIndex. Zero fields take, for an index the
 // store already holds, its recorded configuration (a non-zero field that
@@ -77,8 +88,10 @@ type IndexOptions struct {
 	Threshold float64
 	// StoreName names the store in Stats ("pebble", "redis"...).
 	StoreName string
-	// NoFeatures stores sketches only, not feature sets: records are
-	// smaller, and matches (and collapse pairs) are verified by the sketch
+	// NoFeatures stores sketches only, not feature sets (but for short
+	// documents, whose ids in short form take no more bytes than the
+	// sketch: index.NewDoc): records are smaller, and matches (and
+	// collapse pairs) with longer documents are verified by the sketch
 	// estimate within the index's slack instead of exactly. The default
 	// stores feature sets.
 	NoFeatures bool
@@ -89,6 +102,10 @@ type IndexOptions struct {
 	// query verifies a candidate, with a 16-byte table leaning to recall:
 	// every collapsed pair is then a verified pair at the threshold.
 	CollapseUnverified bool
+	// CollapseLSH, when not nil, is the collapse table's scheme instead
+	// of the chosen one (index.CollapseOptions.LSH): lsh.Bing() for the
+	// book's 6 × 16 bits, 4 of 6.
+	CollapseLSH *lsh.Params
 	// StorePostings reads every candidate lookup's postings from the
 	// store. The default loads them into memory when the index opens
 	// (index.LoadPostings: about 16 bytes per posting) and serves lookups
@@ -142,7 +159,7 @@ func OpenIndex(st store.Store, o IndexOptions) (*IndexBackend, error) {
 	if err != nil {
 		return nil, fmt.Errorf("server: %w", err)
 	}
-	col, err := x.NewCollapser(index.CollapseOptions{Unverified: o.CollapseUnverified})
+	col, err := x.NewCollapser(index.CollapseOptions{Unverified: o.CollapseUnverified, LSH: o.CollapseLSH})
 	if err != nil {
 		return nil, fmt.Errorf("server: %w", err)
 	}
@@ -455,7 +472,16 @@ func (b *IndexBackend) Collapse(ctx context.Context, ids []string) (*api.Collaps
 func (b *IndexBackend) Stats(ctx context.Context) (*api.Stats, error) {
 	cfg := b.x.Config()
 	caps := b.st.Capabilities()
+	js, err := b.x.FollowState(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var j *api.Journal
+	if js.Following {
+		j = &api.Journal{Entries: js.Entries, Bytes: js.Bytes, Rebuilds: js.Rebuilds}
+	}
 	return &api.Stats{
+		Journal:           j,
 		Sketch:            b.hdr.String(),
 		LSH:               cfg.LSH.String(),
 		Collapse:          collapseName(b.col.Table().Params(), b.col.Verified()),
@@ -472,6 +498,22 @@ func (b *IndexBackend) Stats(ctx context.Context) (*api.Stats, error) {
 	}, nil
 }
 
+// Backup implements Backend (index.Backup). A dir that exists, or whose
+// parent does not, is the client's fault.
+func (b *IndexBackend) Backup(ctx context.Context, dir string) error {
+	if _, err := os.Lstat(dir); err == nil {
+		return fmt.Errorf("%w: %s already exists", ErrInput, dir)
+	}
+	if st, err := os.Stat(filepath.Dir(dir)); err != nil || !st.IsDir() {
+		return fmt.Errorf("%w: the parent of %s is not a directory", ErrInput, dir)
+	}
+	err := b.x.Backup(ctx, dir)
+	if errors.Is(err, index.ErrNoBackup) {
+		return fmt.Errorf("%w: %v", ErrUnsupported, err)
+	}
+	return err
+}
+
 // Ready implements Backend: one metadata read from the store.
 func (b *IndexBackend) Ready(ctx context.Context) error {
 	_, _, err := b.st.Meta(ctx, "neardup.index.config", nil)
@@ -486,6 +528,35 @@ func collapseName(p lsh.Params, verified bool) string {
 }
 
 // Flush records the index's fingerprint filter in the store (index.Flush),
-// so that the next process opens it without a scan. Call it at shutdown,
-// after the last request.
-func (b *IndexBackend) Flush(ctx context.Context) error { return b.x.Flush(ctx) }
+// so that the next process opens it without a scan, and leaves a shared
+// store's journal (index.ReleasePostings). Call it at shutdown, after the
+// last request.
+func (b *IndexBackend) Flush(ctx context.Context) error {
+	if err := b.x.Flush(ctx); err != nil {
+		return err
+	}
+	return b.x.ReleasePostings(ctx)
+}
+
+// Follow reads a shared store's journal every interval until ctx ends
+// (index.FollowJournal), so that an idle server keeps its place in the
+// journal and the journal stays trimmed; it does nothing for a store of
+// this process alone. Errors are passed to report (nil: dropped) and
+// retried at the next tick.
+func (b *IndexBackend) Follow(ctx context.Context, interval time.Duration, report func(error)) {
+	if !b.st.Capabilities().Shared {
+		return
+	}
+	tk := time.NewTicker(interval)
+	defer tk.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tk.C:
+			if err := b.x.FollowJournal(ctx); err != nil && ctx.Err() == nil && report != nil {
+				report(err)
+			}
+		}
+	}
+}

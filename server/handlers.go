@@ -9,6 +9,7 @@ import (
 	"io"
 	"mime"
 	"net/http"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -460,6 +461,33 @@ func (s *Server) collapse(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	return writeJSON(w, http.StatusOK, res)
+}
+
+// backup writes a checkpoint of the index (Backend.Backup). It needs a
+// token: without one any local process could make the server write
+// where it likes.
+func (s *Server) backup(w http.ResponseWriter, r *http.Request) error {
+	if s.o.Token == "" {
+		return errorf(http.StatusForbidden, "", "backups need a server started with a token")
+	}
+	var req api.BackupRequest
+	if err := s.decode(r, &req); err != nil {
+		return err
+	}
+	if !filepath.IsAbs(req.Dir) {
+		return errorf(http.StatusBadRequest, "dir", "dir %q: want an absolute path on the server's machine", req.Dir)
+	}
+	start := time.Now()
+	if err := s.b.Backup(r.Context(), filepath.Clean(req.Dir)); err != nil {
+		if errors.Is(err, ErrUnsupported) {
+			return errorf(http.StatusNotImplemented, "", "%v", err)
+		}
+		if errors.Is(err, ErrInput) {
+			return errorf(http.StatusBadRequest, "dir", "%v", err)
+		}
+		return err
+	}
+	return writeJSON(w, http.StatusOK, api.BackupResponse{Dir: req.Dir, Seconds: time.Since(start).Seconds()})
 }
 
 func (s *Server) stats(w http.ResponseWriter, r *http.Request) error {

@@ -1,6 +1,9 @@
 package server
 
 import (
+	"context"
+	"time"
+
 	"github.com/prometheus/client_golang/prometheus"
 )
 
@@ -13,7 +16,37 @@ type metrics struct {
 	rejected    *prometheus.CounterVec // reason: unauthorized, busy
 }
 
-func newMetrics(reg prometheus.Registerer) (*metrics, error) {
+// journalCollector reports the journal the backend follows, asked at
+// each scrape (Backend.Stats: one store round trip, within two seconds).
+type journalCollector struct{ b Backend }
+
+var (
+	journalEntries  = prometheus.NewDesc("neardup_journal_entries", "Entries of the shared store's journal (trimmed to what every live server has read).", nil, nil)
+	journalBytes    = prometheus.NewDesc("neardup_journal_bytes", "Memory of the shared store's journal in the store (Redis MEMORY USAGE).", nil, nil)
+	journalRebuilds = prometheus.NewDesc("neardup_journal_rebuilds_total", "In-memory postings loaded from the store: 1 at start, one more after each absence past the journal's expiry.", nil, nil)
+)
+
+func (c journalCollector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- journalEntries
+	ch <- journalBytes
+	ch <- journalRebuilds
+}
+
+func (c journalCollector) Collect(ch chan<- prometheus.Metric) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	st, err := c.b.Stats(ctx)
+	if err != nil || st.Journal == nil {
+		return
+	}
+	ch <- prometheus.MustNewConstMetric(journalEntries, prometheus.GaugeValue, float64(st.Journal.Entries))
+	if st.Journal.Bytes >= 0 {
+		ch <- prometheus.MustNewConstMetric(journalBytes, prometheus.GaugeValue, float64(st.Journal.Bytes))
+	}
+	ch <- prometheus.MustNewConstMetric(journalRebuilds, prometheus.CounterValue, float64(st.Journal.Rebuilds))
+}
+
+func newMetrics(reg prometheus.Registerer, b Backend) (*metrics, error) {
 	m := &metrics{
 		latency: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Namespace: "neardup",
@@ -42,7 +75,7 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 			Help:      "API requests refused before being served, by reason: unauthorized, busy.",
 		}, []string{"reason"}),
 	}
-	for _, c := range []prometheus.Collector{m.latency, m.documents, m.storeErrors, m.inFlight, m.rejected} {
+	for _, c := range []prometheus.Collector{m.latency, m.documents, m.storeErrors, m.inFlight, m.rejected, journalCollector{b}} {
 		if err := reg.Register(c); err != nil {
 			return nil, err
 		}

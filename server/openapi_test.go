@@ -81,7 +81,7 @@ func TestOpenAPISchemas(t *testing.T) {
 		"AddResponse": api.AddResponse{}, "Sketch": api.Sketch{}, "QueryRequest": api.QueryRequest{},
 		"QueryResult": api.QueryResult{}, "QueryResponse": api.QueryResponse{}, "DocumentInfo": api.DocumentInfo{},
 		"DeleteResponse": api.DeleteResponse{}, "CollapseRequest": api.CollapseRequest{}, "Collapsed": api.Collapsed{},
-		"CollapseResponse": api.CollapseResponse{}, "Stats": api.Stats{}, "Error": api.Error{},
+		"CollapseResponse": api.CollapseResponse{}, "Stats": api.Stats{}, "Journal": api.Journal{}, "BackupRequest": api.BackupRequest{}, "BackupResponse": api.BackupResponse{}, "Error": api.Error{},
 	}
 	for name, v := range types {
 		sc, ok := doc.Components.Schemas[name]

@@ -168,7 +168,7 @@ func New(b Backend, o Options) (*Server, error) {
 	if s.o.Gatherer == nil {
 		s.o.Gatherer = prometheus.DefaultGatherer
 	}
-	m, err := newMetrics(s.o.Registerer)
+	m, err := newMetrics(s.o.Registerer, b)
 	if err != nil {
 		return nil, err
 	}
@@ -202,6 +202,7 @@ func (s *Server) routes() []route {
 		{method: "DELETE", path: "/v1/documents/{id}", auth: true, limit: true, h: s.deleteDocument},
 		{method: "POST", path: "/v1/collapse", auth: true, limit: true, h: s.collapse},
 		{method: "GET", path: "/v1/stats", auth: true, limit: true, h: s.stats},
+		{method: "POST", path: "/v1/admin/backup", auth: true, h: s.backup},
 		{method: "GET", path: "/healthz", h: s.healthz},
 		{method: "GET", path: "/readyz", h: s.readyz},
 		{method: "GET", path: "/metrics", auth: true, raw: promhttp.HandlerFor(s.o.Gatherer, promhttp.HandlerOpts{})},

@@ -43,14 +43,16 @@ const (
 	ICWS            Algorithm = 10 // improved CWS (Ioffe)
 	HMT             Algorithm = 11 // Haeupler–Manasse–Talwar rounding + OPH
 	HMTDep          Algorithm = 12 // HMT with dependent rounding
-	maxAlgorithm              = HMTDep
+	CWSOblivious    Algorithm = 13 // CWS with MMT 3.5's oblivious 8-bit β
+	CWSUnary        Algorithm = 14 // CWS with MMT 3.5's adaptive unary β
+	maxAlgorithm              = CWSUnary
 )
 
 var algNames = [...]string{
 	Invalid: "invalid", MinHash: "minhash", Prefix: "prefix", LazyBits: "lazybits",
 	LazyBitsBatched: "lazybits-batched", BottomK: "bottomk", Proportional: "proportional",
 	OPH: "oph", SuperMinHash: "superminhash", CWS: "cws", ICWS: "icws", HMT: "hmt",
-	HMTDep: "hmt-dep",
+	HMTDep: "hmt-dep", CWSOblivious: "cws-oblivious", CWSUnary: "cws-unary",
 }
 
 // String returns the algorithm's lower-case name ("minhash", "oph", …), the
@@ -80,7 +82,7 @@ func (a Algorithm) Valid() bool { return a != Invalid && a <= maxAlgorithm }
 func (a Algorithm) IsSet() bool { return a == BottomK || a == Proportional }
 
 // IsWeighted reports whether a is a weighted sampler (package weighted).
-func (a Algorithm) IsWeighted() bool { return a >= CWS && a <= HMTDep }
+func (a Algorithm) IsWeighted() bool { return a >= CWS && a <= CWSUnary }
 
 // SlotWise reports whether sketches of a are k slot-wise samples compared
 // position by position (and so can be b-bit compressed): every known

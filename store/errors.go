@@ -31,6 +31,10 @@ var (
 	// before the fault is still there when the store is reopened once the
 	// cause is gone.
 	ErrFailed = errors.New("store: failed")
+	// ErrJournalTrimmed is returned by Journaled.AckJournal to a follower
+	// that was silent past the expiry: the entries it had not read may be
+	// gone.
+	ErrJournalTrimmed = errors.New("store: journal trimmed past the follower's position")
 )
 
 // FaultError is a storage fault of a store: what failed (Op, File), where

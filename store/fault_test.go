@@ -54,8 +54,9 @@ func writesTo(suffix string) func(errorfs.Op) bool {
 }
 
 // faultWait bounds every wait for a fault to surface. The goal is under a
-// second; the bound leaves room for a loaded machine.
-const faultWait = 5 * time.Second
+// second; the bound leaves room for a loaded machine (and the race
+// detector's slowdown).
+const faultWait = 5 * time.Second * slowdown
 
 // within runs fn and fails the test if it does not return within
 // faultWait (it is then left running: the point is that it hangs).
@@ -286,7 +287,7 @@ func runFault(t *testing.T, c faultCase) {
 		// store must not spin a core meanwhile (it used to, at 100%).
 		cpu := processCPU()
 		time.Sleep(time.Second)
-		if used := time.Duration(processCPU() - cpu); cpu >= 0 && used > 300*time.Millisecond {
+		if used := time.Duration(processCPU() - cpu); cpu >= 0 && used > 300*time.Millisecond*slowdown {
 			t.Errorf("a failed store used %v of CPU in 1s", used)
 		} else {
 			t.Logf("CPU used in the second after the fault: %v", used)
@@ -296,7 +297,7 @@ func runFault(t *testing.T, c faultCase) {
 		// The failed store refuses further work at once, with the fault.
 		writeCrashBatch(b, next)
 		err2, took2 := within(t, "commit after the fault", func() error { return b.Commit(context.Background()) })
-		if err2 == nil || took2 > time.Second {
+		if err2 == nil || took2 > time.Second*slowdown {
 			t.Errorf("commit after the fault: %v after %v, want the fault at once", err2, took2)
 		}
 		if _, err := s.Postings(context.Background(), 1, nil); !errors.Is(err, store.ErrFailed) {

@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -351,6 +352,7 @@ func openDB(dir string, po *pebble.Options, h *health) (_ *pebble.DB, _ error, a
 		select {
 		case o = <-done:
 		case <-t.C:
+			h.abandon()
 			return nil, h.err(), true
 		}
 	}
@@ -963,6 +965,7 @@ func (s *Pebble) runClose(ctx context.Context) (error, bool) {
 		return err, false
 	case <-s.h.failed:
 	case <-ctx.Done():
+		s.h.abandon()
 		return s.h.err(), true
 	}
 	t := time.NewTimer(closeWait)
@@ -971,10 +974,10 @@ func (s *Pebble) runClose(ctx context.Context) (error, bool) {
 	case err := <-done:
 		return err, false
 	case <-t.C:
-		return s.h.err(), true
 	case <-s.h.parked: // Pebble waits for a goroutine that never returns
-		return s.h.err(), true
 	}
+	s.h.abandon()
+	return s.h.err(), true
 }
 
 // NewBatch implements Store.
@@ -1077,4 +1080,116 @@ func removeBulkLeftovers(dir string) {
 			os.RemoveAll(filepath.Join(dir, e.Name()))
 		}
 	}
+}
+
+// Checkpointer is implemented by stores that can copy themselves, while
+// in use, into a directory that opens as a store of its own (Pebble).
+type Checkpointer interface {
+	// Checkpoint writes a consistent copy of the store as it stands at
+	// the call (every batch committed before it, none after) into dir,
+	// which must not exist. Writes may go on meanwhile.
+	Checkpoint(ctx context.Context, dir string) error
+}
+
+var _ Checkpointer = (*Pebble)(nil)
+
+// Checkpoint implements Checkpointer with Pebble's checkpoint: the
+// tables are hard-linked where dir is on the same file system (copied
+// otherwise), the MANIFEST and the write-ahead log copied up to the
+// checkpoint's sequence number, after a flush of the log. The copy opens
+// with OpenPebble, and RestorePebble makes a working store of it. dir's
+// parent must exist.
+func (s *Pebble) Checkpoint(ctx context.Context, dir string) error {
+	if err := s.usable(); err != nil {
+		return err
+	}
+	if _, err := os.Lstat(dir); err == nil {
+		return fmt.Errorf("store: checkpoint: %s already exists", dir)
+	}
+	err, _ := s.run(ctx, "checkpoint", func() error {
+		return s.db.Checkpoint(dir, pebble.WithFlushedWAL())
+	})
+	if err != nil {
+		os.RemoveAll(dir) // a partial copy is no backup
+		return err
+	}
+	return nil
+}
+
+// RestorePebble copies the store checkpointed in backup (Checkpoint) into
+// dir, which must not exist or be empty, then opens the copy to check
+// that it is a store and closes it. backup itself is only read, so it
+// stays a backup. A failed restore removes what it wrote.
+func RestorePebble(backup, dir string) (err error) {
+	desc, err := pebble.Peek(backup, vfs.Default)
+	if err != nil {
+		return fmt.Errorf("store: restore: %s: %w", backup, err)
+	}
+	if !desc.Exists {
+		return fmt.Errorf("%w: %s holds no store to restore", ErrNotStore, backup)
+	}
+	if entries, err := os.ReadDir(dir); err == nil && len(entries) > 0 {
+		return fmt.Errorf("store: restore: %s is not empty", dir)
+	} else if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("store: restore: %w", err)
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("store: restore: %w", err)
+	}
+	defer func() {
+		if err != nil {
+			os.RemoveAll(dir)
+		}
+	}()
+	entries, err := os.ReadDir(backup)
+	if err != nil {
+		return fmt.Errorf("store: restore: %w", err)
+	}
+	for _, e := range entries {
+		if !e.Type().IsRegular() || e.Name() == storeLockName || e.Name() == dirLockName {
+			continue
+		}
+		if err := copyFile(filepath.Join(backup, e.Name()), filepath.Join(dir, e.Name())); err != nil {
+			return fmt.Errorf("store: restore: %w", err)
+		}
+	}
+	if err := syncDir(dir); err != nil {
+		return fmt.Errorf("store: restore: %w", err)
+	}
+	st, err := OpenPebble(dir, nil)
+	if err != nil {
+		return err
+	}
+	return st.Close()
+}
+
+// copyFile copies src to a new file dst and syncs it.
+func copyFile(src, dst string) error {
+	in, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		out.Close()
+		return err
+	}
+	if err := out.Sync(); err != nil {
+		out.Close()
+		return err
+	}
+	return out.Close()
+}
+
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return d.Sync()
 }

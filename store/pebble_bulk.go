@@ -679,6 +679,14 @@ func (b *pebbleBulk) writeTables() (paths []string, err error) {
 		return nil, err
 	}
 	values := []bulkSource{}
+	// The merge's read buffers share the bulk's budget: each run's values
+	// and, per part being written, each run's postings read at most that
+	// divided among them (1 MiB and 4096 postings at most, 16 KiB and 256
+	// postings at least), so that a small budget's many runs do not take
+	// many times it.
+	nruns := int64(max(1, len(b.runs)))
+	valueBuf := int(min(1<<20, max(16<<10, b.s.bulkBytes/(4*nruns))))
+	postingBuf := int(min(postingSourceBuffer, max(256, b.s.bulkBytes/(4*nruns*int64(bulkWriters())*runPostingBytes))))
 	var postingFiles []vfs.File
 	defer func() {
 		for _, f := range postingFiles {
@@ -701,7 +709,7 @@ func (b *pebbleBulk) writeTables() (paths []string, err error) {
 				return nil, err
 			}
 			defer f.Close()
-			values = append(values, &runSource{r: bufio.NewReaderSize(f, 1<<20), name: run.values})
+			values = append(values, &runSource{r: bufio.NewReaderSize(f, valueBuf), name: run.values})
 		}
 	}
 	values = append(values, &memSource{values: b.values, i: -1})
@@ -719,7 +727,7 @@ func (b *pebbleBulk) writeTables() (paths []string, err error) {
 			}
 			off, n := run.starts[p]*runPostingBytes, run.starts[p+1]-run.starts[p]
 			sources = append(sources, &postingSource{age: i, name: run.postings,
-				r: io.NewSectionReader(postingFiles[i], off, n*runPostingBytes), left: n})
+				r: io.NewSectionReader(postingFiles[i], off, n*runPostingBytes), left: n, bufN: postingBuf})
 		}
 		sources = append(sources, &postingSource{age: len(b.runs), mem: b.postings[memStarts[p]:memStarts[p+1]], inMem: true})
 		t := tableStream{b: b, name: fmt.Sprintf("table-%d", p), failed: &failed}
@@ -1059,6 +1067,7 @@ type postingSource struct {
 	name     string
 	left     int64 // postings not yet read from r
 	buf      []byte
+	bufN     int // postings buf holds (postingSourceBuffer when 0)
 	pos, end int
 	readErr  error
 }
@@ -1094,9 +1103,12 @@ func (s *postingSource) fill() bool {
 		return false
 	}
 	if s.buf == nil {
-		s.buf = make([]byte, postingSourceBuffer*runPostingBytes)
+		if s.bufN <= 0 {
+			s.bufN = postingSourceBuffer
+		}
+		s.buf = make([]byte, s.bufN*runPostingBytes)
 	}
-	n := min(s.left, postingSourceBuffer)
+	n := min(s.left, int64(s.bufN))
 	if _, err := io.ReadFull(s.r, s.buf[:n*runPostingBytes]); err != nil {
 		s.readErr = fmt.Errorf("bulk run %s: %w", s.name, err)
 		return false

@@ -71,6 +71,15 @@ type health struct {
 	parked     chan struct{}
 	parkedOnce sync.Once
 
+	// abandoned is closed when this package gives up waiting for Pebble
+	// (an Open or a Close that cannot finish on a failed store): from
+	// then on every filesystem call of that Pebble parks for good, so
+	// that its goroutines, still running, neither touch the directory
+	// nor meet its files gone (a test's directory removed, a later run's
+	// store) and panic in a background job.
+	abandoned   chan struct{}
+	abandonOnce sync.Once
+
 	mu      sync.Mutex
 	lastIO  ioFault // the last I/O error faultFS saw
 	corrupt string  // the last file Pebble reported corrupt
@@ -82,7 +91,19 @@ type ioFault struct {
 }
 
 func newHealth(dir string) *health {
-	return &health{dir: dir, failed: make(chan struct{}), closing: make(chan struct{}), parked: make(chan struct{})}
+	return &health{dir: dir, failed: make(chan struct{}), closing: make(chan struct{}), parked: make(chan struct{}), abandoned: make(chan struct{})}
+}
+
+// abandon marks the store's Pebble abandoned (see health.abandoned).
+func (h *health) abandon() { h.abandonOnce.Do(func() { close(h.abandoned) }) }
+
+// hold parks the calling goroutine for good once Pebble is abandoned.
+func (h *health) hold() {
+	select {
+	case <-h.abandoned:
+		select {}
+	default:
+	}
 }
 
 // err returns the recorded fault, or nil.
@@ -321,6 +342,31 @@ type faultFS struct {
 
 func (fs *faultFS) Unwrap() vfs.FS { return fs.FS }
 
+func (fs *faultFS) Remove(name string) error {
+	fs.h.hold()
+	return fs.FS.Remove(name)
+}
+
+func (fs *faultFS) RemoveAll(name string) error {
+	fs.h.hold()
+	return fs.FS.RemoveAll(name)
+}
+
+func (fs *faultFS) OpenDir(name string) (vfs.File, error) {
+	fs.h.hold()
+	return fs.FS.OpenDir(name)
+}
+
+func (fs *faultFS) List(dir string) ([]string, error) {
+	fs.h.hold()
+	return fs.FS.List(dir)
+}
+
+func (fs *faultFS) Stat(name string) (vfs.FileInfo, error) {
+	fs.h.hold()
+	return fs.FS.Stat(name)
+}
+
 func (fs *faultFS) note(op, path string, err error) error {
 	if err != nil && !os.IsNotExist(err) && !os.IsExist(err) {
 		fs.h.noteIO(op, path, err)
@@ -351,6 +397,7 @@ func (fs *faultFS) logFault(op, name string, err error) {
 }
 
 func (fs *faultFS) Create(name string, category vfs.DiskWriteCategory) (vfs.File, error) {
+	fs.h.hold()
 	fs.h.backoff()
 	f, err := fs.FS.Create(name, category)
 	if isLog(name) {
@@ -360,16 +407,19 @@ func (fs *faultFS) Create(name string, category vfs.DiskWriteCategory) (vfs.File
 }
 
 func (fs *faultFS) Open(name string, opts ...vfs.OpenOption) (vfs.File, error) {
+	fs.h.hold()
 	f, err := fs.FS.Open(name, opts...)
 	return fs.wrap(name, f, err)
 }
 
 func (fs *faultFS) OpenReadWrite(name string, category vfs.DiskWriteCategory, opts ...vfs.OpenOption) (vfs.File, error) {
+	fs.h.hold()
 	f, err := fs.FS.OpenReadWrite(name, category, opts...)
 	return fs.wrap(name, f, err)
 }
 
 func (fs *faultFS) ReuseForWrite(oldname, newname string, category vfs.DiskWriteCategory) (vfs.File, error) {
+	fs.h.hold()
 	fs.h.backoff()
 	f, err := fs.FS.ReuseForWrite(oldname, newname, category)
 	if isLog(newname) {
@@ -379,18 +429,22 @@ func (fs *faultFS) ReuseForWrite(oldname, newname string, category vfs.DiskWrite
 }
 
 func (fs *faultFS) Link(oldname, newname string) error {
+	fs.h.hold()
 	return fs.note("link", newname, fs.FS.Link(oldname, newname))
 }
 
 func (fs *faultFS) Rename(oldname, newname string) error {
+	fs.h.hold()
 	return fs.note("rename", newname, fs.FS.Rename(oldname, newname))
 }
 
 func (fs *faultFS) MkdirAll(dir string, perm os.FileMode) error {
+	fs.h.hold()
 	return fs.note("mkdir", dir, fs.FS.MkdirAll(dir, perm))
 }
 
 func (fs *faultFS) Lock(name string) (io.Closer, error) {
+	fs.h.hold()
 	c, err := fs.FS.Lock(name)
 	return c, fs.note("lock", name, err)
 }
@@ -412,16 +466,19 @@ func (f *faultFile) written(op string, err error) error {
 }
 
 func (f *faultFile) Write(p []byte) (int, error) {
+	f.fs.h.hold()
 	n, err := f.File.Write(p)
 	return n, f.written("write", err)
 }
 
 func (f *faultFile) WriteAt(p []byte, off int64) (int, error) {
+	f.fs.h.hold()
 	n, err := f.File.WriteAt(p, off)
 	return n, f.written("write", err)
 }
 
 func (f *faultFile) ReadAt(p []byte, off int64) (int, error) {
+	f.fs.h.hold()
 	n, err := f.File.ReadAt(p, off)
 	if err == io.EOF {
 		return n, err
@@ -435,11 +492,23 @@ func (f *faultFile) ReadAt(p []byte, off int64) (int, error) {
 // then grows as it is written. See footprint_test.go.
 func (f *faultFile) Preallocate(offset, length int64) error { return nil }
 
-func (f *faultFile) Sync() error { return f.written("sync", f.File.Sync()) }
+func (f *faultFile) Read(p []byte) (int, error) {
+	f.fs.h.hold()
+	return f.File.Read(p)
+}
 
-func (f *faultFile) SyncData() error { return f.written("sync", f.File.SyncData()) }
+func (f *faultFile) Sync() error {
+	f.fs.h.hold()
+	return f.written("sync", f.File.Sync())
+}
+
+func (f *faultFile) SyncData() error {
+	f.fs.h.hold()
+	return f.written("sync", f.File.SyncData())
+}
 
 func (f *faultFile) SyncTo(length int64) (bool, error) {
+	f.fs.h.hold()
 	full, err := f.File.SyncTo(length)
 	return full, f.written("sync", err)
 }

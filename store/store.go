@@ -194,20 +194,45 @@ func NewSortedBulk(s Store) Batch {
 // every committed batch, in commit order (store/redis: a Redis stream
 // written in the batch's own MULTI/EXEC), with notes the batch's writer
 // adds (JournalBatch). A process that keeps the postings in memory
-// (index.LoadPostings) replays the journal to load them and reads its
-// tail before each lookup to follow what the other processes commit. The
-// journal holds every posting write since the store's first batch under
-// its name, so it is the complete history only of an index created on a
-// store that was already journaled (package index records that).
+// (index.LoadPostings) follows the journal: it joins it (FollowJournal),
+// then scans the postings, then reads the journal from its position and
+// before each lookup reads the tail, so it sees what the other processes
+// commit. The journal is bounded: each follower records how far it has
+// read (AckJournal, a heartbeat), and the entries every live follower has
+// read are trimmed; a follower silent for longer than the store's expiry
+// stops counting, and when it comes back its position may be gone
+// (ErrJournalTrimmed): it rebuilds from the postings themselves.
 type Journaled interface {
+	// FollowJournal registers reader (a name unique to the process) as a
+	// follower at the journal's current end and returns that position.
+	// The state of the postings scanned after FollowJournal returns,
+	// with the journal read from the position applied over it, is the
+	// store's current state (a write both scanned and read is applied
+	// twice, which adds and removes of postings bear).
+	FollowJournal(ctx context.Context, reader string) (string, error)
 	// ReadJournal calls fn with every posting write (note nil; add true
 	// for AddPosting, false for RemovePosting) and every note (note not
 	// nil, key and id 0) of the batches committed after position after
-	// ("" for the start of the journal), in commit order, and returns the
+	// (a position returned by FollowJournal or ReadJournal, or "" for the
+	// start of what the journal holds), in commit order, and returns the
 	// position of the last batch read (after itself when there is none).
-	// note is valid only during the call. An error from fn stops the read
-	// and is returned; the writes of a batch are then partly delivered.
+	// What it returns is complete only for a follower whose registration
+	// holds (AckJournal). note is valid only during the call. An error
+	// from fn stops the read and is returned; the writes of a batch are
+	// then partly delivered.
 	ReadJournal(ctx context.Context, after string, fn func(key, id uint64, add bool, note []byte) error) (string, error)
+	// AckJournal records that reader has applied everything up to pos
+	// and is alive (a heartbeat), and trims the entries every live
+	// follower has read. It fails with ErrJournalTrimmed when reader was
+	// no longer registered (dropped as expired: entries after pos may be
+	// gone; the reader rebuilds). A follower calls it, before reading,
+	// well within the expiry (every second or so).
+	AckJournal(ctx context.Context, reader, pos string) error
+	// LeaveJournal unregisters reader, so it no longer holds entries.
+	LeaveJournal(ctx context.Context, reader string) error
+	// JournalSize reports the journal's entries and the bytes it takes
+	// in the store (-1 when the store does not say).
+	JournalSize(ctx context.Context) (entries, bytes int64, err error)
 }
 
 // JournalBatch is implemented by the batches of a Journaled store.

@@ -86,3 +86,25 @@ func BenchmarkCWSEnhancements(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkCWSBeta compares the exact β with MMT section 3.5's oblivious
+// 8-bit and adaptive unary approximations (n = 1,000, k = 256), and the
+// approximations' references (every β drawn in full, same samples).
+func BenchmarkCWSBeta(b *testing.B) {
+	fs := benchDoc(1000, 1)
+	for _, v := range []struct {
+		name string
+		beta Beta
+		dis  Enhancement
+	}{{"exact", BetaExact, 0}, {"oblivious", BetaOblivious, 0}, {"unary", BetaUnary, 0},
+		{"oblivious-full", BetaOblivious, ApproxBeta}, {"unary-full", BetaUnary, ApproxBeta}} {
+		c, _ := NewCWS(Options{K: 256, Beta: v.beta, Disable: v.dis})
+		b.Run(v.name, func(b *testing.B) {
+			dst := c.Sketch(nil, fs)
+			b.ReportAllocs()
+			for b.Loop() {
+				dst = c.Sketch(dst[:0], fs)
+			}
+		})
+	}
+}

@@ -41,7 +41,14 @@ func mayWin(u, t float64) bool {
 // inversion of cdf_z that section 3.2 avoids whenever it can. Newton's
 // method on φ(s) = ln(1+s) − s − ln(1−u), started from a series (small u)
 // or asymptotic (large u) approximation, converges in a few steps.
-func invertC(u float64) float64 {
+func invertC(u float64) float64 { return invertCTol(u, 1e-15) }
+
+// invertCTol is invertC stopping once a Newton step is below tol·s. For
+// 0.01 < s < 0.1, ln(1+s) − s is computed with a relative error near
+// 1e−14, so the steps never fall below 1e−15·s and invertC runs all 40
+// iterations; the section-3.5 samplers use tol = 1e−13, above that noise
+// (invertC keeps 1e−15: sketch.CWS's values are frozen).
+func invertCTol(u, tol float64) float64 {
 	lt := math.Log1p(-u) // ln(1−u) < 0
 	var s float64
 	if u < 0.3 {
@@ -65,7 +72,7 @@ func invertC(u float64) float64 {
 		if ns <= 0 {
 			ns = s / 2
 		}
-		if math.Abs(ns-s) <= 1e-15*s {
+		if math.Abs(ns-s) <= tol*s {
 			return ns
 		}
 		s = ns

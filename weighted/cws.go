@@ -15,6 +15,7 @@ const (
 	tagICWS = 0x69637773 // "icws"
 	tagHMT  = 0x686d74   // "hmt"
 	tagRep  = 0x726570   // "rep"
+	tagCWSA = 0x63777361 // "cwsa": the section-3.5 samplers
 )
 
 // CWS is the consistent weighted sampler of Manasse, McSherry and Talwar
@@ -37,8 +38,10 @@ type CWS struct {
 	k                          int
 	logw                       bool
 	dis                        Enhancement
+	beta                       Beta
 	seed, features             uint64
 	seedU, seedB, seedM, seedV uint64
+	seedE                      uint64 // β's remaining bits (section 3.5)
 	pool                       sync.Pool
 }
 
@@ -49,29 +52,44 @@ type cwsScratch struct {
 	idx []int32
 	ky  []int // y per sample when y is not deferred
 	my  []float64
+	g   []float64 // −log2 f − x per sample (section 3.5's quick test)
 }
 
 // Counts reports the work of one CWS run: Pairs (feature, sample) examined,
-// ZExact evaluations of z's mantissa (section 3.4 avoids the others),
+// ZExact evaluations of z's mantissa (section 3.4 avoids the others; for
+// the exact β, the pairs whose full β is viable given z's exponent),
 // Inversions of cdf_z (section 3.2 avoids the others) and BestChanges, the
-// times a sample's best hash improved.
+// times a sample's best hash improved. BetaBits counts the random bits of β
+// drawn (64 per pair for BetaExact; the prefix, plus 53 for a pair whose
+// prefix did not rule it out, for the section-3.5 schemes) and BetaFull the
+// pairs whose β was drawn in full beyond its prefix (section 3.5's "times
+// we need to produce additional randomness", MMT Figure 2).
 type Counts struct {
 	Pairs, ZExact, Inversions, BestChanges int
+	BetaBits, BetaFull                     int
 }
 
-// NewCWS returns a CWS sampler. Only K, Seed, LogWeights and Disable are
-// used.
+// NewCWS returns a CWS sampler. Only K, Seed, LogWeights, Beta and Disable
+// are used. With Beta set to BetaOblivious or BetaUnary (section 3.5), only
+// the ApproxBeta bit of Disable is honoured; the other speed-ups are always
+// on.
 func NewCWS(o Options) (*CWS, error) {
 	o = o.withDefaults()
 	if err := o.validate(false); err != nil {
 		return nil, err
 	}
-	c := &CWS{k: o.K, logw: o.LogWeights, dis: o.Disable, seed: o.Seed, features: o.Features,
+	c := &CWS{k: o.K, logw: o.LogWeights, dis: o.Disable &^ ApproxBeta, seed: o.Seed, features: o.Features,
 		seedU: rng.Key(o.Seed, tagCWS, 1), seedB: rng.Key(o.Seed, tagCWS, 2),
 		seedM: rng.Key(o.Seed, tagCWS, 3), seedV: rng.Key(o.Seed, tagCWS, 4)}
+	if o.Beta != BetaExact {
+		t := uint64(tagCWSA)<<8 | uint64(o.Beta)
+		c.beta, c.dis = o.Beta, o.Disable&ApproxBeta
+		c.seedU, c.seedB = rng.Key(o.Seed, t, 1), rng.Key(o.Seed, t, 2)
+		c.seedM, c.seedV, c.seedE = rng.Key(o.Seed, t, 3), rng.Key(o.Seed, t, 4), rng.Key(o.Seed, t, 5)
+	}
 	c.pool.New = func() any {
 		return &cwsScratch{q: make([]float64, c.k), f: make([]float64, c.k), x: make([]int, c.k),
-			idx: make([]int32, c.k), ky: make([]int, c.k), my: make([]float64, c.k)}
+			idx: make([]int32, c.k), ky: make([]int, c.k), my: make([]float64, c.k), g: make([]float64, c.k)}
 	}
 	return c, nil
 }
@@ -138,6 +156,9 @@ func (c *CWS) value(x uint64, j, ky int, my float64) uint64 {
 }
 
 func (c *CWS) run(fs []feature.Feature, n *Counts) *cwsScratch {
+	if c.beta != BetaExact {
+		return c.runApprox(fs, n)
+	}
 	sc := c.pool.Get().(*cwsScratch)
 	inf := math.Inf(1)
 	for j := range c.k {
@@ -159,6 +180,7 @@ func (c *CWS) run(fs []feature.Feature, n *Counts) *cwsScratch {
 		for j := range c.k {
 			if n != nil {
 				n.Pairs++
+				n.BetaBits += 64
 			}
 			ctr := uint64(j+1) * golden
 			u := unit(rng.Mix64(mu + ctr)) // u = 1 − β
@@ -207,11 +229,17 @@ func (c *CWS) run(fs []feature.Feature, n *Counts) *cwsScratch {
 // bit reports whether interval (2^(k−1), 2^k] holds an active index of x
 // for sample function j.
 func (c *CWS) bit(x uint64, k, j int) bool {
+	if c.beta != BetaExact {
+		return c.word8(x, k>>3, j)>>uint(k&7)&1 != 0
+	}
 	return word(rng.Hash2(c.seedB, x, uint64(int64(k>>6))), j)>>uint(k&63)&1 != 0
 }
 
 // nextSet returns the least non-empty interval ≥ k.
 func (c *CWS) nextSet(x uint64, k, j int) int {
+	if c.beta != BetaExact {
+		return c.nextSet8(x, k, j)
+	}
 	for {
 		w := word(rng.Hash2(c.seedB, x, uint64(int64(k>>6))), j) >> uint(k&63)
 		if w != 0 {
@@ -223,6 +251,9 @@ func (c *CWS) nextSet(x uint64, k, j int) int {
 
 // prevSet returns the greatest non-empty interval ≤ k.
 func (c *CWS) prevSet(x uint64, k, j int) int {
+	if c.beta != BetaExact {
+		return c.prevSet8(x, k, j)
+	}
 	for {
 		w := word(rng.Hash2(c.seedB, x, uint64(int64(k>>6))), j) << uint(63-k&63)
 		if w != 0 {

@@ -12,6 +12,11 @@
 // comparison before inversion, deferred y of 3.1, the interval bit vector of
 // 3.3 and the partial evaluation of z of 3.4) and its numerics (eqs. 8–9), so
 // weights from 1e−300 to 1e300, or weights given as natural logarithms, work.
+// Options.Beta selects section 3.5's parallel sampling with approximate β
+// (BetaOblivious: 8 bits per sample; BetaUnary: unary runs, 2 bits per
+// sample on average), the samplers sketch.CWSOblivious and CWSUnary, which
+// draw the rest of β only for the pairs its first bits cannot rule out
+// (Counts.BetaBits counts the bits).
 // ICWS is Ioffe's improved consistent weighted sampling (Manasse, "On the
 // Efficient Determination of Most Near Neighbors" (the book) chapter 5.2:
 // five uniforms per feature per sample), the standard baseline. HMT is the

@@ -13,7 +13,14 @@ const Version = 1
 // Header returns the header of CWS sketches: Algorithm sketch.CWS, K
 // samples, full 64-bit values, Params 0.
 func (c *CWS) Header() sketch.Header {
-	return sketch.Header{Algorithm: sketch.CWS, Version: Version, Seed: c.seed, K: uint32(c.k), Bits: 64, Features: c.features}
+	alg := sketch.CWS
+	switch c.beta {
+	case BetaOblivious:
+		alg = sketch.CWSOblivious
+	case BetaUnary:
+		alg = sketch.CWSUnary
+	}
+	return sketch.Header{Algorithm: alg, Version: Version, Seed: c.seed, K: uint32(c.k), Bits: 64, Features: c.features}
 }
 
 // Header returns the header of ICWS sketches: Algorithm sketch.ICWS, K

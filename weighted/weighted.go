@@ -58,6 +58,12 @@ type Options struct {
 	// per feature shared by all scales). The default is false.
 	Independent bool
 
+	// Beta selects CWS's β scheme: BetaExact (sketch.CWS), or one of the
+	// approximations of MMT section 3.5, BetaOblivious (sketch.CWSOblivious)
+	// and BetaUnary (sketch.CWSUnary), which make other (equally
+	// distributed) samples. The default is BetaExact.
+	Beta Beta
+
 	// Disable turns off CWS speed-ups of the paper's section 3, for
 	// measuring what each buys; the samples are identical either way. The
 	// default (0) enables all of them.
@@ -77,6 +83,10 @@ const (
 	// PartialZ rules a feature out from the exponent of z alone, taken from
 	// the interval bit vector, before generating its mantissa (3.3, 3.4).
 	PartialZ
+	// ApproxBeta rules a pair out from the few bits of β that section 3.5
+	// hands each sample, before drawing the rest (BetaOblivious, BetaUnary
+	// only). Disabled, every β is drawn in full: the reference sampler.
+	ApproxBeta
 )
 
 func (o Options) withDefaults() Options {
@@ -101,6 +111,9 @@ func (o Options) withDefaults() Options {
 // validate reports every problem at once.
 func (o Options) validate(hmt bool) error {
 	var errs []error
+	if o.Beta > BetaUnary {
+		errs = append(errs, fmt.Errorf("%w: Beta = %d, want BetaExact, BetaOblivious or BetaUnary", ErrOptions, o.Beta))
+	}
 	if o.K < 1 || o.K > 1<<20 {
 		errs = append(errs, fmt.Errorf("%w: K = %d, want 1 ≤ K ≤ 2^20", ErrOptions, o.K))
 	}

@@ -8,10 +8,15 @@
 // (also its Go memory limit, as neardup dedup sets it), in memory when
 // -memory-mib is 0.
 //
+// -exact passes --exact (Options.Exact) through; by default the run has
+// the default settings (auto: exact at every scale under a budget), and
+// the report says how the pairs were verified and how many near pairs
+// the command reported below the threshold.
+//
 // By default the child runs the library pipeline — read, sketch, join,
 // verify, cluster — and writes no kept corpus. With -neardup BINARY the
-// child is the real command instead, `BINARY dedup - --memory M --out DIR
-// --exact never`, which spools standard input (zstd) into its work
+// child is the real command instead, `BINARY dedup - --memory M --out DIR`
+// (and --exact E with -exact E), which spools standard input (zstd) into its work
 // directory and writes every output, the kept corpus (kept/stdin.jsonl.zst)
 // included; the recall is then read from DIR/pairs.jsonl and the spill from
 // DIR/summary.json, and the parent also samples the disk DIR takes (peak,
@@ -68,6 +73,7 @@ type flags struct {
 	tmp       string
 	out       string
 	neardup   string // the neardup binary run as the child, "" for the library child
+	exact     string // --exact of the command (and the library child's mode); "" the default
 
 	child string // internal: the file the child writes its pairs to
 }
@@ -91,6 +97,7 @@ func main() {
 	flag.StringVar(&o.tmp, "tmp", os.TempDir(), "where the work directories go")
 	flag.StringVar(&o.out, "out", "", "also write the results as JSON to this file")
 	flag.StringVar(&o.neardup, "neardup", "", "run this neardup binary (neardup dedup - --memory M --out DIR) as the child instead of the library pipeline: every output written, the kept corpus zstd-compressed")
+	flag.StringVar(&o.exact, "exact", "", "verification: auto, always or never (--exact of the command, dedup.Options.Exact of the library child); default: the default (auto: exact at every scale under a budget)")
 	flag.StringVar(&o.child, "child", "", "internal: run dedup on standard input and write the pairs to this file")
 	flag.Parse()
 	if o.child != "" {
@@ -254,21 +261,27 @@ func (g *generator) appendDoc(b []byte, ws []int32, i int) []byte {
 }
 
 type result struct {
-	Config        string           `json:"config"`
-	Docs          int              `json:"docs"`
-	Words         int              `json:"words"`
-	MemoryMiB     int64            `json:"memory_mib"`
-	Wall          float64          `json:"wall_seconds"`
-	CPU           float64          `json:"child_cpu_seconds"`
-	ParentCPU     float64          `json:"generator_cpu_seconds"`
-	PeakRSS       int64            `json:"peak_rss_bytes"`
-	LoadBefore    string           `json:"loadavg_before"`
-	LoadAfter     string           `json:"loadavg_after"`
-	Planted       int              `json:"planted_pairs"`
-	Found         int              `json:"planted_found"`
-	Recall        float64          `json:"recall"`
-	RecallBySubs  map[int]float64  `json:"recall_by_substitutions"`
-	Pairs         int              `json:"pairs"`
+	Config       string          `json:"config"`
+	Docs         int             `json:"docs"`
+	Words        int             `json:"words"`
+	MemoryMiB    int64           `json:"memory_mib"`
+	Wall         float64         `json:"wall_seconds"`
+	CPU          float64         `json:"child_cpu_seconds"`
+	ParentCPU    float64         `json:"generator_cpu_seconds"`
+	PeakRSS      int64           `json:"peak_rss_bytes"`
+	LoadBefore   string          `json:"loadavg_before"`
+	LoadAfter    string          `json:"loadavg_after"`
+	Planted      int             `json:"planted_pairs"`
+	Found        int             `json:"planted_found"`
+	Recall       float64         `json:"recall"`
+	RecallBySubs map[int]float64 `json:"recall_by_substitutions"`
+	Pairs        int             `json:"pairs"`
+	Verification string          `json:"verification"`
+	// Near pairs reported, those verified exactly, and those whose
+	// similarity (exact Jaccard when exact) is below the threshold.
+	NearPairs     int              `json:"near_pairs"`
+	ExactPairs    int              `json:"near_pairs_exact"`
+	BelowPairs    int              `json:"near_pairs_below_threshold"`
 	External      bool             `json:"external"`
 	SketchBytes   float64          `json:"sketch_file_bytes_per_doc"`
 	RunBytes      float64          `json:"run_bytes_per_doc"`
@@ -310,12 +323,15 @@ func parent(o flags, memoryMiB int64) (result, error) {
 	}
 	pairsPath := filepath.Join(dir, "pairs.bin")
 	cmd := exec.Command(self, "-child", pairsPath, "-memory-mib", fmt.Sprint(memoryMiB), "-k", fmt.Sprint(o.k),
-		"-threshold", fmt.Sprint(o.threshold), "-workers", fmt.Sprint(o.workers), "-tmp", dir)
+		"-threshold", fmt.Sprint(o.threshold), "-workers", fmt.Sprint(o.workers), "-tmp", dir, "-exact", o.exact)
 	outDir := filepath.Join(dir, "out")
 	if o.neardup != "" {
 		res.Config = "neardup dedup - " + res.Config
 		args := []string{"dedup", "-", "--out", outDir, "--k", fmt.Sprint(o.k), "--threshold", fmt.Sprint(o.threshold),
-			"--workers", fmt.Sprint(o.workers), "--exact", "never", "--json"}
+			"--workers", fmt.Sprint(o.workers), "--json"}
+		if o.exact != "" {
+			args = append(args, "--exact", o.exact)
+		}
 		if memoryMiB > 0 {
 			args = append(args, "--memory", fmt.Sprintf("%dMiB", memoryMiB))
 		}
@@ -409,14 +425,14 @@ func parent(o flags, memoryMiB int64) (result, error) {
 		sumOut.Reset()
 		sumOut.Write(b)
 		res.KeptSize, _, _ = dirSize(filepath.Join(outDir, "kept"))
-		if err := pairsFromJSONL(filepath.Join(outDir, "pairs.jsonl"), pairsPath); err != nil {
+		if err := pairsFromJSONL(filepath.Join(outDir, "pairs.jsonl"), pairsPath, o.threshold, &res); err != nil {
 			return res, err
 		}
 	}
 	if err := json.Unmarshal([]byte(sumOut.String()), &sum); err != nil {
 		return res, fmt.Errorf("child summary: %w", err)
 	}
-	res.Pairs, res.External, res.Stages = sum.Pairs, sum.External, sum.Stages
+	res.Pairs, res.External, res.Stages, res.Verification = sum.Pairs, sum.External, sum.Stages, sum.Verification
 	res.SpilledByName = map[string]int64{}
 	for _, s := range sum.Stages {
 		res.SpilledByName[s.Name] = s.Spilled
@@ -465,7 +481,7 @@ func child(o flags) error {
 	}
 	res, err := dedup.Run(context.Background(), corpus.All([]string{"-"}, corpus.Options{}), dedup.Options{
 		Index:   index.Config{Sketch: sample.Config{K: o.k}, Threshold: o.threshold},
-		Exact:   dedup.ExactNever,
+		Exact:   exactMode(o.exact),
 		Workers: o.workers,
 		Memory:  memory,
 		WorkDir: filepath.Join(o.tmp, "work"),
@@ -503,7 +519,7 @@ func child(o flags) error {
 
 // pairsFromJSONL converts the command's pairs.jsonl (a and b, the ids)
 // into the child's pairs file (document numbers, 2 × uint32).
-func pairsFromJSONL(src, dst string) error {
+func pairsFromJSONL(src, dst string, threshold float64, res *result) error {
 	in, err := os.Open(src)
 	if err != nil {
 		return err
@@ -518,10 +534,24 @@ func pairsFromJSONL(src, dst string) error {
 	sc.Buffer(nil, 16<<20)
 	var b [8]byte
 	for sc.Scan() {
-		var p struct{ A, B string }
+		var p struct {
+			A, B       string
+			Similarity float64
+			Exact      bool
+			Kind       string
+		}
 		if err := json.Unmarshal(sc.Bytes(), &p); err != nil {
 			f.Close()
 			return fmt.Errorf("%s: %w", src, err)
+		}
+		if p.Kind == "near" {
+			res.NearPairs++
+			if p.Exact {
+				res.ExactPairs++
+			}
+			if p.Similarity < threshold {
+				res.BelowPairs++
+			}
 		}
 		a, okA := parseName(p.A)
 		c, okC := parseName(p.B)
@@ -592,16 +622,26 @@ func report(w io.Writer, o flags, res []result) {
 	fmt.Fprintf(w, "## bench/ooc: %d streamed documents × %d words, %.0f%% planted near-duplicates (1–3 words substituted)\n\n", o.n, o.words, 100*o.dup)
 	what := "the library pipeline (dedup.Run) on standard input; no kept corpus is written"
 	if o.neardup != "" {
-		what = "the real command `neardup dedup - --exact never --out DIR` on standard input, every output written (kept/stdin.jsonl.zst)"
+		what = "the real command `neardup dedup - --out DIR` on standard input, every output written (kept/stdin.jsonl.zst)"
 	}
-	fmt.Fprintf(w, "`%s` — %s, %d CPUs, child GOMAXPROCS=%d, k = %d, threshold %g, verification by sketch estimate; %s.\n\n",
-		strings.Join(os.Args, " "), runtime.Version(), runtime.NumCPU(), o.workers, o.k, o.threshold, what)
+	exact := o.exact
+	if exact == "" {
+		exact = "default (auto)"
+	}
+	fmt.Fprintf(w, "`%s` — %s, %d CPUs, child GOMAXPROCS=%d, k = %d, threshold %g, --exact %s; %s.\n\n",
+		strings.Join(os.Args, " "), runtime.Version(), runtime.NumCPU(), o.workers, o.k, o.threshold, exact, what)
 	fmt.Fprintln(w, "| configuration | wall s | child CPU s | generator CPU s | peak RSS MiB | load before → after | out of core | pairs | recall (planted) | by 1/2/3 words | sketch file B/doc | sorted runs B/doc |")
 	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|---|---|---|---|")
 	for _, r := range res {
 		fmt.Fprintf(w, "| %s | %.1f | %.1f | %.1f | %.0f | %s → %s | %v | %d | %.4f (%d/%d) | %.4f / %.4f / %.4f | %.0f | %.1f |\n",
 			r.Config, r.Wall, r.CPU, r.ParentCPU, float64(r.PeakRSS)/(1<<20), r.LoadBefore, r.LoadAfter, r.External, r.Pairs,
 			r.Recall, r.Found, r.Planted, r.RecallBySubs[1], r.RecallBySubs[2], r.RecallBySubs[3], r.SketchBytes, r.RunBytes)
+	}
+	for _, r := range res {
+		if r.NearPairs > 0 {
+			fmt.Fprintf(w, "\n%s: verification %s; near pairs reported %d, verified exactly %d, similarity below %g: %d (precision %.4f)\n",
+				r.Config, r.Verification, r.NearPairs, r.ExactPairs, o.threshold, r.BelowPairs, 1-float64(r.BelowPairs)/float64(r.NearPairs))
+		}
 	}
 	for _, r := range res {
 		if r.PeakDisk > 0 {
@@ -618,4 +658,15 @@ func report(w io.Writer, o flags, res []result) {
 	if len(res) == 2 && res[0].Wall > 0 {
 		fmt.Fprintf(w, "\nout of core / in memory: %.2f× wall, %.2f× child CPU\n", res[1].Wall/res[0].Wall, res[1].CPU/res[0].CPU)
 	}
+}
+
+// exactMode is the library child's dedup.Options.Exact for -exact.
+func exactMode(s string) dedup.ExactMode {
+	switch s {
+	case "always":
+		return dedup.ExactAlways
+	case "never":
+		return dedup.ExactNever
+	}
+	return dedup.ExactAuto
 }

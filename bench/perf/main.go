@@ -76,8 +76,10 @@ type sketchReport struct {
 		DocsPerSec float64 `json:"docs_per_sec"`
 		NsPerDoc   float64 `json:"ns_per_doc"`
 	} `json:"results"`
-	ShinglesPerDoc float64 `json:"shingles_per_doc"`
-	Parallel       []struct {
+	ShinglesPerDoc  float64 `json:"shingles_per_doc"`
+	TextBytesPerDoc float64 `json:"text_bytes_per_doc"`
+	CJKBytesPerDoc  float64 `json:"cjk_bytes_per_doc"`
+	Parallel        []struct {
 		Workers        int     `json:"workers"`
 		WallDocsPerSec float64 `json:"wall_docs_per_sec"`
 		CPUDocsPerSec  float64 `json:"cpu_docs_per_sec"`
@@ -311,6 +313,11 @@ func table(o options, sk *sketchReport, small, large *dedupReport, load string, 
 			num(p2.WallDocsPerSec), p2.Speedup, num(p1.WallDocsPerSec), num(p2.CPUDocsPerSec))
 	}
 	w("| raw text → OPH sketch | 1 core: %s docs/s%s | — | — | ≥ 60,000 docs/s per core | %s |\n", num(raw), par, met(raw >= 60000))
+	if cjk := sk.docsPerSec("cjk extract + oph"); cjk > 0 {
+		eb, cb := raw*sk.TextBytesPerDoc, cjk*sk.CJKBytesPerDoc
+		w("| CJK text → OPH sketch (real Chinese and Japanese manual pages, testdata/multilingual), bytes/s per core | 1 core: %s MB/s (%s docs/s of %.0f bytes) | — | — | ≥ half the English row's bytes/s: %s MB/s | %s |\n",
+			fmt.Sprintf("%.1f", cb/1e6), num(cjk), sk.CJKBytesPerDoc, fmt.Sprintf("%.1f", eb/2e6), met(cb >= eb/2))
+	}
 
 	if large != nil {
 		bt, pb := large.run("batch"), large.run("pebble")

@@ -39,6 +39,7 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/binary"
 	"encoding/json"
 	"flag"
@@ -71,6 +72,7 @@ type config struct {
 	Targets []float64 `json:"targets"`
 	Raw     []string  `json:"raw_samplers"`
 	Cores   int       `json:"parallel_cores"`
+	CJK     string    `json:"cjk_corpus"`
 }
 
 func main() {
@@ -89,6 +91,7 @@ func main() {
 	flag.StringVar(&raw, "raw", "oph,superminhash", "samplers to time from raw text (extraction + sketching)")
 	flag.BoolVar(&asJSON, "json", false, "print JSON instead of tables")
 	flag.IntVar(&cfg.Cores, "cores", 2, "also time raw text to the first -raw sampler on 1..cores goroutines (wall clock and summed thread CPU; 0 = skip)")
+	flag.StringVar(&cfg.CJK, "cjk", "../testdata/multilingual/docs.jsonl", "JSONL (id, text) whose Chinese and Japanese documents (ids ja/..., zh_..., edit/...) make the \"cjk extract + <first -raw sampler>\" row; empty: skip")
 	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of the timed repetitions to this file")
 	flag.Parse()
 	if *cpuProfile != "" {
@@ -164,6 +167,11 @@ type Report struct {
 	// per document.
 	ShinglesPerDoc float64    `json:"shingles_per_doc"`
 	Parallel       []Parallel `json:"parallel,omitempty"`
+	// TextBytesPerDoc and CJKBytesPerDoc are the mean bytes of text per
+	// document of the generated (English-like) corpus and of the CJK
+	// documents, to turn docs/s into bytes/s.
+	TextBytesPerDoc float64 `json:"text_bytes_per_doc"`
+	CJKBytesPerDoc  float64 `json:"cjk_bytes_per_doc,omitempty"`
 }
 
 func run(stdout, stderr io.Writer, cfg config, samplers []string, asJSON bool) error {
@@ -220,6 +228,23 @@ func run(stdout, stderr io.Writer, cfg config, samplers []string, asJSON bool) e
 	}
 	cs = append(cs, dgryskiMinWise(keys, cfg.K, cfg.Seed), dgryskiBottomK(keys, cfg.K, cfg.Seed), ekzhuMinhash(keys, cfg.K, cfg.Seed))
 	cs = append(cs, extractOnly(c.text))
+	var cjk [][]byte
+	if cfg.CJK != "" && len(cfg.Raw) > 0 {
+		if cjk, err = loadCJK(cfg.CJK); err != nil {
+			return err
+		}
+		alg, err := sketch.ParseAlgorithm(strings.TrimSpace(cfg.Raw[0]))
+		if err != nil {
+			return err
+		}
+		ct, err := rawContender(alg, cfg, cjk)
+		if err != nil {
+			return err
+		}
+		ct.name = "cjk " + ct.name
+		cs = append(cs, ct)
+		logf("%d CJK documents from %s", len(cjk), cfg.CJK)
+	}
 	for _, name := range cfg.Raw {
 		alg, err := sketch.ParseAlgorithm(strings.TrimSpace(name))
 		if err != nil {
@@ -263,7 +288,7 @@ func run(stdout, stderr io.Writer, cfg config, samplers []string, asJSON bool) e
 	}
 
 	rep := Report{Go: runtime.Version(), Arch: runtime.GOOS + "/" + runtime.GOARCH, CPU: cpuModel(), Config: cfg, Levels: c.levels(),
-		ShinglesPerDoc: float64(nShingles) / float64(len(fs))}
+		ShinglesPerDoc: float64(nShingles) / float64(len(fs)), TextBytesPerDoc: meanLen(c.text), CJKBytesPerDoc: meanLen(cjk)}
 	if cfg.Cores > 0 && len(cfg.Raw) > 0 {
 		alg, err := sketch.ParseAlgorithm(strings.TrimSpace(cfg.Raw[0]))
 		if err != nil {
@@ -557,4 +582,46 @@ func rawContender(alg sketch.Algorithm, cfg config, text [][]byte) (*contender, 
 		}
 	}
 	return ct, nil
+}
+
+// loadCJK reads the Chinese and Japanese documents of a JSONL file (id,
+// text; ids starting "ja/", "zh_" or "edit/"), repeated to at least 2 MB
+// so that a repetition is long enough to time.
+func loadCJK(path string) ([][]byte, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var docs [][]byte
+	for _, line := range bytes.Split(bytes.TrimSpace(b), []byte("\n")) {
+		var d struct{ ID, Text string }
+		if err := json.Unmarshal(line, &d); err != nil {
+			return nil, fmt.Errorf("%s: %v", path, err)
+		}
+		if strings.HasPrefix(d.ID, "ja/") || strings.HasPrefix(d.ID, "zh_") || strings.HasPrefix(d.ID, "edit/") {
+			docs = append(docs, []byte(d.Text))
+		}
+	}
+	if len(docs) == 0 {
+		return nil, fmt.Errorf("%s: no Chinese or Japanese documents", path)
+	}
+	out, n := docs, 0
+	for _, d := range docs {
+		n += len(d)
+	}
+	for total := n; total < 2<<20; total += n {
+		out = append(out, docs...)
+	}
+	return out, nil
+}
+
+func meanLen(text [][]byte) float64 {
+	if len(text) == 0 {
+		return 0
+	}
+	n := 0
+	for _, t := range text {
+		n += len(t)
+	}
+	return float64(n) / float64(len(text))
 }

@@ -10,7 +10,12 @@
 // It prints a timing table (µs per document for n = 100, 1,000, 10,000
 // features and k = 64 … 512; hmt at weight sums 2^−64, 1, 2^64; cws with
 // each section-3 speed-up disabled) and the accuracy tables, and writes
-// figures.tsv, timing.tsv, fig5_1_mae_k*.png and fig5_2_sd_k*.png to -out.
+// figures.tsv, timing.tsv, fig5_1_mae_k*.png and fig5_2_sd_k*.png to -out;
+// and it redraws Figures 1 and 2 of Manasse, McSherry and Talwar,
+// "Consistent Weighted Sampling" (numerical inversions and exact z per
+// sample, section 3.2/3.4; full β drawn by the oblivious 8-bit and adaptive
+// unary approximations of section 3.5) into mmt.tsv, mmt_fig1.png and
+// mmt_fig2.png, for equal weights and n = 10 … 100,000.
 // No Go weighted-minhash peer resolves from the module proxy (the proxy
 // answers 403 for github.com/src-d/go-license-detector and its gopkg.in
 // paths, and its wmh package lives under internal/ anyway), so the run
@@ -49,9 +54,22 @@ func main() {
 	ks := flag.String("k", "128,256", "comma-separated sample counts for the accuracy runs")
 	skipTiming := flag.Bool("skip-timing", false, "skip the timing tables")
 	skipAcc := flag.Bool("skip-accuracy", false, "skip the accuracy tables and figures")
+	mmtK := flag.Int("mmt-k", 64, "sample functions for MMT Figures 1 and 2 (0 skips them)")
 	flag.Parse()
 	if err := os.MkdirAll(*out, 0o755); err != nil {
 		log.Fatal(err)
+	}
+	if *mmtK > 0 {
+		f, err := os.Create(filepath.Join(*out, "mmt.tsv"))
+		if err != nil {
+			log.Fatal(err)
+		}
+		if err := mmtFigures(*out, *mmtK, io.MultiWriter(os.Stdout, f)); err != nil {
+			log.Fatal(err)
+		}
+		if err := f.Close(); err != nil {
+			log.Fatal(err)
+		}
 	}
 	if !*skipTiming {
 		f, err := os.Create(filepath.Join(*out, "timing.tsv"))

@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/neardup/neardup/index"
+	"github.com/neardup/neardup/lsh"
 )
 
 // collapseOptions are the flags of neardup collapse.
@@ -19,6 +20,7 @@ type collapseOptions struct {
 	Store      string
 	Redis      string
 	Unverified bool
+	LSH        string
 	JSON       bool
 	Limit      int
 }
@@ -49,6 +51,7 @@ ids the index does not hold; they are kept).`,
 	fl.StringVar(&opts.Store, "store", "", "the index: a Pebble directory")
 	fl.StringVar(&opts.Redis, "redis", "", "the index: a Redis or Redis Cluster URL (instead of --store)")
 	fl.BoolVar(&opts.Unverified, "unverified", false, "collapse on the signatures alone (Bing's design), without verifying pairs")
+	fl.StringVar(&opts.LSH, "lsh", "auto", collapseLSHUsage)
 	fl.BoolVar(&opts.JSON, "json", false, "print kept, collapsed and unknown ids as one JSON object")
 	fl.IntVar(&opts.Limit, "max-ids", 100000, "largest number of ids read")
 	return cmd
@@ -81,7 +84,14 @@ func runCollapse(ctx context.Context, env *Env, opts collapseOptions) error {
 	if err != nil {
 		return err
 	}
-	c, err := x.NewCollapser(index.CollapseOptions{Unverified: opts.Unverified})
+	p, err := parseCollapseLSH(opts.LSH)
+	if err != nil {
+		return err
+	}
+	c, err := x.NewCollapser(index.CollapseOptions{Unverified: opts.Unverified, LSH: p})
+	if errors.Is(err, lsh.ErrParams) {
+		return usagef("--lsh %s: %v", opts.LSH, err)
+	}
 	if err != nil {
 		return err
 	}
@@ -90,6 +100,24 @@ func runCollapse(ctx context.Context, env *Env, opts collapseOptions) error {
 		return err
 	}
 	return printCollapse(env, res, opts.JSON)
+}
+
+// collapseLSHUsage is the help of --lsh for collapse and serve.
+const collapseLSHUsage = "collapse table scheme: auto (chosen for the index's threshold), bing (the book's 6.1: 6 supershingles of 5 samples, 16 bits each, at least 4 of 6 agreeing) or R,B[,M] (16-bit values)"
+
+// parseCollapseLSH parses --lsh of collapse and serve: nil for auto.
+func parseCollapseLSH(s string) (*lsh.Params, error) {
+	p, err := parseLSH(s, 0)
+	if err != nil || p == nil {
+		return nil, err
+	}
+	if p.KeyBits == 0 || p.KeyBits > lsh.MaxCollapseKeyBits {
+		p.KeyBits = lsh.MaxCollapseKeyBits
+	}
+	if p.B > lsh.MaxCollapseBands {
+		return nil, usagef("--lsh %s: a collapse table holds at most %d supershingles", s, lsh.MaxCollapseBands)
+	}
+	return p, nil
 }
 
 // readIDs reads one id per line from stdin (blank lines skipped, spaces

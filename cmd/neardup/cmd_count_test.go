@@ -168,5 +168,5 @@ func Example_count() {
 	// 474 documents read, 0 rejected
 	//                     sketch (bottomk k=1024)  hyperloglog (p=14)  exact
 	// distinct documents  469                      469                 469  (sketch +0.0%, hll +0.0%)
-	// distinct shingles   371084                   368254              372332  (sketch -0.3%, hll -1.1%)
+	// distinct shingles   371084                   368276              372335  (sketch -0.3%, hll -1.1%)
 }

@@ -117,9 +117,11 @@ verifies them, clusters them, and writes to the directory --out:
                   times add up to more than the total), external and
                   spilled_bytes (an out-of-core run)
 
---memory is the budget: when the sketches would take more than a quarter
-of it, the run goes out of core by itself (sketches and sorted runs in
---work, removed at the end unless --keep-work) and writes the same output.
+--memory is the budget: when the sketches and feature sets would take
+more than a quarter of it, the run goes out of core by itself (sketches,
+feature sets and sorted runs in --work, removed at the end unless
+--keep-work) and writes the same output, verified exactly: after the join
+it reads back the feature sets of the candidates' documents only.
 An out-of-core run works in stages with files between them (read+sketch,
 candidate pairs, verified pairs), each saved with a manifest; after a kill,
 the same command with --resume continues from the last finished stage (in
@@ -171,8 +173,8 @@ naming the commonest reason and an example record.`,
 	fl.Uint64Var(&opts.Seed, "seed", 0, "seed of the sampler and the LSH keys (--feature-seed seeds the feature ids)")
 	deprecatedAlias(fl, "sketch-seed", "seed")
 	fl.StringVar(&opts.LSH, "lsh", "auto", `supershingle scheme: auto (chosen for the threshold), altavista, bing, or R,B[,M] (R samples per supershingle, B supershingles, at least M must match)`)
-	fl.StringVar(&opts.Exact, "exact", "auto", "verify pairs by exact Jaccard: auto (when the features fit in memory), always or never")
-	fl.BoolVar(&opts.StoreFeatures, "store-features", false, "keep feature sets in the index (about 8 bytes per shingle) so later runs verify against this run's documents by exact Jaccard; by default the index keeps sketches only")
+	fl.StringVar(&opts.Exact, "exact", "auto", "verify pairs by exact Jaccard: auto (exact at any size: out of core the feature sets of the candidates' documents are read back from --work; only with --memory 0, by sketch estimate once the features pass 64M ids), always or never")
+	fl.BoolVar(&opts.StoreFeatures, "store-features", false, "keep feature sets in the index (about 8 bytes per shingle) so later runs verify against this run's documents by exact Jaccard; by default the index keeps sketches, and feature ids only for short documents (4 bytes each, up to the sketch's size)")
 	fl.StringVar(&opts.Keep, "keep", "first", "which member of a cluster to keep: first, longest, key (smallest --key-field value), key-desc (largest) or none (drop every member)")
 	fl.StringVar(&opts.KeyField, "key-field", "", "JSONL field (dotted path) for --keep key")
 	fl.BoolVar(&opts.Star, "star", false, "admit a document to a cluster only if it is similar to the kept document itself (guards against chaining)")
@@ -185,7 +187,7 @@ naming the commonest reason and an example record.`,
 	fl.Float64Var(&opts.MaxRejected, "max-rejected", 0.10, "fail (exit 1, after writing the output) when more than this fraction of the records is rejected")
 	fl.StringVar(&opts.ExportBands, "export-bands", "", "also write the band keys (doc, seq, band, key) of the indexed documents to this zstd Parquet file, for the SQL self-join in README.md")
 	fl.BoolVar(&opts.JSON, "json", false, "print the summary (summary.json) to standard output instead of the text lines")
-	fl.StringVar(&opts.Memory, "memory", "", "memory budget, e.g. 2GiB (default 75% of physical memory): the index store takes up to a quarter of it, and past a quarter of the rest in sketches the run goes out of core (sorted runs in --work) with the same output; the Go memory limit is the budget less the store's cache and memtables")
+	fl.StringVar(&opts.Memory, "memory", "", "memory budget of the whole run, e.g. 2GiB (default 75% of physical memory): the index store takes its share (Pebble: cache, memtables, bulk buffer; --store memory: half, and the run is refused with exit 2 past it), and past a quarter of the rest in sketches and feature sets the run goes out of core (sketches, feature sets and sorted runs in --work) with the same output; the Go memory limit is the budget less Pebble's cache and memtables")
 	fl.StringVar(&opts.Work, "work", "", "directory of the out-of-core spill files (default OUT/work)")
 	fl.BoolVar(&opts.KeepWork, "keep-work", false, "keep the spill files after the run")
 	fl.StringVar(&opts.Shard, "shard", "", "run only stage 1 (read + sketch) of shard i of n (i/n, 1 <= i <= n): the input files numbered i-1 modulo n in reading order, into --work; then join the shards with neardup dedup merge")
@@ -283,6 +285,8 @@ func runDedup(ctx context.Context, env *Env, opts dedupOptions) error {
 		offHeap, heap := pebbleShare(do.Memory)
 		limit -= offHeap
 		do.Memory -= offHeap + heap
+	} else if do.Memory > 0 { // and the store in memory its share (budgetedMemory)
+		do.Memory -= memoryShare(do.Memory)
 	}
 	defer withMemoryLimit(limit)()
 	if !do.KeepWork {
@@ -411,6 +415,10 @@ func runDedup(ctx context.Context, env *Env, opts dedupOptions) error {
 		fmt.Fprintf(env.Stdout, "%d verified pairs in %d clusters (largest %d); %d candidates checked; %s J >= %g, lsh %v\n",
 			s.Pairs, s.Clusters, s.Largest, s.Candidates, s.Config.Sampler+" k="+strconv.Itoa(s.Config.K), s.Config.Threshold, s.Config.LSH)
 		fmt.Fprintf(env.Stdout, "wrote %s/{clusters,pairs,removed,rejected}.jsonl, summary.json, kept/ in %.2fs\n", opts.Out, s.Seconds)
+		if s.NotSegmented > 0 {
+			fmt.Fprintf(env.Stdout, "not segmented: %d documents of %d bytes or more gave at most %d features (first: %q); they match only identical copies (docs/languages.md)\n",
+				s.NotSegmented, dedup.UnsegmentedBytes, dedup.UnsegmentedFeatures, s.NotSegmentedExample)
+		}
 	}
 	return rejects.check(s.Read, s.Rejected, s.RejectedBy, opts.MaxRejected)
 }
@@ -515,7 +523,10 @@ func checkDedupOut(opts dedupOptions) error {
 func openDedupStore(env *Env, opts dedupOptions, budget int64) (store.Store, error) {
 	switch opts.Store {
 	case "memory":
-		return store.NewMemory(), nil
+		if budget <= 0 {
+			return store.NewMemory(), nil
+		}
+		return &budgetedMemory{Memory: store.NewMemory(), limit: memoryShare(budget), budget: budget}, nil
 	case "":
 		dir := filepath.Join(opts.Out, "index")
 		if err := os.RemoveAll(dir); err != nil {

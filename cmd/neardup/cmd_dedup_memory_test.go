@@ -136,3 +136,32 @@ func TestPebbleShare(t *testing.T) {
 		}
 	}
 }
+
+// --store memory holds the index in the process: under a budget too small
+// for it the run is refused with exit 2 and the numbers, not let grow
+// past the budget; with room it writes the default run's pairs.
+func TestDedupMemoryStoreBudget(t *testing.T) {
+	base := t.TempDir()
+	env, _, stderr := testEnv()
+	code := Main(context.Background(), []string{"dedup", sampleCorpus, "--out", filepath.Join(base, "small"), "--store", "memory", "--memory", "2MiB", "-q"}, env)
+	msg := stderr.String()
+	if code != ExitUsage || !strings.Contains(msg, "--store memory needs more than 1MiB, its share (half) of --memory 2MiB") {
+		t.Fatalf("--store memory --memory 2MiB: exit %d, %q", code, msg)
+	}
+	ref, got := filepath.Join(base, "ref"), filepath.Join(base, "mem")
+	for _, c := range []struct{ dir, store string }{{ref, ""}, {got, "memory"}} {
+		env, _, stderr := testEnv()
+		args := []string{"dedup", sampleCorpus, "--out", c.dir, "--memory", "256MiB", "-q"}
+		if c.store != "" {
+			args = append(args, "--store", c.store)
+		}
+		if code := Main(context.Background(), args, env); code != ExitOK {
+			t.Fatalf("%v: exit %d: %s", args, code, stderr)
+		}
+	}
+	a, _ := os.ReadFile(filepath.Join(ref, "pairs.jsonl"))
+	b, _ := os.ReadFile(filepath.Join(got, "pairs.jsonl"))
+	if len(a) == 0 || !bytes.Equal(a, b) {
+		t.Fatalf("--store memory --memory 256MiB: pairs differ (%d and %d bytes)", len(a), len(b))
+	}
+}

@@ -83,6 +83,20 @@ type explainDoc struct {
 	ID       string `json:"id"`
 	Bytes    int    `json:"bytes"`
 	Features int    `json:"features"`
+	// Tokens is the number of the document's tokens, FirstTokens the
+	// first explainTokens of them (as the tokenizer cut them).
+	Tokens      int      `json:"tokens"`
+	FirstTokens []string `json:"first_tokens"`
+}
+
+// explainTokens is how many tokens explain shows of each document.
+const explainTokens = 20
+
+// docTokens returns the number of tokens of doc and the first max of
+// them. It calls e.Normalize, which invalidates e's AppendText.
+func docTokens(e *feature.Extractor, doc []byte, max int) (int, []string) {
+	toks := strings.Fields(string(e.Normalize(nil, doc)))
+	return len(toks), toks[:min(len(toks), max):min(len(toks), max)]
 }
 
 // explainBand is one supershingle of the two documents.
@@ -203,7 +217,7 @@ func runExplain(ctx context.Context, env *Env, opts explainOptions) error {
 	fa := exA.Extract(nil, da.Body)
 
 	res := explainResult{
-		A: explainDoc{da.ID, len(da.Body), len(fa)}, B: explainDoc{db.ID, len(db.Body), len(fb)},
+		A: explainDoc{ID: da.ID, Bytes: len(da.Body), Features: len(fa)}, B: explainDoc{ID: db.ID, Bytes: len(db.Body), Features: len(fb)},
 		Threshold: opts.Threshold, LSH: params.String(), Params: params, M: params.M,
 		NumKeys: scheme.NumKeys(), Sampler: fmt.Sprintf("%v k=%d seed=%d", alg, opts.K, opts.Seed),
 	}
@@ -269,6 +283,8 @@ func runExplain(ctx context.Context, env *Env, opts explainOptions) error {
 	if res.SharedShingles == nil {
 		res.SharedShingles = []string{}
 	}
+	res.A.Tokens, res.A.FirstTokens = docTokens(exA, da.Body, explainTokens)
+	res.B.Tokens, res.B.FirstTokens = docTokens(exB, db.Body, explainTokens)
 	if opts.JSON {
 		return json.NewEncoder(env.Stdout).Encode(&res)
 	}
@@ -278,8 +294,10 @@ func runExplain(ctx context.Context, env *Env, opts explainOptions) error {
 func printExplain(w io.Writer, r *explainResult, fo feature.Options) error {
 	var b strings.Builder
 	p := func(format string, args ...any) { fmt.Fprintf(&b, format, args...) }
-	p("A  %s  (%d bytes, %d features)\n", r.A.ID, r.A.Bytes, r.A.Features)
-	p("B  %s  (%d bytes, %d features)\n", r.B.ID, r.B.Bytes, r.B.Features)
+	p("A  %s  (%d bytes, %d tokens, %d features)\n", r.A.ID, r.A.Bytes, r.A.Tokens, r.A.Features)
+	p("B  %s  (%d bytes, %d tokens, %d features)\n", r.B.ID, r.B.Bytes, r.B.Tokens, r.B.Features)
+	p("A tokens           %s\n", strings.Join(r.A.FirstTokens, " | "))
+	p("B tokens           %s\n", strings.Join(r.B.FirstTokens, " | "))
 	p("features           %s\n\n", fo)
 	p("exact Jaccard      %.4f  (%d shared of %d distinct features)\n", r.Exact, r.Shared, r.Union)
 	p("estimated Jaccard  %.4f ± %.4f  (%d of %d samples agree; %s)\n", r.Estimate, r.StdErr, r.Agreeing, r.Samples, r.Sampler)

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -36,6 +37,7 @@ type featFlags struct {
 	Norm         string
 	Digits       string
 	Punct        string
+	Tokenizer    string
 	Seed         uint64
 }
 
@@ -71,6 +73,7 @@ func (f *featFlags) bindNorm(cmd *cobra.Command) {
 	fl.StringVar(&f.Norm, "norm", "none", "Unicode normalization: none or nfkc")
 	fl.StringVar(&f.Digits, "digits", "keep", "numbers: keep, drop or fold (every digit becomes 0)")
 	fl.StringVar(&f.Punct, "punct", "drop", "punctuation: drop (a delimiter) or keep (tokens of their own)")
+	fl.StringVar(&f.Tokenizer, "tokenizer", "default", "tokenizer: unicode-v1 (every Han, Hiragana and Katakana character and every Thai, Lao, Khmer and Myanmar grapheme cluster a token; other scripts by words) or words-v1 (runs of letters and digits, the tokenizer before unicode-v1); default: unicode-v1, or the one a reopened index records")
 }
 
 // options converts the flags (without the IDF table) to feature.Options;
@@ -95,6 +98,7 @@ func (f *featFlags) options() (feature.Options, error) {
 	parse("digits", f.Digits, func(v string) (err error) { o.Digits, err = feature.ParseDigits(v); return })
 	parse("unit", f.Unit, func(v string) (err error) { o.Unit, err = feature.ParseUnit(v); return })
 	parse("weight", f.Weight, func(v string) (err error) { o.Weighting, err = feature.ParseWeighting(v); return })
+	parse("tokenizer", f.Tokenizer, func(v string) (err error) { o.Tokenizer, err = feature.ParseTokenizer(v); return })
 	if len(errs) > 0 {
 		return o, &UsageError{Err: errors.Join(errs...)}
 	}
@@ -337,7 +341,7 @@ func newFeaturesCmd(env *Env) *cobra.Command {
 		Long: `features normalizes each document (HTML to visible text, case, delimiters),
 cuts it into k-word shingles (or words, or character n-grams), and prints one
 JSON line per document: {"id": ..., "features": [{"id": "<16 hex>", "weight": w}]},
-with the shingle text when --text is given. Features are listed once each,
+with the shingle text and the document's tokens when --text is given. Features are listed once each,
 in order of first occurrence. Inputs are files, directories, JSONL, WARC or
 Parquet (optionally gzip/zstd compressed); "-" or no argument reads stdin.`,
 		Example: `  neardup features testdata/licenses/docs.jsonl.gz | head -1
@@ -351,7 +355,7 @@ Parquet (optionally gzip/zstd compressed); "-" or no argument reads stdin.`,
 	}
 	opts.Feature.bind(cmd, true)
 	opts.Corpus.bind(cmd)
-	cmd.Flags().BoolVar(&opts.Text, "text", false, "include each feature's (normalized) text")
+	cmd.Flags().BoolVar(&opts.Text, "text", false, "include each feature's (normalized) text and the document's tokens")
 	jsonLinesFlag(cmd)
 	return cmd
 }
@@ -365,6 +369,9 @@ type featJSON struct {
 type featDocJSON struct {
 	ID       string     `json:"id"`
 	Features []featJSON `json:"features"`
+	// Tokens are the document's tokens as the tokenizer cut them (with
+	// --text).
+	Tokens []string `json:"tokens,omitempty"`
 }
 
 func runFeatures(ctx context.Context, env *Env, opts featuresOptions) error {
@@ -416,6 +423,11 @@ func runFeatures(ctx context.Context, env *Env, opts featuresOptions) error {
 				fj.Text = &s
 			}
 			rec.Features = append(rec.Features, fj)
+		}
+		if opts.Text {
+			// After AppendText: Normalize invalidates it.
+			text = e.Normalize(text[:0], d.Body)
+			rec.Tokens = strings.Fields(string(text))
 		}
 		if err := enc.Encode(&rec); err != nil {
 			return err

@@ -17,20 +17,26 @@ import (
 	"github.com/neardup/neardup/internal/progress"
 )
 
-// newFilesCmd groups the file commands: scan, similar, plan and apply.
+// newFilesCmd groups the file commands: scan, similar, plan, apply, serve,
+// pull and sync.
 func newFilesCmd(env *Env) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "files",
 		Short: "Chunk files by winnowing: duplicates, dedup ratio, similar files, sync plans",
 		Long: `The files commands cut files into content-defined chunks by winnowing
 (book 6.2), hash every chunk, and use the chunk lists to find duplicate and
-similar files and to plan and apply deltas between versions of a file.`,
+similar files, to plan and apply deltas between versions of a file, and to
+bring a directory up to date with a tree served from another machine
+(serve, pull) or on this one (sync), sending only what is new.`,
 		Example: `  neardup files scan ~/src
   neardup files similar report.doc --in ~/docs
   neardup files plan old.img new.img --delta new.delta
-  neardup files apply old.img new.delta -o rebuilt.img`,
+  neardup files apply old.img new.delta -o rebuilt.img
+  neardup files serve ~/src --addr 127.0.0.1:8090
+  neardup files pull http://127.0.0.1:8090 ./mirror --delete --json`,
 	}
-	cmd.AddCommand(newFilesScanCmd(env), newFilesSimilarCmd(env), newFilesPlanCmd(env), newFilesApplyCmd(env))
+	cmd.AddCommand(newFilesScanCmd(env), newFilesSimilarCmd(env), newFilesPlanCmd(env), newFilesApplyCmd(env),
+		newFilesServeCmd(env), newFilesPullCmd(env), newFilesDirSyncCmd(env))
 	return cmd
 }
 

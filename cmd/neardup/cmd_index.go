@@ -74,7 +74,8 @@ the recorded value is an error naming both).`,
   neardup index remove --store idx/ doc-17 doc-42
   neardup index check --store idx/ --repair`,
 	}
-	cmd.AddCommand(newIndexAddCmd(env), newIndexQueryCmd(env), newIndexRemoveCmd(env), newIndexStatsCmd(env), newIndexCheckCmd(env))
+	cmd.AddCommand(newIndexAddCmd(env), newIndexQueryCmd(env), newIndexRemoveCmd(env), newIndexStatsCmd(env), newIndexCheckCmd(env),
+		newIndexBackupCmd(env), newIndexRestoreCmd(env))
 	return cmd
 }
 
@@ -103,7 +104,7 @@ rejected as too-large.`,
 		},
 	}
 	opts.bind(cmd)
-	cmd.Flags().BoolVar(&opts.Features, "features", false, "also store feature sets (about 8 bytes per shingle) so queries verify by exact Jaccard; by default the index keeps sketches only and verifies by the sketch estimate")
+	cmd.Flags().BoolVar(&opts.Features, "features", false, "also store feature sets (about 8 bytes per shingle) so queries verify by exact Jaccard; by default the index keeps sketches, and feature ids only for short documents (4 bytes each, up to the sketch's size: about 260 words at k=128), and verifies longer ones by the sketch estimate")
 	cmd.Flags().StringVar(&serverURL, "server", "", "add through a neardup server at this URL instead of --store (bearer token from NEARDUP_TOKEN)")
 	cmd.Flags().Lookup("store").Annotations = nil // --store or --server
 	cmd.Flags().Float64Var(&opts.MaxRejected, "max-rejected", 0.10, "fail (exit 1, after adding the rest) when more than this fraction of the records is rejected")

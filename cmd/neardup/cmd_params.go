@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -25,6 +26,7 @@ type paramsOptions struct {
 	keyBits     int
 	sampleBits  int
 	preset      string
+	lsh         string
 	plot        string
 	logScale    bool
 	json        bool
@@ -43,10 +45,14 @@ The defaults (false negatives weighted 0.98, false positives 0.02, k at most
 128) are the choice 'neardup dedup' makes for the same threshold: verification
 removes false positives, nothing recovers a missed pair. Use --fp-weight 0.5
 --fn-weight 0.5 for the symmetric choice of datasketch's optimal_param.
-With --preset it describes the AltaVista or Bing scheme instead.`,
+With --preset it describes the AltaVista or Bing scheme instead; with --lsh
+it describes a scheme beside the chosen one (both S-curves in the plot):
+--lsh bing is the book's 6.1 scheme, six 16-bit supershingles of five
+samples, a candidate (or a collapse) when at least 4 of 6 agree.`,
 		Example: `  neardup params --threshold 0.8 --plot curve.png
   neardup params --threshold 0.9 --fn-weight 0.8 --fp-weight 0.2 --budget-bytes 12 --key-bits 16
-  neardup params --preset bing --plot bing.svg`,
+  neardup params --preset bing --plot bing.svg
+  neardup params --threshold 0.8 --lsh bing --plot chosen-and-bing.svg`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return runParams(cmd.Context(), env, opts)
@@ -62,6 +68,7 @@ With --preset it describes the AltaVista or Bing scheme instead.`,
 	f.IntVar(&opts.keyBits, "key-bits", 64, "bits per stored supershingle value (1..64)")
 	f.IntVar(&opts.sampleBits, "sample-bits", 64, "bits per sample for b-bit sketches (1..64)")
 	f.StringVar(&opts.preset, "preset", "", "describe a preset instead of choosing: altavista or bing")
+	f.StringVar(&opts.lsh, "lsh", "", "also describe this scheme beside the chosen one, its S-curve in the same plot: bing, altavista or R,B[,M]")
 	f.StringVar(&opts.plot, "plot", "", "draw the S-curve to this file (.png, .svg, .pdf or .eps)")
 	f.BoolVar(&opts.logScale, "log", false, "plot P(J) on a logarithmic axis")
 	f.BoolVar(&opts.json, "json", false, "print the scheme and P(J) as JSON")
@@ -117,20 +124,37 @@ func runParams(_ context.Context, env *Env, opts paramsOptions) error {
 	default:
 		return usagef("--preset %q: want altavista or bing", opts.preset)
 	}
-	p := choice.Params
-	keyBits := p.KeyBits
-	if keyBits == 0 {
-		keyBits = 64
+	var other *lsh.Choice
+	if opts.lsh != "" && !strings.EqualFold(opts.lsh, "auto") {
+		if opts.preset != "" {
+			return usagef("--lsh describes a scheme beside the chosen one; --preset describes one instead: give one of them")
+		}
+		q, err := parseLSH(opts.lsh, 0)
+		if err != nil {
+			return err
+		}
+		if q.KeyBits == 0 {
+			q.KeyBits = 64 // 0 means 64: say so
+		}
+		fp, fn := q.Areas(opts.threshold)
+		other = &lsh.Choice{Params: *q, FP: fp, FN: fn, Loss: opts.fpWeight*fp + opts.fnWeight*fn}
 	}
-	p.KeyBits = keyBits // 0 means 64: say so
-	probs := []float64{0.5, 0.6, 0.7, 0.75, 0.8, 0.85, 0.9, 0.95, 0.99}
+	p := choice.Params
+	if p.KeyBits == 0 {
+		p.KeyBits = 64 // 0 means 64: say so
+	}
+	probs := paramsProbs
+	curves := []lsh.Params{p}
+	if other != nil {
+		curves = append(curves, other.Params)
+	}
 	if opts.plot != "" {
 		f, err := os.Create(opts.plot)
 		if err != nil {
 			return fmt.Errorf("params: %w", err)
 		}
 		c := report.Chart{Title: "Detection probability P(J)", Width: 6 * vg.Inch, Height: 4 * vg.Inch, LogY: opts.logScale}
-		err = report.SCurve(f, format, c, []lsh.Params{p}, opts.threshold)
+		err = report.SCurve(f, format, c, curves, opts.threshold)
 		if cerr := f.Close(); err == nil {
 			err = cerr
 		}
@@ -139,28 +163,50 @@ func runParams(_ context.Context, env *Env, opts paramsOptions) error {
 		}
 	}
 	if opts.json {
-		res := paramsResult{Threshold: opts.threshold, Params: p, K: p.K(), Keys: p.NumKeys(), Bytes: p.Bytes(),
-			FP: choice.FP, FN: choice.FN, FPWeight: opts.fpWeight, FNWeight: opts.fnWeight, Loss: choice.Loss, Plot: opts.plot}
-		for _, j := range probs {
-			res.Prob = append(res.Prob, paramsProb{J: j, P: p.Prob(j)})
+		res := opts.result(choice, p)
+		if other != nil {
+			o := opts.result(*other, other.Params)
+			res.Beside = &o
 		}
 		return json.NewEncoder(env.Stdout).Encode(&res)
 	}
 	w := env.Stdout
+	printScheme(w, opts, choice, p, probs)
+	if other != nil {
+		fmt.Fprintf(w, "\nbeside it, --lsh %s:\n", opts.lsh)
+		printScheme(w, opts, *other, other.Params, probs)
+	}
+	if opts.plot != "" {
+		fmt.Fprintf(w, "S-curve written to %s\n", opts.plot)
+	}
+	return nil
+}
+
+// paramsProbs are the similarities params prints P(J) at.
+var paramsProbs = []float64{0.5, 0.6, 0.7, 0.75, 0.8, 0.85, 0.9, 0.95, 0.99}
+
+// result is the --json description of scheme p (with choice's areas).
+func (opts paramsOptions) result(choice lsh.Choice, p lsh.Params) paramsResult {
+	res := paramsResult{Threshold: opts.threshold, Params: p, K: p.K(), Keys: p.NumKeys(), Bytes: p.Bytes(),
+		FP: choice.FP, FN: choice.FN, FPWeight: opts.fpWeight, FNWeight: opts.fnWeight, Loss: choice.Loss, Plot: opts.plot}
+	for _, j := range paramsProbs {
+		res.Prob = append(res.Prob, paramsProb{J: j, P: p.Prob(j)})
+	}
+	return res
+}
+
+// printScheme prints scheme p (with choice's areas) and P(J) at probs.
+func printScheme(w io.Writer, opts paramsOptions, choice lsh.Choice, p lsh.Params, probs []float64) {
 	fmt.Fprintf(w, "threshold %.3g: k=%d samples, r=%d per supershingle, b=%d supershingles, at least m=%d must agree\n",
 		opts.threshold, p.K(), p.R, p.B, p.M)
 	fmt.Fprintf(w, "keys per document: %d (C(%d,%d)); supershingle bytes per document: %d (%d-bit values)\n",
-		p.NumKeys(), p.B, p.M, p.Bytes(), keyBits)
+		p.NumKeys(), p.B, p.M, p.Bytes(), p.KeyBits)
 	fmt.Fprintf(w, "false-positive area %.5f, false-negative area %.5f (weights %.2g/%.2g, loss %.5f)\n",
 		choice.FP, choice.FN, opts.fpWeight, opts.fnWeight, choice.Loss)
 	fmt.Fprintln(w, "     J   P(candidate)")
 	for _, j := range probs {
 		fmt.Fprintf(w, "  %.2f   %.6f\n", j, p.Prob(j))
 	}
-	if opts.plot != "" {
-		fmt.Fprintf(w, "S-curve written to %s\n", opts.plot)
-	}
-	return nil
 }
 
 // paramsResult is the --json output of params.
@@ -177,6 +223,8 @@ type paramsResult struct {
 	Loss      float64      `json:"loss"`
 	Prob      []paramsProb `json:"prob"`
 	Plot      string       `json:"plot,omitempty"`
+	// Beside is the scheme of --lsh, described beside the chosen one.
+	Beside *paramsResult `json:"beside,omitempty"`
 }
 
 type paramsProb struct {

@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/neardup/neardup/index"
+	"github.com/neardup/neardup/lsh"
 	"github.com/neardup/neardup/server"
 	"github.com/neardup/neardup/store"
 	"github.com/neardup/neardup/store/redis"
@@ -28,6 +29,7 @@ type serveOptions struct {
 	TLSKey     string
 	Threshold  float64
 	Unverified bool
+	LSH        string
 	Memory     string
 	Cache      int64
 	NoLoad     bool
@@ -73,6 +75,7 @@ interrupted, then finishes the requests in flight and flushes the store.`,
 	fl.StringVar(&opts.TLSKey, "tls-key", "", "TLS key file (PEM)")
 	fl.Float64VarP(&opts.Threshold, "threshold", "t", 0, "similarity threshold in (0, 1] (default: the index's recorded one)")
 	fl.BoolVar(&opts.Unverified, "collapse-unverified", false, "collapse from the in-memory table alone (Bing's design), without verifying pairs against the store")
+	fl.StringVar(&opts.LSH, "lsh", "auto", collapseLSHUsage)
 	fl.StringVar(&opts.Memory, "memory", "", memoryFlagUsage)
 	fl.Var((*byteSize)(&opts.Cache), "cache", "Pebble block cache (e.g. 4GiB; default 256MiB, or an eighth of --memory): a query reads its candidates' records, so a cache that holds them all spares a block read per candidate")
 	fl.BoolVar(&opts.NoLoad, "no-collapse-load", false, "do not fill the collapse table from the store at start (a collapse then reads the records of ids it has not met yet)")
@@ -146,7 +149,14 @@ func runServe(ctx context.Context, env *Env, opts serveOptions) error {
 			st.Close()
 		}
 	}()
-	b, err := server.OpenIndex(st, server.IndexOptions{Threshold: opts.Threshold, StoreName: name, CollapseUnverified: opts.Unverified})
+	cl, err := parseCollapseLSH(opts.LSH)
+	if err != nil {
+		return err
+	}
+	b, err := server.OpenIndex(st, server.IndexOptions{Threshold: opts.Threshold, StoreName: name, CollapseUnverified: opts.Unverified, CollapseLSH: cl})
+	if cl != nil && errors.Is(err, lsh.ErrParams) {
+		return usagef("--lsh %s: %v", opts.LSH, err)
+	}
 	if errors.Is(err, index.ErrConfig) {
 		return usagef("%v", err)
 	}
@@ -186,6 +196,15 @@ func runServe(ctx context.Context, env *Env, opts serveOptions) error {
 		}
 	}()
 	defer func() { stopLoad(); <-loaded }()
+	// A server on a shared store reads the journal's tail before each
+	// lookup; when idle it still does so every two seconds, to keep its
+	// place (and the journal trimmed).
+	followed := make(chan struct{})
+	go func() {
+		defer close(followed)
+		b.Follow(loadCtx, 2*time.Second, func(err error) { fmt.Fprintf(env.Stderr, "neardup serve: %v\n", err) })
+	}()
+	defer func() { stopLoad(); <-followed }()
 	if err := srv.Serve(ctx, l); err != nil {
 		if errors.Is(err, server.ErrInsecure) {
 			return usagef("%v", err)

@@ -4,10 +4,12 @@ package main
 
 import (
 	"bufio"
+	"context"
 	"os"
 	"runtime/debug"
 	"strconv"
 	"strings"
+	"sync/atomic"
 
 	"github.com/neardup/neardup/store"
 )
@@ -97,4 +99,56 @@ func pebbleShare(budget int64) (offHeap, heap int64) {
 	offHeap = min(o.CacheBytes+2*int64(o.MemTableBytes), budget/2)
 	heap = min(o.BulkBytes, budget/2-offHeap)
 	return offHeap, heap
+}
+
+// What store.Memory holds per posting and per record besides the record's
+// bytes: a map entry (key and slice header, at the maps' load factor) and
+// the allocation behind it.
+const (
+	memPostingBytes = 64
+	memDocBytes     = 64
+)
+
+// memoryShare is the part of a budget that --store memory may take: the
+// rest is the run's own (dedup.Options.Memory).
+func memoryShare(budget int64) int64 { return budget / 2 }
+
+// budgetedMemory is --store memory under a budget: store.Memory whose
+// commits are counted, and refused once what it holds would pass limit,
+// with a usage error (exit 2) that says so, instead of the process
+// growing past the budget.
+type budgetedMemory struct {
+	*store.Memory
+	limit, budget int64
+	used          atomic.Int64
+}
+
+// NewBatch implements store.Store.
+func (m *budgetedMemory) NewBatch() store.Batch {
+	return &budgetedBatch{Batch: m.Memory.NewBatch(), m: m}
+}
+
+type budgetedBatch struct {
+	store.Batch
+	m *budgetedMemory
+	n int64 // bytes of the writes since the last commit
+}
+
+func (b *budgetedBatch) AddPosting(key, id uint64) {
+	b.n += memPostingBytes
+	b.Batch.AddPosting(key, id)
+}
+
+func (b *budgetedBatch) PutDoc(id uint64, rec []byte) {
+	b.n += int64(len(rec)) + memDocBytes
+	b.Batch.PutDoc(id, rec)
+}
+
+func (b *budgetedBatch) Commit(ctx context.Context) error {
+	if used := b.m.used.Add(b.n); used > b.m.limit {
+		return usagef("--store memory needs more than %s, its share (half) of --memory %s: use the default store (Pebble, on disk), or a larger --memory",
+			formatBytes(b.m.limit), formatBytes(b.m.budget))
+	}
+	b.n = 0
+	return b.Batch.Commit(ctx)
 }

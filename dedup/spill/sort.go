@@ -56,6 +56,8 @@ type Sorter struct {
 	buf     []byte
 	tmp     []byte
 	cap     int
+	budget  int64
+	merged  int // runs written by merging runs (Sort)
 	runs    []string
 	records int64
 	spilled int64
@@ -89,7 +91,7 @@ func New(c Config) (*Sorter, error) {
 	}
 	n := int(c.Budget / int64(2*c.Width))
 	n = max(n, 64)
-	return &Sorter{fs: c.FS, dir: c.Dir, prefix: c.Prefix, width: c.Width, cap: n * c.Width}, nil
+	return &Sorter{fs: c.FS, dir: c.Dir, prefix: c.Prefix, width: c.Width, cap: n * c.Width, budget: c.Budget}, nil
 }
 
 // Add appends records (a whole number of them), spilling the buffer when it
@@ -173,6 +175,16 @@ func (s *Sorter) Spilled() int64 { return s.spilled }
 // records in order. The Sorter must not be used after it.
 func (s *Sorter) Sort() (*Merger, error) {
 	s.sortBuf()
+	// A merge holds a reader per run (about mergeRunBytes): past what the
+	// budget allows (8 runs at least: each pass over the records costs
+	// their compression again), runs are first merged into longer ones,
+	// fanIn at a time.
+	fanIn := max(minFanIn, int(s.budget/mergeRunBytes))
+	for len(s.runs) > fanIn {
+		if err := s.mergeRuns(fanIn); err != nil {
+			return nil, err
+		}
+	}
 	rs := make([]*Reader, 0, len(s.runs))
 	for _, p := range s.runs {
 		r, err := Open(s.fs, p, s.width)
@@ -187,6 +199,68 @@ func (s *Sorter) Sort() (*Merger, error) {
 	m := newMerger(rs, s.buf, s.width)
 	s.buf, s.tmp = nil, nil
 	return m, nil
+}
+
+// mergeRunBytes is what a merge holds per run it reads: a zstd decoder
+// with its window (runWindow) and blocks, and a read buffer (about 360
+// KiB, measured).
+const mergeRunBytes = 512 << 10
+
+// minFanIn is the fewest runs a merge reads at once.
+const minFanIn = 8
+
+// mergeRuns merges the first n runs into one, which takes their place at
+// the end of the list.
+func (s *Sorter) mergeRuns(n int) error {
+	m, err := Merge(s.fs, s.width, s.runs[:n]...)
+	if err != nil {
+		return err
+	}
+	open := true
+	defer func() {
+		if open {
+			m.Close()
+		}
+	}()
+	path := filepath.Join(s.dir, fmt.Sprintf("%s-m%06d.run", s.prefix, s.merged))
+	s.merged++
+	w, err := Create(s.fs, path, s.width)
+	if err != nil {
+		return err
+	}
+	const batch = 4096
+	buf := make([]byte, 0, batch*s.width)
+	for rec, ok := m.Next(); ok; rec, ok = m.Next() {
+		if buf = append(buf, rec...); len(buf) == cap(buf) {
+			if err := w.Write(buf); err != nil {
+				w.Abort()
+				return err
+			}
+			buf = buf[:0]
+		}
+	}
+	if err := m.Err(); err != nil {
+		w.Abort()
+		return err
+	}
+	if err := w.Write(buf); err != nil {
+		w.Abort()
+		return err
+	}
+	written, err := w.Commit()
+	if err != nil {
+		return err
+	}
+	s.spilled += written
+	open = false
+	m.Close()
+	for _, p := range s.runs[:n] {
+		if err := s.fs.Remove(p); err != nil {
+			return fmt.Errorf("spill: %w", err)
+		}
+	}
+	s.runs = append(s.runs[n:], path)
+	return nil
 }
 
 // Remove deletes the run files.

@@ -79,6 +79,9 @@ func TestSorterMatchesSortSlice(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		if len(s.Runs()) > minFanIn { // a tiny budget's runs are merged minFanIn at a time first
+			t.Fatalf("trial %d: a merge of %d runs under a budget of %d bytes", trial, len(s.Runs()), budget)
+		}
 		var got []byte
 		for rec, ok := m.Next(); ok; rec, ok = m.Next() {
 			got = append(got, rec...)

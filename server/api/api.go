@@ -153,8 +153,38 @@ type Stats struct {
 	// collapse table.
 	CollapseDocuments int `json:"collapse_documents"`
 	CollapseBytes     int `json:"collapse_bytes"`
+	// Journal describes the shared store's journal this process follows
+	// to keep its postings in memory (absent when it follows none).
+	Journal *Journal `json:"journal,omitempty"`
 	// UptimeSeconds is the time since the server started.
 	UptimeSeconds float64 `json:"uptime_seconds"`
+}
+
+// BackupRequest is the body of POST /v1/admin/backup.
+type BackupRequest struct {
+	// Dir is the absolute path, on the server's machine, of the directory
+	// to write the backup into; it must not exist.
+	Dir string `json:"dir"`
+}
+
+// BackupResponse is the reply to POST /v1/admin/backup.
+type BackupResponse struct {
+	Dir     string  `json:"dir"`
+	Seconds float64 `json:"seconds"`
+}
+
+// Journal is the size of a shared store's journal of posting writes
+// (entries every live server has read are trimmed) and how often this
+// process rebuilt its postings from the store.
+type Journal struct {
+	Entries int64 `json:"entries"`
+	// Bytes is the journal's memory in the store (Redis MEMORY USAGE),
+	// -1 when the store does not say.
+	Bytes int64 `json:"bytes"`
+	// Rebuilds counts the in-memory postings made from the store: 1 at
+	// start, one more each time this process was silent past the
+	// journal's expiry.
+	Rebuilds int64 `json:"rebuilds"`
 }
 
 // Error is the body of every reply with a 4xx or 5xx status.

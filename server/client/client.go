@@ -295,6 +295,17 @@ func (c *Client) Collapse(ctx context.Context, ids []string) (*api.CollapseRespo
 	return &out, nil
 }
 
+// Backup asks the server to write a consistent copy of its index into
+// dir, an absolute path on the server's machine that must not exist
+// (POST /v1/admin/backup; the server needs a token).
+func (c *Client) Backup(ctx context.Context, dir string) (*api.BackupResponse, error) {
+	var out api.BackupResponse
+	if err := c.do(ctx, "POST", "/v1/admin/backup", api.BackupRequest{Dir: dir}, &out); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
 // Stats returns the server's statistics.
 func (c *Client) Stats(ctx context.Context) (*api.Stats, error) {
 	var out api.Stats

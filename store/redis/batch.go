@@ -47,6 +47,7 @@ func (b *batch) Commit(ctx context.Context) error {
 	if b.Len() == 0 {
 		return nil
 	}
+	var adds []*goredis.StringCmd
 	queue := func(p goredis.Pipeliner) error {
 		for i := 0; i < b.Writes.Len(); {
 			o := b.Op(i)
@@ -83,7 +84,7 @@ func (b *batch) Commit(ctx context.Context) error {
 			}
 			i++
 		}
-		b.journal(ctx, p)
+		adds = b.journal(ctx, p)
 		return nil
 	}
 	var err error
@@ -97,6 +98,10 @@ func (b *batch) Commit(ctx context.Context) error {
 	}
 	b.Reset()
 	b.notes = nil
+	if len(adds) > 0 {
+		// Trimming is upkeep: the batch is committed whatever it says.
+		_ = s.trim(ctx, adds[len(adds)-1].Val())
+	}
 	return nil
 }
 
@@ -107,13 +112,16 @@ const journalOps = 1 << 16
 // journal queues, after the batch's writes and in its transaction, the
 // stream entries that log its posting writes (see Store.ReadJournal): each
 // a field "o" of 17-byte records, a flag byte (1 add, 0 remove) and the
-// key and id big-endian; then one entry per note, a field "n".
-func (b *batch) journal(ctx context.Context, p goredis.Pipeliner) {
+// key and id big-endian; then one entry per note, a field "n". It returns
+// the XADD commands, whose values are the entries' ids once the pipeline
+// ran.
+func (b *batch) journal(ctx context.Context, p goredis.Pipeliner) []*goredis.StringCmd {
 	var rec []byte
+	var adds []*goredis.StringCmd
 	n := 0
 	flush := func() {
 		if n > 0 {
-			p.XAdd(ctx, &goredis.XAddArgs{Stream: b.s.keys.journal(), Values: []any{"o", rec}})
+			adds = append(adds, p.XAdd(ctx, &goredis.XAddArgs{Stream: b.s.keys.journal(), Values: []any{"o", rec}}))
 			rec, n = nil, 0
 		}
 	}
@@ -135,6 +143,7 @@ func (b *batch) journal(ctx context.Context, p goredis.Pipeliner) {
 	}
 	flush()
 	for _, note := range b.notes {
-		p.XAdd(ctx, &goredis.XAddArgs{Stream: b.s.keys.journal(), Values: []any{"n", note}})
+		adds = append(adds, p.XAdd(ctx, &goredis.XAddArgs{Stream: b.s.keys.journal(), Values: []any{"n", note}}))
 	}
+	return adds
 }

@@ -14,6 +14,7 @@ import (
 //	P:m                    hash: field name → metadata value
 //	P:j                    stream: the journal of posting writes, one
 //	                       entry per batch (store.Journaled)
+//	P:jr                   hash: journal follower → "<position> <unix ms>"
 //
 // Binary parts may contain '{' or '}' and so change which cluster slot a
 // key falls in, never which key it is; no command here names two keys, so
@@ -57,6 +58,8 @@ func (k keyspace) oneSlot() bool {
 }
 
 func (k keyspace) journal() string { return k.prefix + ":j" }
+
+func (k keyspace) readers() string { return k.prefix + ":jr" }
 
 func (k keyspace) posting(dst []byte, key uint64) []byte {
 	dst = append(dst, k.prefix...)

@@ -39,8 +39,11 @@
 // batch's own transaction (store.Journaled). A server that keeps the
 // postings in memory (index.LoadPostings) replays it at start and reads
 // its tail before each lookup, so it sees every other server's writes
-// without asking Redis for posting sets. The journal grows with every
-// write (17 bytes per posting write) and is not trimmed. On a cluster
+// without asking Redis for posting sets. Each follower records how far it
+// has read, and what every live follower has read is trimmed (see
+// journal.go), so the journal holds about what the slowest live server
+// has yet to read; a server that starts, or one silent for longer than
+// Options.JournalExpiry, loads the postings themselves. On a cluster
 // without a hash tag the journal is one more key in one slot, written in
 // its master's pipeline: a reader may see a batch's journal entry before
 // or after the batch's other writes land, as it may see any of them.
@@ -52,7 +55,6 @@ package redis
 import (
 	"cmp"
 	"context"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"net/url"
@@ -93,6 +95,13 @@ type Options struct {
 	// write) when the caller's context has no earlier deadline. The
 	// default is 10 seconds.
 	Timeout time.Duration
+	// JournalExpiry is how long a journal follower that stopped
+	// acknowledging (a dead or paused server) keeps the entries it has
+	// not read; after it, they are trimmed and the follower rebuilds its
+	// postings from the store when it comes back. The URL's
+	// journal_expiry parameter (a Go duration, "90s") overrides it. The
+	// default is DefaultJournalExpiry.
+	JournalExpiry time.Duration
 }
 
 // Store is a store.Store in Redis or Redis Cluster. It is safe for
@@ -109,6 +118,9 @@ type Store struct {
 	caps    store.Capabilities
 	closed  atomic.Bool
 	bufs    sync.Pool // *[]byte for building keys
+	expiry  time.Duration
+	jmu     sync.Mutex // guards trimmed
+	trimmed time.Time  // the last trim
 }
 
 var (
@@ -152,18 +164,24 @@ func Open(ctx context.Context, rawURL string, o *Options) (*Store, error) {
 	if opts.Timeout <= 0 {
 		opts.Timeout = 10 * time.Second
 	}
-	u, cluster, prefix, err := parseURL(rawURL)
+	u, cluster, prefix, expiry, err := parseURL(rawURL)
 	if err != nil {
 		return nil, err
 	}
 	if prefix != "" {
 		opts.Prefix = prefix
 	}
+	if expiry > 0 {
+		opts.JournalExpiry = expiry
+	}
+	if opts.JournalExpiry <= 0 {
+		opts.JournalExpiry = DefaultJournalExpiry
+	}
 	if err := checkPrefix(opts.Prefix); err != nil {
 		return nil, err
 	}
 	cluster = cluster || opts.Cluster
-	s := &Store{keys: keyspace{prefix: opts.Prefix}}
+	s := &Store{keys: keyspace{prefix: opts.Prefix}, expiry: opts.JournalExpiry}
 	if cluster {
 		co, err := goredis.ParseClusterURL(u)
 		if err != nil {
@@ -212,11 +230,11 @@ func setTimeouts(dial, read, write *time.Duration, d time.Duration) {
 }
 
 // parseURL turns our URL forms into the one go-redis parses, and takes out
-// the prefix parameter, which go-redis would reject.
-func parseURL(raw string) (goURL string, cluster bool, prefix string, err error) {
+// the prefix and journal_expiry parameters, which go-redis would reject.
+func parseURL(raw string) (goURL string, cluster bool, prefix string, expiry time.Duration, err error) {
 	scheme, rest, ok := strings.Cut(raw, "://")
 	if !ok {
-		return "", false, "", fmt.Errorf("store/redis: %q is not a redis:// URL", redact(raw))
+		return "", false, "", 0, fmt.Errorf("store/redis: %q is not a redis:// URL", redact(raw))
 	}
 	switch scheme {
 	case "redis", "rediss":
@@ -224,7 +242,7 @@ func parseURL(raw string) (goURL string, cluster bool, prefix string, err error)
 		cluster = true
 		scheme = strings.TrimSuffix(scheme, "+cluster")
 	default:
-		return "", false, "", fmt.Errorf("store/redis: URL scheme %q, want redis, rediss, redis+cluster or rediss+cluster", scheme)
+		return "", false, "", 0, fmt.Errorf("store/redis: URL scheme %q, want redis, rediss, redis+cluster or rediss+cluster", scheme)
 	}
 	authority, tail := rest, ""
 	if i := strings.IndexAny(rest, "/?"); i >= 0 {
@@ -237,19 +255,25 @@ func parseURL(raw string) (goURL string, cluster bool, prefix string, err error)
 	hostList := strings.Split(hosts, ",")
 	for _, h := range hostList {
 		if h == "" {
-			return "", false, "", fmt.Errorf("store/redis: %s: empty host", redact(raw))
+			return "", false, "", 0, fmt.Errorf("store/redis: %s: empty host", redact(raw))
 		}
 	}
 	if len(hostList) > 1 && !cluster {
-		return "", false, "", fmt.Errorf("store/redis: %s: several hosts need redis+cluster://", redact(raw))
+		return "", false, "", 0, fmt.Errorf("store/redis: %s: several hosts need redis+cluster://", redact(raw))
 	}
 	path, query, _ := strings.Cut(tail, "?")
 	q, err := url.ParseQuery(query)
 	if err != nil {
-		return "", false, "", fmt.Errorf("store/redis: %s: %w", redact(raw), err)
+		return "", false, "", 0, fmt.Errorf("store/redis: %s: %w", redact(raw), err)
 	}
 	prefix = q.Get("prefix")
 	q.Del("prefix")
+	if e := q.Get("journal_expiry"); e != "" {
+		if expiry, err = time.ParseDuration(e); err != nil || expiry <= 0 {
+			return "", false, "", 0, fmt.Errorf("store/redis: %s: journal_expiry %q: want a positive duration such as 10m", redact(raw), e)
+		}
+	}
+	q.Del("journal_expiry")
 	for _, h := range hostList[1:] {
 		q.Add("addr", h)
 	}
@@ -257,7 +281,7 @@ func parseURL(raw string) (goURL string, cluster bool, prefix string, err error)
 	if len(q) > 0 {
 		goURL += "?" + q.Encode()
 	}
-	return goURL, cluster, prefix, nil
+	return goURL, cluster, prefix, expiry, nil
 }
 
 // redact hides a password in a URL for error messages.
@@ -618,52 +642,3 @@ func (s *Store) ScanPostings(ctx context.Context, fn func(key, id uint64) error)
 
 // NewBatch implements store.Store.
 func (s *Store) NewBatch() store.Batch { return &batch{s: s} }
-
-// journalRead is the number of journal entries one XRANGE reads.
-const journalRead = 512
-
-// ReadJournal implements store.Journaled: XRANGE over the journal stream
-// from just after after, journalRead entries per round trip. Positions
-// are stream entry ids.
-func (s *Store) ReadJournal(ctx context.Context, after string, fn func(key, id uint64, add bool, note []byte) error) (string, error) {
-	if s.closed.Load() {
-		return after, store.ErrClosed
-	}
-	for {
-		if err := ctx.Err(); err != nil {
-			return after, err
-		}
-		start := "-"
-		if after != "" {
-			start = "(" + after
-		}
-		msgs, err := s.c.XRangeN(ctx, s.keys.journal(), start, "+", journalRead).Result()
-		if err != nil {
-			return after, s.wrap(err)
-		}
-		for _, m := range msgs {
-			if v, ok := m.Values["n"].(string); ok {
-				if err := fn(0, 0, false, []byte(v)); err != nil {
-					return after, err
-				}
-				after = m.ID
-				continue
-			}
-			v, _ := m.Values["o"].(string)
-			if len(v)%17 != 0 {
-				return after, fmt.Errorf("%w: journal entry %s of %d bytes", store.ErrCorrupt, m.ID, len(v))
-			}
-			for i := 0; i < len(v); i += 17 {
-				key := binary.BigEndian.Uint64([]byte(v[i+1 : i+9]))
-				id := binary.BigEndian.Uint64([]byte(v[i+9 : i+17]))
-				if err := fn(key, id, v[i] == 1, nil); err != nil {
-					return after, err
-				}
-			}
-			after = m.ID
-		}
-		if len(msgs) < journalRead {
-			return after, nil
-		}
-	}
-}

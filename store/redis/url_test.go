@@ -3,6 +3,7 @@ package redis
 import (
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestParseURL(t *testing.T) {
@@ -15,10 +16,19 @@ func TestParseURL(t *testing.T) {
 		{"rediss://h:1", "rediss://h:1", "", false},
 		{"redis+cluster://a:1,b:2,c:3?prefix={x}", "redis://a:1?addr=b%3A2&addr=c%3A3", "{x}", true},
 		{"rediss+cluster://u:p@a:1,b:2", "rediss://u:p@a:1?addr=b%3A2", "", true},
+		{"redis://h:1?journal_expiry=90s&prefix=p", "redis://h:1", "p", false},
 	} {
-		goURL, cluster, prefix, err := parseURL(c.in)
+		goURL, cluster, prefix, expiry, err := parseURL(c.in)
+		if strings.Contains(c.in, "journal_expiry") && expiry != 90*time.Second {
+			t.Errorf("parseURL(%q): journal expiry %v", c.in, expiry)
+		}
 		if err != nil || goURL != c.goURL || cluster != c.cluster || prefix != c.prefix {
 			t.Errorf("parseURL(%q) = %q %v %q %v, want %q %v %q", c.in, goURL, cluster, prefix, err, c.goURL, c.cluster, c.prefix)
+		}
+	}
+	for _, bad := range []string{"redis://h:1?journal_expiry=soon", "redis://h:1?journal_expiry=-1s"} {
+		if _, _, _, _, err := parseURL(bad); err == nil {
+			t.Errorf("parseURL(%q) accepted", bad)
 		}
 	}
 	if s := redact("redis://user:hunter2@h:1"); strings.Contains(s, "hunter2") {
@@ -62,9 +72,9 @@ func FuzzParseURL(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		g1, c1, p1, e1 := parseURL(s)
-		g2, c2, p2, e2 := parseURL(s)
-		if g1 != g2 || c1 != c2 || p1 != p2 || (e1 == nil) != (e2 == nil) {
+		g1, c1, p1, x1, e1 := parseURL(s)
+		g2, c2, p2, x2, e2 := parseURL(s)
+		if g1 != g2 || c1 != c2 || p1 != p2 || x1 != x2 || (e1 == nil) != (e2 == nil) {
 			t.Fatalf("parseURL(%q) not deterministic", s)
 		}
 		redact(s)

@@ -1,0 +1,225 @@
+package weighted
+
+import (
+	"math"
+	"math/bits"
+
+	"github.com/neardup/neardup/feature"
+	"github.com/neardup/neardup/internal/rng"
+)
+
+// Beta selects how CWS draws the β of each (feature, sample) pair (MMT
+// section 3.5, "Parallel Sampling").
+type Beta uint8
+
+// The β schemes. BetaExact is the sampler of sections 2–3.4 (sketch.CWS,
+// frozen by golden vectors). The two others are the approximations of
+// section 3.5 (sketch.CWSOblivious, sketch.CWSUnary): a feature's random
+// bits are parcelled out to its K samples a few at a time, a pair is ruled
+// out from the few bits alone when even the most favourable β they allow
+// loses (eq. 7), and the rest of β is drawn only for the pairs that survive.
+// The interval bit vector of 3.3 is parcelled out alike, one byte (8
+// intervals) per sample from a word shared by 8 samples, so the exponent of
+// z costs about a byte per pair too.
+const (
+	// BetaExact draws 64 bits for every β (the default).
+	BetaExact Beta = iota
+	// BetaOblivious gives every sample 8 bits of β, 16 samples sharing a
+	// 128-bit draw: β ∈ [p/256, (p+1)/256) for the byte p. At most 255/256
+	// of the pairs can be ruled out, since p = 255 is always viable.
+	BetaOblivious
+	// BetaUnary reads a feature's random bits as a sequence of unary
+	// numbers, one per sample: a run of m ones ended by a zero says
+	// β ∈ [1−2^−m, 1−2^−(m+1)). Two bits per sample on average, and as many
+	// as a β close to 1 needs.
+	BetaUnary
+)
+
+// prefixBits is the resolution of BetaOblivious's prefix.
+const prefixBits = 8
+
+// obliviousLim[p] is (log2 ulo + 1)/2 − 1e−6 for the least u = 1 − β =
+// (255−p)/256 that prefix p allows (−Inf for p = 255: never ruled out).
+var obliviousLim = func() (l [256]float64) {
+	for p := range l {
+		l[p] = (math.Log2(float64(255-p)/256)+1)/2 - 1e-6
+	}
+	return l
+}()
+
+// runApprox is run for BetaOblivious and BetaUnary. It makes the same
+// samples whether or not ApproxBeta is disabled: a pair is ruled out from
+// β's prefix only when the least u = 1 − β the prefix allows already fails
+// eq. 7's test, and mayWin is monotone in u, so the full β would fail too.
+func (c *CWS) runApprox(fs []feature.Feature, n *Counts) *cwsScratch {
+	sc := c.pool.Get().(*cwsScratch)
+	inf := math.Inf(1)
+	for j := range c.k {
+		sc.q[j], sc.f[j], sc.x[j], sc.idx[j] = inf, 1, 1<<30, -1
+	}
+	// h[j] = −log2 f − x for the best key e^q = f·2^x of sample j; |x| ≤
+	// 2^30 (frexpE), so h is within 2.4e−7 of exact, inside the margin.
+	h := sc.g[:c.k]
+	for j := range h {
+		h[j] = -(1 << 30)
+	}
+	approx := c.dis&ApproxBeta == 0
+	unary := c.beta == BetaUnary
+	for i, ft := range fs {
+		k0, mS, ok := split(ft.Weight, c.logw)
+		if !ok {
+			continue
+		}
+		x := ft.ID
+		hu := rng.Hash(c.seedU, x) // β's prefixes
+		he := rng.Hash(c.seedE, x) // β's remaining bits
+		blk := (k0 + 1) >> 3
+		pos := uint((k0 + 1) & 7)
+		hb := rng.Hash2(c.seedB, x, uint64(int64(blk)))
+		var zw, zn, bw0, bw1 uint64
+		znOK := false      // zn, the group's word of the next block, is drawn
+		var cur, wi uint64 // unary: the current word and its number
+		left := 0          // unary: bits left in cur
+		for j := range h {
+			if j&7 == 0 {
+				zw = rng.Mix64(hb + uint64(j>>3+1)*golden)
+				znOK = false
+			}
+			var k1 int
+			if w := (zw >> (8 * uint(j&7)) & 0xff) >> pos; w != 0 {
+				k1 = k0 + 1 + bits.TrailingZeros64(w)
+			} else {
+				if !znOK {
+					zn, znOK = rng.Mix64(rng.Hash2(c.seedB, x, uint64(int64(blk+1)))+uint64(j>>3+1)*golden), true
+				}
+				if w := zn >> (8 * uint(j&7)) & 0xff; w != 0 {
+					k1 = (blk+1)<<3 + bits.TrailingZeros64(w)
+				} else {
+					k1 = c.nextSet8(x, (blk+2)<<3, j)
+				}
+			}
+			// β's prefix and the least u it allows.
+			var p, m int
+			var ulo float64
+			if unary {
+				for {
+					o := bits.TrailingZeros64(^cur)
+					if o < left {
+						m += o
+						cur >>= uint(o + 1)
+						left -= o + 1
+						break
+					}
+					m += left
+					wi++
+					cur, left = rng.Mix64(hu+wi*golden), 64
+				}
+			} else {
+				if j&15 == 0 {
+					g := uint64(j >> 4)
+					bw0, bw1 = rng.Mix64(hu+(2*g+1)*golden), rng.Mix64(hu+(2*g+2)*golden)
+				}
+				b := bw0
+				if j&15 >= 8 {
+					b = bw1
+				}
+				p = int(b >> (8 * uint(j&7)) & 0xff)
+			}
+			if n != nil {
+				n.Pairs++
+				if unary {
+					n.BetaBits += m + 1
+				} else {
+					n.BetaBits += prefixBits
+				}
+			}
+			if approx {
+				// Quick test: t = f·2^(x+k1) and mayWin is false when
+				// ulo ≥ t'²/2 for t' = t(1+1e−9) (C(t) ≤ t²/2), that is
+				// k1 ≤ (log2 ulo + 1)/2 − log2 f − x − 1.5e−9; lim holds
+				// the first term less a margin of 1e−6 for rounding.
+				var lim float64
+				if unary {
+					lim = -0.5*float64(m) - 1e-6
+				} else {
+					lim = obliviousLim[p]
+				}
+				if float64(k1) <= lim+h[j] {
+					continue
+				}
+				if unary {
+					ulo = pow2(-(m + 1))
+				} else {
+					ulo = float64(255-p) * (1.0 / 256)
+				}
+				if !mayWin(ulo, scaleT(sc.f[j], 1, sc.x[j]+k1)) {
+					continue
+				}
+			}
+			t := scaleT(sc.f[j], 1, sc.x[j]+k1)
+			// The rest of β: 53 more bits, u strictly inside the prefix's
+			// interval.
+			r := unit(rng.Mix64(he + uint64(j+1)*golden))
+			var u float64
+			if unary {
+				u = pow2(-(m + 1)) * (2 - r)
+			} else {
+				u = (float64(256-p) - r) * (1.0 / 256)
+			}
+			if n != nil {
+				n.BetaBits += 53
+				n.BetaFull++
+			}
+			if !mayWin(u, t) {
+				continue
+			}
+			if n != nil {
+				n.ZExact++
+			}
+			kz, mz := c.z(x, k0, mS, j)
+			if !mayWin(u, scaleT(sc.f[j], mz, sc.x[j]+kz)) {
+				continue
+			}
+			if n != nil {
+				n.Inversions++
+			}
+			q := math.Log(invertCTol(u, 1e-13)) - (math.Log(mz) + float64(kz)*math.Ln2)
+			if q < sc.q[j] {
+				if n != nil {
+					n.BestChanges++
+				}
+				sc.q[j], sc.idx[j] = q, int32(i)
+				sc.f[j], sc.x[j] = frexpE(q)
+				h[j] = -math.Log2(sc.f[j]) - float64(sc.x[j])
+			}
+		}
+	}
+	return sc
+}
+
+// word8 returns sample j's byte of the interval bit vector of block b
+// (intervals 8b … 8b+7, bit i for interval 8b+i): byte j mod 8 of a word
+// shared by samples 8⌊j/8⌋ … 8⌊j/8⌋+7.
+func (c *CWS) word8(x uint64, b, j int) uint64 {
+	return rng.Mix64(rng.Hash2(c.seedB, x, uint64(int64(b)))+uint64(j>>3+1)*golden) >> (8 * uint(j&7)) & 0xff
+}
+
+// nextSet8 is nextSet for the byte layout of the section-3.5 samplers.
+func (c *CWS) nextSet8(x uint64, k, j int) int {
+	for {
+		if w := c.word8(x, k>>3, j) >> uint(k&7); w != 0 {
+			return k + bits.TrailingZeros64(w)
+		}
+		k = (k>>3 + 1) << 3
+	}
+}
+
+// prevSet8 is prevSet for the byte layout.
+func (c *CWS) prevSet8(x uint64, k, j int) int {
+	for {
+		if w := uint8(c.word8(x, k>>3, j) << uint(7-k&7)); w != 0 {
+			return k - bits.LeadingZeros8(w)
+		}
+		k = k>>3<<3 - 1
+	}
+}
