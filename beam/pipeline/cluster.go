@@ -126,7 +126,12 @@ func (f *clusterFn) ProcessElement(ctx context.Context, root uint64, iter func(*
 // documents by input (PCollection<KV<int, int64>>), and count parts to sum
 // and to take the maximum of (PCollection<KV<string, int64>>).
 func Clusters(s beam.Scope, nodes, roots beam.PCollection) (clusters, removed, drops, sums, maxes beam.PCollection) {
+	return clustersOf(s, nodes, roots, meter{})
+}
+
+// clustersOf is Clusters, its shuffles measured by m.
+func clustersOf(s beam.Scope, nodes, roots beam.PCollection, m meter) (clusters, removed, drops, sums, maxes beam.PCollection) {
 	s = s.Scope("Clusters")
-	members := beam.ParDo(s, &memberFn{}, beam.CoGroupByKey(s, roots, nodes))
-	return beam.ParDo5(s, &clusterFn{}, beam.GroupByKey(s, members))
+	members := beam.ParDo(s, &memberFn{}, m.cogbk(s, "clusters", roots, nodes))
+	return beam.ParDo5(s, &clusterFn{}, m.gbk(s, "clusters", members))
 }

@@ -157,18 +157,23 @@ func (f *starCheckFn) ProcessElement(ctx context.Context, x uint64, parents, chi
 // rounds large-star/small-star rounds are unrolled; if they do not reach
 // the fixed point the pipeline fails.
 func Components(s beam.Scope, edges beam.PCollection, rounds int) beam.PCollection {
+	return components(s, edges, rounds, meter{})
+}
+
+// components is Components, its shuffles measured by m.
+func components(s beam.Scope, edges beam.PCollection, rounds int, m meter) beam.PCollection {
 	s = s.Scope("Components")
 	for r := 0; r < rounds; r++ {
 		rs := s.Scope(fmt.Sprintf("Round%d", r+1))
-		g := beam.GroupByKey(rs, beam.ParDo(rs, bothWaysFn, edges))
+		g := m.gbk(rs, "components", beam.ParDo(rs, bothWaysFn, edges))
 		edges = beam.ParDo(rs, &largeStarFn{}, g)
-		g = beam.GroupByKey(rs, beam.ParDo(rs, orientFn, edges))
+		g = m.gbk(rs, "components", beam.ParDo(rs, orientFn, edges))
 		edges = beam.ParDo(rs, &smallStarFn{}, g)
 	}
 	// After small-star every edge is (child, parent) with parent < child.
 	asChild := edges
 	asParent := beam.SwapKV(s, edges)
-	return beam.ParDo(s, &starCheckFn{Rounds: rounds}, beam.CoGroupByKey(s, asChild, asParent))
+	return beam.ParDo(s, &starCheckFn{Rounds: rounds}, m.cogbk(s, "components", asChild, asParent))
 }
 
 // DefaultRounds is the default number of large-star/small-star rounds.

@@ -61,7 +61,19 @@ type Config struct {
 	// travels to the workers inside the pipeline's DoFns and is never
 	// written to the outputs.
 	IdentityKey string
+	// Exact selects the verification of candidate pairs: ExactAlways (the
+	// default) verifies by the exact Jaccard of the two feature sets, as
+	// `neardup dedup` does whenever the features fit its budget, and
+	// gives dedup's clusters; ExactNever by the sketch estimate within
+	// Slack standard errors, which ships no feature set.
+	Exact string
 }
+
+// The values of Config.Exact (`neardup dedup --exact`'s names).
+const (
+	ExactAlways = "always"
+	ExactNever  = "never"
+)
 
 // withDefaults returns c with its defaults filled in.
 func (c Config) withDefaults() Config {
@@ -80,8 +92,14 @@ func (c Config) withDefaults() Config {
 	if c.MaxRun == 0 {
 		c.MaxRun = index.MaxRun
 	}
+	if c.Exact == "" {
+		c.Exact = ExactAlways
+	}
 	return c
 }
+
+// exact reports whether candidate pairs are verified by exact Jaccard.
+func (c Config) exact() bool { return c.withDefaults().Exact != ExactNever }
 
 // Validate reports every problem of c at once.
 func (c Config) Validate() error {
@@ -118,6 +136,9 @@ func (c Config) problems() []error {
 			errs = append(errs, errors.New("identity key: want 64 hex digits, not all zero"))
 		}
 	}
+	if c.Exact != ExactAlways && c.Exact != ExactNever {
+		errs = append(errs, fmt.Errorf("exact %q is neither %q nor %q", c.Exact, ExactAlways, ExactNever))
+	}
 	return errs
 }
 
@@ -142,7 +163,7 @@ func (c Config) Describe() (ConfigSummary, error) {
 		return ConfigSummary{}, err
 	}
 	return ConfigSummary{Sampler: c.Sampler, K: c.K, Seed: c.Seed, Threshold: c.Threshold, Slack: c.Slack,
-		LSH: p.String(), Keys: p.NumKeys(), Features: c.features().String(), MaxRun: c.MaxRun}, nil
+		LSH: p.String(), Keys: p.NumKeys(), Features: c.features().String(), MaxRun: c.MaxRun, Exact: c.Exact}, nil
 }
 
 // ConfigSummary is the configuration as written into summary.json.
@@ -156,6 +177,7 @@ type ConfigSummary struct {
 	Keys      int     `json:"lsh_keys"`
 	Features  string  `json:"features"`
 	MaxRun    int     `json:"max_run"`
+	Exact     string  `json:"exact"`
 }
 
 // sketcher turns bodies into exact fingerprints and sketches, sketches into
@@ -171,6 +193,8 @@ type sketcher struct {
 	id     *identity.Hasher
 	scheme *lsh.Scheme
 	fs     []feature.Feature
+	ix     *index.Index
+	da, db index.Doc // verify's
 }
 
 // newSketcher builds the sketcher of c (the same extractor, sampler and LSH
@@ -207,7 +231,18 @@ func newSketcher(c Config) (*sketcher, error) {
 		return nil, err
 	}
 	key, _ := identity.ParseKey(c.IdentityKey) // checked by Validate; "" only in tests: the public hash
-	return &sketcher{cfg: c, ex: ex, exHTML: exHTML, smp: smp, hdr: smp.Header(), id: identity.New(key), scheme: scheme}, nil
+	// The index verifies pairs (Verify) and makes feature sets (NewDoc);
+	// it holds nothing (an empty in-memory store).
+	ix, err := index.Open(context.Background(), nil, index.Config{
+		Sketch:    sample.Config{Algorithm: alg, K: c.K, Seed: c.Seed, Features: fo},
+		Threshold: c.Threshold, Slack: c.Slack})
+	if err != nil {
+		return nil, err
+	}
+	if ix.Header() != smp.Header() {
+		return nil, fmt.Errorf("neardup-beam: the index's sketch header %v is not the sampler's %v", ix.Header(), smp.Header())
+	}
+	return &sketcher{cfg: c, ex: ex, exHTML: exHTML, smp: smp, hdr: smp.Header(), id: identity.New(key), scheme: scheme, ix: ix}, nil
 }
 
 // withKey returns c with an identity key drawn if it has none.
@@ -258,23 +293,30 @@ func (s *sketcher) bandKey(c int, values []uint64) uint64 {
 	return s.scheme.Key(c, values)
 }
 
-// estimate returns the sketch estimate of the Jaccard similarity of two
-// sketches made by this sketcher.
-func (s *sketcher) estimate(a, b []uint64) (float64, error) {
-	sa := sketch.Sketch{Header: s.hdr, Values: a}
-	sb := sketch.Sketch{Header: s.hdr, Values: b}
-	e, err := sketch.Jaccard(&sa, &sb)
-	if err != nil {
-		return 0, err
-	}
-	return e.J, nil
+// features returns the sorted feature ids of body, as dedup keeps them for
+// exact verification (index.Index.NewDoc), and its sketch, appended to
+// dst[:0].
+func (s *sketcher) features(dst []uint64, body []byte, html bool) (values, ids []uint64) {
+	_, values = s.sketch(dst, body, html)
+	d := s.ix.NewDoc("", &sample.Sketched{Values: values, Features: s.fs}, true)
+	return values, d.Features
 }
 
-// accept reports whether a pair with estimate sim is a verified
-// near-duplicate pair: index.Accept, the rule dedup applies to estimates.
-func (c Config) accept(sim float64) bool {
-	c = c.withDefaults()
-	return index.Accept(c.Threshold, c.Slack, c.K, sim, false)
+// verify compares the documents of a candidate pair with the index's one
+// verification, index.Index.Verify, as dedup does: by the exact Jaccard of
+// their feature sets when both are given (fa, fb not nil), else by the
+// sketch estimate within the slack (index.Accept). It returns the
+// similarity (exact when known), the estimate, whether the exact Jaccard
+// was computed, and whether the pair is accepted.
+func (s *sketcher) verify(a, b []uint64, fa, fb []uint64) (sim, est float64, exact, ok bool, err error) {
+	s.da.Sketch = sketch.Sketch{Header: s.hdr, Values: a}
+	s.db.Sketch = sketch.Sketch{Header: s.hdr, Values: b}
+	s.da.Features, s.db.Features = fa, fb
+	c, ok, err := s.ix.Verify(&s.da, &s.db)
+	if err != nil {
+		return 0, 0, false, false, err
+	}
+	return c.Similarity(), c.Estimate.J, c.Exact >= 0, ok, nil
 }
 
 // joins reports whether a verified pair joins a cluster: package cluster,

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"math"
 	"slices"
 
@@ -18,6 +19,8 @@ func init() {
 	register.DoFn5x0[context.Context, uint64, func(*uint64) bool, func(uint64, uint64), func(hotKey)](&runFn{})
 	register.DoFn5x1[context.Context, uint64, func(*uint64) bool, func(*docRec) bool, func(uint64, half), error](&joinAFn{})
 	register.DoFn6x1[context.Context, uint64, func(*half) bool, func(*docRec) bool, func(pairRec), func(line), error](&verifyFn{})
+	register.Function3x0(needFn)
+	register.DoFn5x1[context.Context, int, func(*fileRef) bool, func(*int64) bool, func(uint64, docRec), error](&featuresFn{})
 	register.Function1x1(pairLineFn)
 	register.Emitter2[int, bandfile.Row]()
 	register.DoFn2x0[pairRec, func(uint64, uint64)](&edgeFn{})
@@ -117,16 +120,18 @@ func (f *joinAFn) ProcessElement(ctx context.Context, a uint64, bs func(*uint64)
 			j++
 		}
 		cCandidates.Inc(ctx, 1)
-		emit(f.bs[i], half{A: a, AID: d.ID, Keys: int64(j - i), Sketch: d.Sketch})
+		emit(f.bs[i], half{A: a, AID: d.ID, Keys: int64(j - i), Sketch: d.Sketch, Features: d.Features})
 		i = j
 	}
 	return nil
 }
 
-// verifyFn meets the candidates of document B, each carrying A's sketch,
-// with B's sketch, and keeps the pairs whose estimate passes the core's
-// acceptance rule (index.Accept). With Candidates set it also emits every
-// candidate pair, accepted or not, as a line of candidates/*.jsonl.
+// verifyFn meets the candidates of document B, each carrying A's sketch
+// (and feature set), with B's, and keeps the pairs the index's
+// verification accepts (index.Index.Verify: the exact Jaccard when both
+// feature sets are there, else the estimate within the slack). With
+// Candidates set it also emits every candidate pair, accepted or not, as a
+// line of candidates/*.jsonl.
 type verifyFn struct {
 	Cfg        Config
 	Candidates bool
@@ -150,17 +155,24 @@ func (f *verifyFn) ProcessElement(ctx context.Context, b uint64, halves func(*ha
 			}
 			have = true
 		}
-		sim, err := f.sk.estimate(h.Sketch, d.Sketch)
+		if f.Cfg.exact() && (h.Features == nil || d.Features == nil) {
+			return fmt.Errorf("neardup-beam: exact verification of %q and %q without their feature sets", h.AID, d.ID)
+		}
+		sim, est, exact, ok, err := f.sk.verify(h.Sketch, d.Sketch, h.Features, d.Features)
 		if err != nil {
 			return fmt.Errorf("neardup-beam: comparing %#x and %#x: %w", h.A, b, err)
 		}
-		ok := f.sk.cfg.accept(sim)
 		if ok {
 			cPairs.Inc(ctx, 1)
 			emit(pairRec{A: h.A, B: b, AID: h.AID, BID: d.ID, Similarity: sim, Keys: h.Keys})
 		}
 		if f.Candidates {
-			j, err := json.Marshal(CandidateJSON{A: h.AID, B: d.ID, SeqA: h.A, SeqB: b, Keys: h.Keys, Estimate: round6(sim), Accepted: ok})
+			c := CandidateJSON{A: h.AID, B: d.ID, SeqA: h.A, SeqB: b, Keys: h.Keys, Estimate: round6(est), Accepted: ok}
+			if exact {
+				x := round6(sim)
+				c.Exact = &x
+			}
+			j, err := json.Marshal(c)
 			if err != nil {
 				return err
 			}
@@ -186,13 +198,14 @@ func (f *edgeFn) ProcessElement(p pairRec, emit func(uint64, uint64)) {
 // a distinct candidate pair, the band keys it shares within the MaxRun
 // windows, its estimate and whether it was accepted.
 type CandidateJSON struct {
-	A        string  `json:"a"`
-	B        string  `json:"b"`
-	SeqA     uint64  `json:"seq_a"`
-	SeqB     uint64  `json:"seq_b"`
-	Keys     int64   `json:"keys"`
-	Estimate float64 `json:"estimate"`
-	Accepted bool    `json:"accepted"`
+	A        string   `json:"a"`
+	B        string   `json:"b"`
+	SeqA     uint64   `json:"seq_a"`
+	SeqB     uint64   `json:"seq_b"`
+	Keys     int64    `json:"keys"`
+	Estimate float64  `json:"estimate"`
+	Exact    *float64 `json:"exact,omitempty"` // the exact Jaccard, when verified exactly
+	Accepted bool     `json:"accepted"`
 }
 
 // PairJSON is one line of pairs/*.jsonl: a verified pair (dedup's
@@ -216,15 +229,82 @@ func pairLineFn(p pairRec) line {
 	return line{Order: p.B, Text: string(b)}
 }
 
+// needFn sends both documents of a candidate pair to the re-reading of
+// their inputs (featuresFn), as (input, position in the input).
+func needFn(a, b uint64, emit func(int, int64)) {
+	emit(orderFile(a), orderIndex(a))
+	emit(orderFile(b), orderIndex(b))
+}
+
+// featuresFn reads one input again (as keptFn does) and emits, for every
+// document of it named by a candidate pair, the record verification needs:
+// its id, sketch and sorted feature set, keyed by order. Only these
+// documents' feature sets enter the shuffle; an input without candidate
+// documents is not read. Memory: the positions asked for.
+type featuresFn struct {
+	Cfg Config
+	sk  *sketcher
+}
+
+func (f *featuresFn) Setup() error {
+	var err error
+	f.sk, err = newSketcher(f.Cfg)
+	return err
+}
+
+func (f *featuresFn) ProcessElement(ctx context.Context, idx int, refs func(*fileRef) bool, needs func(*int64) bool, emit func(uint64, docRec)) error {
+	want := map[int64]bool{}
+	var p int64
+	for needs(&p) {
+		want[p] = true
+	}
+	if len(want) == 0 {
+		return nil
+	}
+	var ref fileRef
+	if !refs(&ref) {
+		return fmt.Errorf("neardup-beam: candidate documents of unknown input %d", idx)
+	}
+	var i int64
+	found := 0
+	k := f.sk.cfg.K
+	_, err := readInput(ctx, f.Cfg, ref.Path, func() (io.ReadCloser, error) { return openFS(ctx, ref.Path) },
+		func(r record) error {
+			defer func() { i++ }()
+			if !want[i] {
+				return nil
+			}
+			found++
+			values, ids := f.sk.features(make([]uint64, 0, k), r.body(), r.html())
+			if ids == nil {
+				ids = []uint64{}
+			}
+			o := order(idx, i)
+			emit(o, docRec{Order: o, ID: r.id(), Sketch: values, Features: ids})
+			return nil
+		}, func(rejectRec) {})
+	if err != nil {
+		return fmt.Errorf("neardup-beam: %s: %w", ref.Path, err)
+	}
+	if found != len(want) {
+		return fmt.Errorf("neardup-beam: %s: %d of %d candidate documents not found on reading it again (did the input change?)", ref.Path, len(want)-found, len(want))
+	}
+	return nil
+}
+
 // Candidates computes the candidate pairs of the unique documents
-// (PCollection<KV<uint64, docRec>> keyed by order) and verifies them. It
-// returns the verified pairs (PCollection<pairRec>), the hot keys
+// (PCollection<KV<uint64, docRec>> keyed by order) and verifies them.
+// Under exact verification (the default) the documents of the candidate
+// pairs are read again from the inputs (files, PCollection<KV<int,
+// fileRef>>) to give their feature sets, which then travel with the
+// pairs; the other documents' features are never shuffled. It returns the
+// verified pairs (PCollection<pairRec>), the hot keys
 // (PCollection<hotKey>), the distinct candidate pairs on their way to
 // verification (PCollection<KV<uint64, half>>, for counting), the
 // candidate lines (PCollection<line>, empty unless o.Candidates) and the
 // band-key rows by shard (PCollection<KV<int, bandfile.Row>>, empty unless
 // o.ExportBands).
-func Candidates(s beam.Scope, o Options, unique beam.PCollection) (pairs, hot, halves, candLines, rows beam.PCollection) {
+func Candidates(s beam.Scope, o Options, unique, files beam.PCollection) (pairs, hot, halves, candLines, rows beam.PCollection) {
 	s = s.Scope("Candidates")
 	cfg := o.Config
 	shards := 0
@@ -232,8 +312,14 @@ func Candidates(s beam.Scope, o Options, unique beam.PCollection) (pairs, hot, h
 		shards = o.Shards
 	}
 	keys, rows := beam.ParDo2(s, &bandsFn{Cfg: cfg, Shards: shards}, unique)
-	cands, hot := beam.ParDo2(s, &runFn{MaxRun: cfg.withDefaults().MaxRun}, beam.GroupByKey(s, keys))
-	halves = beam.ParDo(s, &joinAFn{}, beam.CoGroupByKey(s, cands, unique))
-	pairs, candLines = beam.ParDo2(s, &verifyFn{Cfg: cfg, Candidates: o.Candidates}, beam.CoGroupByKey(s, halves, unique))
+	m := meter{On: o.ShuffleBytes}
+	cands, hot := beam.ParDo2(s, &runFn{MaxRun: cfg.withDefaults().MaxRun}, m.gbk(s, "band_keys", keys))
+	docs := unique
+	if cfg.exact() {
+		needs := beam.ParDo(s, needFn, cands)
+		docs = beam.ParDo(s, &featuresFn{Cfg: cfg}, m.cogbk(s, "features", files, needs))
+	}
+	halves = beam.ParDo(s, &joinAFn{}, m.cogbk(s, "join_a", cands, docs))
+	pairs, candLines = beam.ParDo2(s, &verifyFn{Cfg: cfg, Candidates: o.Candidates}, m.cogbk(s, "join_b", halves, docs))
 	return pairs, hot, halves, candLines, rows
 }

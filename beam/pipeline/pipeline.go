@@ -36,6 +36,11 @@ type Options struct {
 	// zstd Parquet rows (doc, seq, band, key) to bands/*.parquet, for the
 	// SQL self-join of package lsh/bandfile.
 	ExportBands bool
+	// ShuffleBytes counts the elements and bytes entering every
+	// GroupByKey and CoGroupByKey, by stage, as the counters
+	// shuffle_elements.STAGE and shuffle_bytes.STAGE (the cost model's
+	// measurement; it costs an encoding of every shuffled element).
+	ShuffleBytes bool
 }
 
 // Validate reports every problem of o at once.
@@ -96,29 +101,30 @@ func Build(s beam.Scope, o Options) (beam.PCollection, error) {
 	byID, readRejects, stats := beam.ParDo3(s, &readFn{Cfg: cfg}, files)
 
 	// Ids, then exact fingerprints.
-	byFP, idRejects := beam.ParDo2(s, &uniqueIDFn{}, beam.GroupByKey(s, byID))
-	unique, nodes, identical, idPairs := beam.ParDo4(s, &exactFn{}, beam.GroupByKey(s, byFP))
+	m := meter{On: o.ShuffleBytes}
+	byFP, idRejects := beam.ParDo2(s, &uniqueIDFn{}, m.gbk(s, "ids", byID))
+	unique, nodes, identical, idPairs := beam.ParDo4(s, &exactFn{}, m.gbk(s, "fingerprints", byFP))
 
 	// Band keys, candidates, verification.
-	pairs, hot, candidates, candLines, rows := Candidates(s, o, unique)
+	keyedFiles := beam.ParDo(s, fileKeyFn, files)
+	pairs, hot, candidates, candLines, rows := Candidates(s, o, unique, keyedFiles)
 
 	// Components of the pairs that join clusters (identical copies included).
 	edges := beam.Flatten(s, identical, beam.ParDo(s, &edgeFn{Cfg: cfg}, pairs))
-	roots := Components(s, edges, o.Rounds)
-	clusters, removed, drops, sums, maxes := Clusters(s, nodes, roots)
+	roots := components(s, edges, o.Rounds, m)
+	clusters, removed, drops, sums, maxes := clustersOf(s, nodes, roots, m)
 
 	// Outputs.
-	keyedFiles := beam.ParDo(s, fileKeyFn, files)
 	allDrops := beam.Flatten(s, drops, beam.ParDo(s, dropOfRejectFn, idRejects))
-	kept := beam.ParDo(s, &keptFn{Cfg: cfg, Output: o.Output}, beam.CoGroupByKey(s, keyedFiles, allDrops))
+	kept := beam.ParDo(s, &keptFn{Cfg: cfg, Output: o.Output}, m.cogbk(s, "kept", keyedFiles, allDrops))
 	rejects := beam.Flatten(s, readRejects, idRejects)
-	writeLines(s, o.Output, "clusters", o.Shards, clusters)
-	writeLines(s, o.Output, "removed", o.Shards, removed)
-	writeLines(s, o.Output, "rejected", o.Shards, beam.ParDo(s, rejectLineFn, rejects))
-	writeLines(s, o.Output, "hot_keys", o.Shards, beam.ParDo(s, hotLineFn, hot))
-	writeLines(s, o.Output, "pairs", o.Shards, beam.ParDo(s, pairLineFn, beam.Flatten(s, idPairs, pairs)))
+	writeLines(s, m, o.Output, "clusters", o.Shards, clusters)
+	writeLines(s, m, o.Output, "removed", o.Shards, removed)
+	writeLines(s, m, o.Output, "rejected", o.Shards, beam.ParDo(s, rejectLineFn, rejects))
+	writeLines(s, m, o.Output, "hot_keys", o.Shards, beam.ParDo(s, hotLineFn, hot))
+	writeLines(s, m, o.Output, "pairs", o.Shards, beam.ParDo(s, pairLineFn, beam.Flatten(s, idPairs, pairs)))
 	if o.Candidates {
-		writeLines(s, o.Output, "candidates", o.Shards, candLines)
+		writeLines(s, m, o.Output, "candidates", o.Shards, candLines)
 	}
 	if o.ExportBands {
 		writeBands(s, o.Output, o.Shards, rows)

@@ -39,6 +39,11 @@ type docRec struct {
 	// the rejection of a duplicate id.
 	Source       string
 	Line, Offset int64
+	// Features is the sorted set of the body's feature ids, for exact
+	// verification: set only on the records the verification stage
+	// re-reads for the documents of candidate pairs (featuresFn), never
+	// on the records of every document.
+	Features []uint64
 }
 
 // nodeInfo is what the cluster stage needs of a document.
@@ -65,12 +70,14 @@ type fileStat struct {
 	Read, Yielded, Rejected, Warnings, Skipped int64
 }
 
-// half is a candidate pair (A, B) on its way to B's sketch, carrying A's.
+// half is a candidate pair (A, B) on its way to B's sketch, carrying A's
+// (and A's feature set under exact verification).
 type half struct {
-	A      uint64
-	AID    string
-	Keys   int64 // band keys the pair shares (within the MaxRun windows)
-	Sketch []uint64
+	A        uint64
+	AID      string
+	Keys     int64 // band keys the pair shares (within the MaxRun windows)
+	Sketch   []uint64
+	Features []uint64
 }
 
 // pairRec is a verified pair: A before B in input order.

@@ -229,11 +229,11 @@ func (f *writeShardFn) ProcessElement(ctx context.Context, shard int, _ func(*in
 
 // WriteLines writes a PCollection<line> as n JSONL shards under
 // dir/name/, each sorted by order.
-func writeLines(s beam.Scope, dir, name string, n int, lines beam.PCollection) {
+func writeLines(s beam.Scope, m meter, dir, name string, n int, lines beam.PCollection) {
 	s = s.Scope("Write_" + name)
 	idx := beam.ParDo(s, &shardIndexFn{N: n}, beam.Impulse(s))
 	keyed := beam.ParDo(s, &shardKeyFn{N: n}, lines)
-	beam.ParDo0(s, &writeShardFn{Dir: dir, Name: name, N: n}, beam.CoGroupByKey(s, idx, keyed))
+	beam.ParDo0(s, &writeShardFn{Dir: dir, Name: name, N: n}, m.cogbk(s, "write", idx, keyed))
 }
 
 // RejectedJSON is one line of rejected/*.jsonl.

@@ -57,6 +57,7 @@ func bind(fs *flag.FlagSet, o *options) {
 	fs.Uint64Var(&o.Config.Seed, "seed", 0, "seed of the sampler and the LSH keys (neardup dedup's --sketch-seed)")
 	fs.StringVar(&o.Config.Sampler, "sampler", "oph", "sampler: oph, minhash, superminhash, prefix, lazybits, lazybits-batched")
 	fs.Float64Var(&o.Config.Slack, "slack", 1.645, "accept estimates down to threshold - slack standard errors (0: estimate >= threshold)")
+	fs.StringVar(&o.Config.Exact, "exact", "always", "verify candidate pairs by exact Jaccard (always: the documents of candidate pairs are read again for their feature sets, as neardup dedup verifies) or by the sketch estimate within --slack (never: no feature set is shuffled)")
 	fs.IntVar(&o.Config.MaxRun, "max-run", 2048, "pair each document of a band key's run with at most this many earlier ones (hot-key guard)")
 	fs.StringVar(&o.Config.IDField, "id-field", "id", "JSONL field (dotted path) or Parquet column of the document id")
 	fs.StringVar(&o.Config.TextField, "text-field", "text", "JSONL field (dotted path) or Parquet column of the text")
@@ -64,6 +65,7 @@ func bind(fs *flag.FlagSet, o *options) {
 	fs.IntVar(&o.Shards, "shards", 1, "files per output of removed/, rejected/, clusters/ and hot_keys/")
 	fs.BoolVar(&o.Candidates, "candidates", false, "also write every candidate pair, its estimate and whether it was accepted, to candidates/")
 	fs.BoolVar(&o.ExportBands, "export-bands", false, "also write the band keys (doc, seq, band, key) as zstd Parquet to bands/, for the SQL self-join in docs/beam.md")
+	fs.BoolVar(&o.ShuffleBytes, "shuffle-bytes", false, "count the elements and encoded bytes entering every GroupByKey, by stage (counters shuffle_bytes.STAGE; for the cost model)")
 	fs.BoolVar(&o.quiet, "quiet", false, "print nothing but errors")
 }
 

@@ -36,7 +36,7 @@ func TestRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := stdout.String()
-	for _, want := range []string{"read 474: kept 381, duplicates 93 (0 identical, 93 near), rejected 0", "17 clusters", "near_duplicates = 93"} {
+	for _, want := range []string{"read 474: kept 386, duplicates 88 (0 identical, 88 near), rejected 0", "16 clusters", "near_duplicates = 88"} {
 		if !strings.Contains(got, want) {
 			t.Errorf("output lacks %q:\n%s", want, got)
 		}
