@@ -70,31 +70,7 @@ func appendDoc(b []byte, d *Doc, seq int, x *streamDoc) []byte {
 	b = appendStr(b, p.path)
 	b = binary.AppendVarint(b, p.line)
 	b = binary.AppendVarint(b, p.offset)
-	var flags byte
-	f := &x.feats
-	if f.features != nil {
-		flags |= flagFeatures
-	}
-	if f.weighted != nil {
-		flags |= flagWeighted
-	}
-	b = append(b, flags)
-	if f.features != nil {
-		b = binary.AppendUvarint(b, uint64(len(f.features)))
-		var prev uint64
-		for _, f := range f.features {
-			b = binary.AppendUvarint(b, f-prev)
-			prev = f
-		}
-	}
-	if f.weighted != nil {
-		b = binary.AppendUvarint(b, uint64(len(f.weighted)))
-		for _, f := range f.weighted {
-			b = binary.LittleEndian.AppendUint64(b, f.ID)
-			b = binary.LittleEndian.AppendUint64(b, math.Float64bits(f.Weight))
-		}
-	}
-	return b
+	return appendFeatureSet(b, &x.feats)
 }
 
 // rejectJSON is a rejected record in the stream.
