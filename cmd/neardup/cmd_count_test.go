@@ -167,8 +167,8 @@ func Example_count() {
 	// Output:
 	// 474 documents read, 0 rejected
 	//                     sketch (bottomk k=1024)  hyperloglog (p=14)  exact
-	// distinct documents  469                      469                 469  (sketch +0.0%, hll +0.0%)
-	// distinct shingles   371084                   368276              372335  (sketch -0.3%, hll -1.1%)
+	// distinct documents  469 ± 15                 469 ± 4             469  (sketch +0.0%, hll +0.0%)
+	// distinct shingles   371084 ± 11608           368276 ± 2992       372335  (sketch -0.3%, hll -1.1%)
 }
 
 // TestKForEpsDelta: k = ceil(4/(eps² delta)), the lecture notes' bound
