@@ -136,7 +136,7 @@ over a share of the input files, into --work; "neardup dedup merge" joins
 the shards and finishes the run (see its help).
 
 Standard input ("-") is read once: while it is sketched, its bytes are
-copied zstd-compressed to --work/stdin.spool.zst (removed at the end
+copied S2-compressed to --work/stdin.spool.s2 (removed at the end
 unless --keep-work; the disk needs room for it), from which the kept
 documents are written.
 
