@@ -265,7 +265,17 @@ func TestFeatureFileCorrupt(t *testing.T) {
 	if err != nil || !slices.Equal(f.features, []uint64{3, 9, 1 << 60}) {
 		t.Fatalf("round trip: %v, %v", f.features, err)
 	}
-	for _, bad := range [][]byte{nil, good[:len(good)-1], append(slices.Clone(good), 0), {flagFeatures, 0xff}, {flagWeighted, 2, 1}} {
+	// The fixed-width records this release writes, beside the delta
+	// records of earlier releases' files.
+	fixed := appendFeatureSetFixed(nil, &featureSet{features: []uint64{3, 9, 1 << 60}})
+	if len(fixed) != 2+3*8 || fixed[0] != flagFeatures|flagFixed {
+		t.Fatalf("fixed-width record %x", fixed)
+	}
+	if f, err := decodeFeatureSet(fixed, &ids, &ws); err != nil || !slices.Equal(f.features, []uint64{3, 9, 1 << 60}) {
+		t.Fatalf("fixed round trip: %v, %v", f.features, err)
+	}
+	for _, bad := range [][]byte{nil, good[:len(good)-1], append(slices.Clone(good), 0), {flagFeatures, 0xff}, {flagWeighted, 2, 1},
+		fixed[:len(fixed)-1], append(slices.Clone(fixed), 0), {flagFeatures | flagFixed, 2, 1, 2, 3, 4, 5, 6, 7, 8}} {
 		if _, err := decodeFeatureSet(bad, &ids, &ws); err == nil {
 			t.Errorf("%x decoded", bad)
 		}

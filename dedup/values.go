@@ -254,7 +254,19 @@ func (l *docLoader) load(pos []int) ([]index.Doc, error) {
 		l.docs[k] = r.indexDoc(i, l.vals[at:len(l.vals):len(l.vals)])
 	}
 	if l.fc != nil || l.df != nil {
-		l.fids, l.fws = l.fids[:0], l.fws[:0]
+		// One allocation, as for the values: the sets point into the
+		// buffer, and growing it as they are read would leave each
+		// earlier array alive beside the next (three times the chunk's
+		// feature sets, doubled again by the collector's headroom).
+		nf := 0
+		for _, i := range pos {
+			nf += r.res.Docs[i].Shingles
+		}
+		if r.hdr.Algorithm.IsWeighted() {
+			l.fids, l.fws = l.fids[:0], slices.Grow(l.fws[:0], nf)
+		} else {
+			l.fids, l.fws = slices.Grow(l.fids[:0], nf), l.fws[:0]
+		}
 		for k, i := range pos {
 			var f featureSet
 			var err error
