@@ -10,7 +10,6 @@ import (
 	"strconv"
 	"strings"
 	"sync/atomic"
-	"time"
 
 	"github.com/neardup/neardup/store"
 )
@@ -58,57 +57,13 @@ func memoryBudget(s string) (int64, error) {
 }
 
 // withMemoryLimit sets the Go memory limit to budget (when there is one)
-// less the process's file-backed resident pages, and returns the function
-// that restores the earlier limit. Those pages, the executable's code and
-// data as the kernel maps them in (up to 40 MB of this binary's, in 2 MB
-// huge pages where the kernel maps text so), count in the process's RSS
-// but not in the Go runtime's total, so a limit of the whole budget let
-// the RSS pass it by their size; they grow as the run reaches new code,
-// so a goroutine reads them (/proc/self/statm, Linux) every 100 ms and
-// lowers the limit to match, never below half the budget.
+// and returns the function that restores the earlier limit.
 func withMemoryLimit(budget int64) (restore func()) {
 	if budget <= 0 {
 		return func() {}
 	}
-	old := debug.SetMemoryLimit(budget - fileResident())
-	stop, done := make(chan struct{}), make(chan struct{})
-	go func() {
-		defer close(done)
-		t := time.NewTicker(100 * time.Millisecond)
-		defer t.Stop()
-		for {
-			select {
-			case <-stop:
-				return
-			case <-t.C:
-				debug.SetMemoryLimit(budget - min(fileResident(), budget/2))
-			}
-		}
-	}()
-	return func() {
-		close(stop)
-		<-done
-		debug.SetMemoryLimit(old)
-	}
-}
-
-// fileResident is the bytes of file-backed pages of this process in
-// memory (RssFile and RssShmem: the "shared" field of /proc/self/statm),
-// or 0 where unknown.
-func fileResident() int64 {
-	b, err := os.ReadFile("/proc/self/statm")
-	if err != nil {
-		return 0
-	}
-	f := strings.Fields(string(b))
-	if len(f) < 3 {
-		return 0
-	}
-	n, err := strconv.ParseInt(f[2], 10, 64)
-	if err != nil {
-		return 0
-	}
-	return n * int64(os.Getpagesize())
+	old := debug.SetMemoryLimit(budget)
+	return func() { debug.SetMemoryLimit(old) }
 }
 
 // pebbleBudget sizes a Pebble store from a memory budget, into o (a new
