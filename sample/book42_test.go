@@ -51,6 +51,15 @@ func TestBatchCountsBookTable(t *testing.T) {
 			t.Errorf("m=%d: P(K = 0) = %v, want 1/e", m, p0)
 		}
 	}
+	for _, c := range []struct {
+		m    int
+		p    float64
+		want string
+	}{{-1, 0.5, "[]"}, {0, 0.5, "[1]"}, {3, 0, "[1 0 0 0]"}, {3, 1, "[0 0 0 1]"}, {2, 0.5, "[0.25 0.5 0.25]"}} {
+		if got := fmt.Sprint(BatchCounts(c.m, c.p)); got != c.want {
+			t.Errorf("BatchCounts(%d, %v) = %s, want %s", c.m, c.p, got, c.want)
+		}
+	}
 	t.Logf("book bias 127/128: P(K=0..3) = %.9f %.9f %.9f %.9f, P(K≥4) = %.6f, P(K≥5) = %.6f", pmf[0], pmf[1], pmf[2], pmf[3], rest, rest-pmf[4])
 }
 

@@ -227,12 +227,18 @@ func newBatched(h sketch.Header, blen int) *batched {
 // m = 128, p = 1/128 (bias b = 127/128); LazyBitsBatched uses p =
 // sketch.BatchedLuck(m), for which P(K = 0) = 1/e. The sampler draws K by
 // comparing one uniform with the cumulative sums of this distribution, so
-// this is the distribution it samples from. Cost: O(m), allocates.
+// this is the distribution it samples from. p is clamped to [0, 1]; m < 0
+// gives nil. Cost: O(m), allocates.
 func BatchCounts(m int, p float64) []float64 {
 	if m < 0 {
 		return nil
 	}
 	pmf := make([]float64, m+1)
+	if p >= 1 {
+		pmf[m] = 1
+		return pmf
+	}
+	p = max(p, 0)
 	x := math.Pow(1-p, float64(m))
 	for c := 0; c <= m; c++ {
 		pmf[c] = x
