@@ -347,4 +347,3 @@ func (c *ChunkReader) Next(dst []byte) ([]byte, error) {
 	}
 	return dst, nil
 }
-
