@@ -1135,7 +1135,7 @@ func (s *Pebble) Checkpoint(ctx context.Context, dir string) error {
 				s.fs.RemoveAll(dir) // not durably there: no backup
 			}
 		}
-		if cpErr != nil && s.fs.RemoveAll(partial) != nil {
+		if cpErr != nil && s.fs.RemoveAll(partial) != nil && exists(s.fs, partial) {
 			cpErr = fmt.Errorf("%w (the partial copy %s could not be removed: remove it)", cpErr, partial)
 		}
 		return nil
@@ -1147,6 +1147,12 @@ func (s *Pebble) Checkpoint(ctx context.Context, dir string) error {
 		return fmt.Errorf("store: checkpoint into %s: %w", dir, cpErr)
 	}
 	return nil
+}
+
+// exists reports whether path is there (as far as fs can tell).
+func exists(fs vfs.FS, path string) bool {
+	_, err := fs.Stat(path)
+	return !errors.Is(err, os.ErrNotExist)
 }
 
 // syncParent syncs the directory holding path, so that a new entry in it
