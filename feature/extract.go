@@ -145,12 +145,19 @@ func (e *Extractor) Extract(dst []Feature, doc []byte) []Feature {
 		if e.fast == nil {
 			e.n.normalize(doc)
 		}
-		if e.o.Unit == UnitChar {
+		switch {
+		case e.o.Unit == UnitChar:
 			e.charUnits()
-		} else {
+			dst = e.emit(dst)
+		case e.fast != nil && e.fast.cl != nil && !(e.o.Weighting != WeightSet && e.n.html):
+			// Unweighted word units where the CPU multiplies
+			// carry-lessly: the ASCII path's window and deduplication.
 			e.wordUnits()
+			dst = e.emitCL(dst, e.units)
+		default:
+			e.wordUnits()
+			dst = e.emit(dst)
 		}
-		dst = e.emit(dst)
 	}
 	if e.o.Weighting == WeightTFIDF {
 		dst = e.tfidf(dst)

@@ -11,48 +11,10 @@ import (
 	"unicode/utf8"
 
 	"github.com/rivo/uniseg"
-)
 
-// refUnicodeTokens is the unicode-v1 tokenizer written straight from its rule
-// (Options.Tokenizer), rune by rune, at the default options (lower case,
-// digits kept, punctuation dropped), as the test's independent reference:
-// a letter or number of Han, Hiragana, Katakana, Thai, Lao, Khmer or
-// Myanmar starts a token of its own; any other letter, number or '_'
-// continues a token of such runes or starts one; a combining mark (or
-// SARA AM, U+0E33 and U+0EB3) continues the token before it; everything
-// else ends the token.
-func refUnicodeTokens(s string) []string {
-	var toks []string
-	var cur []rune
-	alone := false
-	flush := func() {
-		if len(cur) > 0 {
-			toks = append(toks, string(cur))
-		}
-		cur, alone = nil, false
-	}
-	for _, r := range s {
-		switch {
-		case r == utf8.RuneError:
-			flush()
-		case len(cur) > 0 && (unicode.In(r, unicode.Mn, unicode.Mc, unicode.Me) || r == 'ำ' || r == 'ຳ'):
-			cur = append(cur, r)
-		case unicode.In(r, unicode.Han, unicode.Hiragana, unicode.Katakana, unicode.Thai, unicode.Lao, unicode.Khmer, unicode.Myanmar) &&
-			(unicode.IsLetter(r) || unicode.IsNumber(r)):
-			flush()
-			cur, alone = append(cur, unicode.ToLower(r)), true
-		case unicode.IsLetter(r) || unicode.IsNumber(r) || r == '_':
-			if alone {
-				flush()
-			}
-			cur = append(cur, unicode.ToLower(r))
-		default:
-			flush()
-		}
-	}
-	flush()
-	return toks
-}
+	"github.com/neardup/neardup/feature/featuretest"
+	"github.com/neardup/neardup/internal/rng"
+)
 
 // checkTokens compares the extractor's normalized text (tokens joined by
 // spaces) and its features with the reference tokens of doc: the features
@@ -60,7 +22,7 @@ func refUnicodeTokens(s string) []string {
 // same way, which the word-unit ids check (a word's id is its token's).
 func checkTokens(t *testing.T, e *Extractor, doc string) {
 	t.Helper()
-	want := refUnicodeTokens(doc)
+	want := featuretest.UnicodeTokens(doc)
 	got := string(e.Normalize(nil, []byte(doc)))
 	if got != strings.Join(want, " ") {
 		t.Fatalf("tokens of %q:\n got %q\nwant %q", doc, got, strings.Join(want, " "))
@@ -100,7 +62,7 @@ func TestTokenizerGraphemes(t *testing.T) {
 	}
 	n := 0
 	for _, d := range loadFixture(t) {
-		for _, tok := range refUnicodeTokens(d.Text) {
+		for _, tok := range featuretest.UnicodeTokens(d.Text) {
 			if !sea(tok) {
 				continue
 			}
@@ -180,11 +142,81 @@ func loadFixture(t testing.TB) []fixtureDoc {
 	return out
 }
 
-// The ranges of commonCJK are letters of the segmented scripts, without case.
-func TestCommonCJK(t *testing.T) {
-	for r := rune(0); r <= unicode.MaxRune; r++ {
-		if commonCJK(r) && !(unicode.IsLetter(r) && segmented(r) && unicode.ToLower(r) == r) {
-			t.Fatalf("%U is in commonCJK's ranges but not a caseless letter of a segmented script", r)
+// TestRuneClass checks runeClass against package unicode for every rune
+// of the Basic Multilingual Plane above ASCII: each class other than
+// rcSlow must be the general switch's answer, and rcSlow must be kept for
+// the runes that need it (numbers, letters that a case range may lower,
+// SARA AM, U+FFFD).
+func TestRuneClass(t *testing.T) {
+	cased := func(r rune) bool {
+		for _, cr := range unicode.CaseRanges {
+			if cr.Lo <= uint32(r) && uint32(r) <= cr.Hi && cr.Delta[unicode.LowerCase] != 0 {
+				return true
+			}
+		}
+		return false
+	}
+	counts := map[uint8]int{}
+	for r := rune(0x80); r < 1<<16; r++ {
+		c := runeClass[r]
+		counts[c]++
+		letter, number := unicode.IsLetter(r), unicode.IsNumber(r)
+		mark, punct := unicode.In(r, unicode.M), unicode.IsPunct(r) || unicode.IsSymbol(r)
+		var ok bool
+		switch c {
+		case rcAlone:
+			ok = letter && segmented(r) && unicode.ToLower(r) == r
+		case rcWord:
+			ok = letter && !segmented(r) && unicode.ToLower(r) == r
+		case rcMark:
+			ok = mark
+		case rcPunct:
+			ok = punct && r != utf8.RuneError
+		case rcDelim:
+			ok = !letter && !number && !mark && !punct
+		case rcSlow:
+			ok = number || (letter && cased(r)) || r == 0x0E33 || r == 0x0EB3 || r == utf8.RuneError
+		}
+		if !ok {
+			t.Fatalf("%U: class %d is wrong (letter %v, number %v, mark %v, punct %v, segmented %v, lower %U)",
+				r, c, letter, number, mark, punct, segmented(r), unicode.ToLower(r))
+		}
+	}
+	if counts[rcAlone] < 20000 || counts[rcWord] < 10000 {
+		t.Errorf("classes: %v", counts)
+	}
+}
+
+// TestTokenizerEveryRune tokenizes every rune of the Basic Multilingual
+// Plane after an ASCII letter, after a Han letter and after a Thai letter,
+// and before each of them, and compares with the reference.
+func TestTokenizerEveryRune(t *testing.T) {
+	e, err := New(Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for r := rune(0x80); r < 1<<16; r++ {
+		if r >= 0xD800 && r <= 0xDFFF {
+			continue
+		}
+		x := string(r)
+		checkTokens(t, e, "a"+x+"漢"+x+"ก"+x+x+"z "+x+"́"+x+"กำ"+x)
+	}
+}
+
+// hash3 is tokHasher.hash of three bytes.
+func TestHash3(t *testing.T) {
+	e, err := New(Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := e.n.hash
+	s := rng.New(3)
+	for i := 0; i < 100000; i++ {
+		v := s.Uint64() & 0xFFFFFF
+		b := []byte{byte(v), byte(v >> 8), byte(v >> 16)}
+		if got, want := h.hash3(v), h.hash(b); got != want {
+			t.Fatalf("hash3(%x) = %x, want %x", b, got, want)
 		}
 	}
 }
