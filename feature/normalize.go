@@ -649,7 +649,7 @@ func (n *normalizer) tokenizeFrom(text []byte, i0 int) int {
 			r, size = rune(c&0x1F)<<6|rune(text[i+1]&0x3F), 2
 			cls = runeClass[r]
 		}
-		if cls == rcAlone && seg {
+		if cls == rcAlone && seg && useRuns {
 			// A run of Han, kana, Thai, ... letters (three bytes each,
 			// as every rune of those scripts below U+10000 is): each a
 			// token, copied as it is (caseless) and fingerprinted by
@@ -658,6 +658,7 @@ func (n *normalizer) tokenizeFrom(text []byte, i0 int) int {
 			if inTok {
 				toks = append(toks, token{start: int32(start), end: int32(len(out)), z: cur})
 				fps = append(fps, hash.hash(out[start:]))
+				inTok, single = false, false
 			}
 			// Room for the run: a token takes 3 bytes of text and at
 			// most 4 bytes of out (with its space).
@@ -694,32 +695,67 @@ func (n *normalizer) tokenizeFrom(text []byte, i0 int) int {
 			b3[0], b3[1], b3[2] = t3[0], t3[1], t3[2]
 			o += 3
 			i += 3
+			// The run goes on over delimiters (ASCII white space and
+			// punctuation, and three-byte punctuation and separators
+			// such as "、" and "。", unless punctuation is kept), which
+			// close the open token; it stops at anything else, or at a
+			// zone mark.
+			open := true
 			for i+2 < len(text) && i < next {
+				if c0 := text[i]; c0 < utf8.RuneSelf {
+					if word[c0] != 0 || (keepPunct && n.class[c0] == cPunct) {
+						break
+					}
+					if open {
+						tb[nt] = token{start: int32(s), end: int32(o), z: cur}
+						fb[nt] = hash.hash3(uint64(w))
+						nt++
+						open = false
+					}
+					i++
+					continue
+				}
 				t3 = text[i : i+3 : i+3]
 				x := uint32(t3[0]) | uint32(t3[1])<<8 | uint32(t3[2])<<16
-				// Three bytes of one rune, 1110xxxx 10xxxxxx 10xxxxxx, of
-				// class rcAlone (at or above U+0E00 and no surrogate, so
-				// the pattern is all there is to check).
-				if x&0xC0C0F0 != 0x8080E0 || runeClass[(x&0x0F)<<12|(x>>8&0x3F)<<6|(x>>16&0x3F)] != rcAlone {
+				// Three bytes of one rune: 1110xxxx 10xxxxxx 10xxxxxx (an
+				// rcAlone, rcPunct or rcDelim rune of three bytes is at
+				// or above U+0800 and no surrogate, so the pattern is all
+				// there is to check).
+				if x&0xC0C0F0 != 0x8080E0 {
 					break
 				}
-				tb[nt] = token{start: int32(s), end: int32(o), z: cur}
-				fb[nt] = hash.hash3(uint64(w))
-				nt++
-				binary.LittleEndian.PutUint32(buf[o:o+4:o+4], ' '|x<<8)
-				s, w = o+1, x
-				o += 4
+				cl := runeClass[(x&0x0F)<<12|(x>>8&0x3F)<<6|(x>>16&0x3F)]
+				if cl != rcAlone && cl != rcDelim && (cl != rcPunct || keepPunct) {
+					break // a mark, a letter of another script, a number, ...
+				}
+				if open {
+					tb[nt] = token{start: int32(s), end: int32(o), z: cur}
+					fb[nt] = hash.hash3(uint64(w))
+					nt++
+					open = false
+				}
+				if cl == rcAlone {
+					binary.LittleEndian.PutUint32(buf[o:o+4:o+4], ' '|x<<8)
+					s, w, open = o+1, x, true
+					o += 4
+				}
 				i += 3
 			}
-			// The last token stays open.
-			start, inTok, single = s, true, true
+			// The last token stays open, for the marks that may follow.
+			if open {
+				start, inTok, single = s, true, true
+			}
 			out, toks, fps = buf[:o], tb[:nt], fb[:nt]
 			continue
 		}
 		isWord, punct, alone := false, false, false
 		switch cls {
-		case rcAlone, rcWord:
-			// A caseless letter (rcAlone without TokenizerUnicode).
+		case rcAlone:
+			// A caseless letter of a segmented script (here without
+			// TokenizerUnicode, or with useRuns off).
+			isWord, alone = true, seg
+		case rcWord:
+			// A caseless letter of another script.
 			isWord = true
 		case rcMark:
 			if seg {
@@ -846,3 +882,7 @@ func segmented(r rune) bool {
 	}
 	return unicode.In(r, segmentedScripts...)
 }
+
+// useRuns lets tests take the general switch for runs of segmented
+// letters too (tokenizeFrom).
+var useRuns = true

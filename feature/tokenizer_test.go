@@ -3,8 +3,10 @@ package feature
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"unicode"
@@ -217,6 +219,58 @@ func TestHash3(t *testing.T) {
 		b := []byte{byte(v), byte(v >> 8), byte(v >> 16)}
 		if got, want := h.hash3(v), h.hash(b); got != want {
 			t.Fatalf("hash3(%x) = %x, want %x", b, got, want)
+		}
+	}
+}
+
+// TestRunsEqualGeneral checks tokenizeFrom's loop over runs of segmented
+// letters against its general switch (useRuns off), for options the
+// reference does not cover (punctuation kept, digits folded or dropped,
+// case kept, HTML zones with boosts, words-v1), on random text of Han,
+// kana, Thai, CJK and ASCII punctuation, marks, digits and Latin words:
+// the same normalized text, features, occurrences and feature texts.
+func TestRunsEqualGeneral(t *testing.T) {
+	alphabet := []string{"漢", "字", "か", "ナ", "ー", "、", "。", "「", "」", "ก", "\u0e33", "\u0e48", "\u0301",
+		"４", "2", "〇", "x", "Ab", " ", "\n", ".", ",", "-", "ä", "Ω", "한", "\u3000", "😀", "\xff", "𠀀"}
+	s := rng.New(rng.Key(27, 1))
+	doc := func() []byte {
+		var b []byte
+		for range 1 + s.Intn(60) {
+			b = append(b, alphabet[s.Intn(uint64(len(alphabet)))]...)
+		}
+		return b
+	}
+	for _, o := range []Options{{}, {Punct: PunctKeep}, {Digits: DigitsFold}, {Digits: DigitsDrop, K: 2},
+		{Case: CaseKeep, Unit: UnitWord}, {Weighting: WeightCount, K: 3}, {Tokenizer: TokenizerWords},
+		{Norm: NormNFKC, Case: CaseFold, Wrap: true}} {
+		fast, err := New(o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		slow, _ := New(o)
+		for trial := 0; trial < 300; trial++ {
+			d := doc()
+			if trial%4 == 0 {
+				d = fmt.Appendf(nil, "<html><title>%s</title><h1>%s</h1><p>%s</p></html>", doc(), doc(), d)
+			}
+			useRuns = false
+			wantText := string(slow.Normalize(nil, d))
+			want := slow.Extract(nil, d)
+			useRuns = true
+			gotText := string(fast.Normalize(nil, d))
+			got := fast.Extract(nil, d)
+			name := fmt.Sprintf("%+v %q", o, d)
+			if gotText != wantText {
+				t.Fatalf("%s: normalized %q, general switch %q", name, gotText, wantText)
+			}
+			if !slices.Equal(got, want) || fast.Occurrences() != slow.Occurrences() {
+				t.Fatalf("%s: features %v, general switch %v", name, got, want)
+			}
+			for i := range got {
+				if g, w := fast.AppendText(nil, i), slow.AppendText(nil, i); !bytes.Equal(g, w) {
+					t.Fatalf("%s: text of feature %d is %q, general switch %q", name, i, g, w)
+				}
+			}
 		}
 	}
 }
