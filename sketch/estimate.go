@@ -82,7 +82,7 @@ func Jaccard(a, b *Sketch) (Estimate, error) {
 		return proportional(a.Values, b.Values), nil
 	case HMT, HMTDep:
 		p, bins, _ := a.Header.HMT() // valid: checked by Validate
-		return hmtJaccard(a.Values, b.Values, p, bins), nil
+		return hmtJaccard(a, b, p, bins, HMTOptions{}), nil
 	}
 	na, nb := len(a.Values), len(b.Values)
 	if na == 0 || nb == 0 {

@@ -41,7 +41,7 @@ func ExampleHeader_HMT() {
 	h, _ := weighted.NewHMT(weighted.Options{K: 256}) // defaults α = 0.5, τ = 1, t = 3, L = 4
 	p, bins, err := h.Header().HMT()
 	fmt.Printf("%+v %d %v\n", p, bins, err)
-	// Output: {Alpha:0.5 Tau:1 Scales:3 L:4} 128 <nil>
+	// Output: {Alpha:0.5 Tau:1 Scales:3 L:4 BinaryBeta:false} 128 <nil>
 }
 
 func ExampleAlgorithm_SlotWise() {
