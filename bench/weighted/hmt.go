@@ -288,10 +288,12 @@ func plotHMT(dir string, k, vi int, rows []hmtRow) error {
 			{"HMT t=3 (defaults)", func(r hmtRow) stat { return r.multi[vi] }},
 		}
 		bw := vg.Points(5)
+		var top float64
 		for si, s := range series {
 			vals := make(plotter.Values, len(rows))
 			for i, r := range rows {
 				vals[i] = fig.val(s.get(r), r.n)
+				top = math.Max(top, vals[i])
 			}
 			bars, err := plotter.NewBarChart(vals, bw)
 			if err != nil {
@@ -303,7 +305,8 @@ func plotHMT(dir string, k, vi int, rows []hmtRow) error {
 			p.Add(bars)
 			p.Legend.Add(s.name, bars)
 		}
-		p.Legend.Top = true
+		p.Legend.Top, p.Legend.Left = true, true
+		p.Y.Min, p.Y.Max = 0, 1.35*top // room for the legend above the short bars on the left
 		p.NominalX(names...)
 		if err := p.Save(8*vg.Inch, 4*vg.Inch, filepath.Join(dir, fig.file)); err != nil {
 			return err
