@@ -1,21 +1,23 @@
 // Command weighted compares neardup's consistent weighted samplers (package
-// weighted: cws, icws, hmt) on generated weighted documents and reproduces
-// Figures 5.1–5.2 of Haeupler, Manasse and Talwar, "Consistent Weighted
-// Sampling Made Fast, Small, and Easy": mean absolute error and standard
-// deviation of the estimate of hmt vs Ioffe's icws at true weighted Jaccard
-// 0.40 … 0.96, plus the error of randomized rounding alone.
+// weighted: cws, icws, hmt) on generated weighted documents and redraws the
+// figures of the two weighted-sampling papers.
 //
 //	cd bench && go run ./weighted -out /tmp/wout
 //
 // It prints a timing table (µs per document for n = 100, 1,000, 10,000
 // features and k = 64 … 512; hmt at weight sums 2^−64, 1, 2^64; cws with
-// each section-3 speed-up disabled) and the accuracy tables, and writes
-// figures.tsv, timing.tsv, fig5_1_mae_k*.png and fig5_2_sd_k*.png to -out;
-// and it redraws Figures 1 and 2 of Manasse, McSherry and Talwar,
-// "Consistent Weighted Sampling" (numerical inversions and exact z per
-// sample, section 3.2/3.4; full β drawn by the oblivious 8-bit and adaptive
-// unary approximations of section 3.5) into mmt.tsv, mmt_fig1.png and
-// mmt_fig2.png, for equal weights and n = 10 … 100,000.
+// each section-3 speed-up disabled) into timing.tsv; redraws Figures 1 and 2
+// of Manasse, McSherry and Talwar, "Consistent Weighted Sampling" (numerical
+// inversions and exact z per sample, section 3.2/3.4; full β drawn by the
+// oblivious 8-bit and adaptive unary approximations of section 3.5) into
+// mmt.tsv, mmt_fig1.png and mmt_fig2.png, for equal weights and
+// n = 10 … 100,000; and reproduces Figures 5.1 and 5.2 of Haeupler,
+// Manasse and Talwar, "Consistent Weighted Sampling Made Fast, Small, and
+// Easy", in the paper's setup (section 5: one scale, 8·k rounded elements
+// into k bins, against Ioffe's ICWS with k samples and the rounding alone;
+// full, 2-, 1- and ½-bit; k = 64 … 512) plus the multi-scale HMT sketch,
+// into hmt.tsv, hmt_fig5_{1,2}_<variant>_k<k>.png, and the bytes each
+// sketch needs at equal error into hmt_size.tsv.
 // No Go weighted-minhash peer resolves from the module proxy (the proxy
 // answers 403 for github.com/src-d/go-license-detector and its gopkg.in
 // paths, and its wmh package lives under internal/ anyway), so the run
