@@ -15,7 +15,8 @@ import (
 // only its low b bits. HMT and HMTDep sketches hold K = 2 + t·B values (or
 // none): the first scale s as an int64, math.Float64bits of log₂ of the
 // total weight, then t blocks of B one-permutation bins, block r for scale
-// s + r (HMTEmpty for an empty bin).
+// s + r (HMTEmpty for an empty bin); compressed ones (CompressHMT) keep the
+// two leading words and hold b-bit bins, B/2 per scale for XOR pairs.
 //
 // The zero Sketch is invalid (no algorithm). A Sketch is a plain value: it is
 // safe for concurrent reads, and its methods never retain the slices they are
