@@ -72,6 +72,29 @@ func TestBinaryBeta(t *testing.T) {
 			t.Errorf("α=%v: first scale puts |w|₁ at %v, want [%v, %v)", c.alpha, w, h.target, h.target/beta)
 		}
 	}
+	// Accuracy with β = 2^(−1/4) (α = 0.8, τ = 1): over R = 100 seeds the
+	// mean estimate is within Theorem 3.2's 1/(W'−1), W' ≥ L·k/(t−τ) = 512,
+	// plus 4·SD/√R of the exact J; the pair (weight ratio ≥ 0.8 by
+	// construction) always shares at least t − τ − 1 = 1 scale.
+	a, c := pairAt(41, 100, 0.1, 10, 0.9)
+	j := Jaccard(a, c)
+	const R = 100
+	var sum, sum2 float64
+	for r := range R {
+		h, _ := NewHMT(Options{K: 256, Seed: uint64(r), Alpha: 0.8, BinaryBeta: true})
+		e, err := sketch.JaccardHMT(hmtSketch(h, a), hmtSketch(h, c), sketch.HMTOptions{AsWritten: true})
+		if err != nil || e.Below || e.Scales < 1 {
+			t.Fatalf("binary β: %+v %v", e, err)
+		}
+		sum += e.J - j
+		sum2 += (e.J - j) * (e.J - j)
+	}
+	bias := sum / R
+	sd := math.Sqrt(sum2/R - bias*bias)
+	if tol := 1.0/511 + 4*sd/math.Sqrt(R); math.Abs(bias) > tol {
+		t.Errorf("binary β, J=%.3f: bias %+.4f > %.4f", j, bias, tol)
+	}
+	t.Logf("binary β (m = 4), J=%.3f: bias %+.4f, SD %.4f", j, bias, sd)
 	if _, err := NewHMT(Options{Alpha: 0.2, BinaryBeta: true}); !errors.Is(err, ErrOptions) {
 		t.Errorf("α = 0.2, τ = 1 has no β = 2^(−1/m) in [0.2, 0.447): %v", err)
 	}
