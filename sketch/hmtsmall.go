@@ -101,21 +101,15 @@ func hmtJaccard(a, b *Sketch, p HMTParams, bins int, o HMTOptions) Estimate {
 	if bitsB < 64 {
 		pc = math.Ldexp(1, -int(bitsB))
 	}
-	var qs, ms, lw [hmtMaxT]float64
+	sc := hmtScales{va: va, vb: vb, sa: sa, sb: sb, nb: nb, full: bitsB == 64, pc: pc}
 	n := 0
 	var sum, vsum float64
-	lmax, lib := max(la, lb), p.Log2InvBeta()
 	for i := lo; i <= hi; i++ {
-		oa, ob := 2+int(i-sa)*nb, 2+int(i-sb)*nb
-		eq, m := binsMatch(va[oa:oa+nb], vb[ob:ob+nb:ob+nb], bitsB == 64)
+		q, Q, m := sc.at(i)
 		if m == 0 {
 			continue
 		}
-		Q := float64(eq) / float64(m)
-		qs[n] = (Q - pc) / (1 - pc)
-		ms[n] = float64(m)
-		lw[n] = lmax + float64(i)*lib
-		sum += qs[n]
+		sum += q
 		vsum += Q * (1 - Q) / (float64(m) * (1 - pc) * (1 - pc))
 		n++
 	}
@@ -127,7 +121,7 @@ func hmtJaccard(a, b *Sketch, p HMTParams, bins int, o HMTOptions) Estimate {
 	theta := sum / float64(n)
 	se := math.Sqrt(vsum) / float64(n)
 	if o.Weighted {
-		theta, se = inverseVariance(qs[:n], ms[:n], lw[:n], theta, pc, xor)
+		theta, se = sc.inverseVariance(lo, hi, max(la, lb), p.Log2InvBeta(), theta, xor)
 	}
 	if !xor {
 		e.J, e.StdErr = math.Max(0, math.Min(1, theta)), se
@@ -143,10 +137,32 @@ func hmtJaccard(a, b *Sketch, p HMTParams, bins int, o HMTOptions) Estimate {
 	return e
 }
 
-// inverseVariance combines per-scale estimates q of θ (J, or J² for XOR
-// pairs) with m compared bins and log₂ scaled weight lw, by the variance
-// model of HMTOptions.Weighted evaluated at the plain average theta0.
-func inverseVariance(q, m, lw []float64, theta0, pc float64, xor bool) (theta, se float64) {
+// hmtScales reads the blocks of two HMT sketches by scale number.
+type hmtScales struct {
+	va, vb []uint64
+	sa, sb int64
+	nb     int
+	full   bool
+	pc     float64 // chance agreement of two b-bit values (0 for full ones)
+}
+
+// at returns scale i's estimate q of θ (J, or J² for XOR pairs), its raw
+// match fraction Q and its number m of compared bins (0: no information).
+func (c *hmtScales) at(i int64) (q, Q float64, m int) {
+	oa, ob := 2+int(i-c.sa)*c.nb, 2+int(i-c.sb)*c.nb
+	eq, m := binsMatch(c.va[oa:oa+c.nb], c.vb[ob:ob+c.nb:ob+c.nb], c.full)
+	if m == 0 {
+		return 0, 0, 0
+	}
+	Q = float64(eq) / float64(m)
+	return (Q - c.pc) / (1 - c.pc), Q, m
+}
+
+// inverseVariance combines the estimates of scales lo … hi by the variance
+// model of HMTOptions.Weighted evaluated at the plain average theta0; scale
+// i's scaled weight is 2^(lmax + i·lib).
+func (c *hmtScales) inverseVariance(lo, hi int64, lmax, lib, theta0 float64, xor bool) (theta, se float64) {
+	pc := c.pc
 	th := math.Max(0, math.Min(1, theta0))
 	j, d := th, 1.0 // J and dθ/dJ
 	if xor {
@@ -161,10 +177,14 @@ func inverseVariance(q, m, lw []float64, theta0, pc float64, xor bool) (theta, s
 		c1, c2 = 1, 1
 	}
 	var sw, swq float64
-	for i := range q {
-		v := c1/m[i] + c2*math.Exp2(-lw[i])
+	for i := lo; i <= hi; i++ {
+		q, _, m := c.at(i)
+		if m == 0 {
+			continue
+		}
+		v := c1/float64(m) + c2*math.Exp2(-(lmax+float64(i)*lib))
 		sw += 1 / v
-		swq += q[i] / v
+		swq += q / v
 	}
 	theta = swq / sw
 	if !zero {
