@@ -402,56 +402,73 @@ func (e *Extractor) extractASCII(dst []Feature) []Feature {
 	e.units = e.units[:0]
 	e.lazy = true
 	e.occ = 0
-	var ids []uint64
 	if a.cl != nil {
-		toks := e.clTokens()
-		n := len(toks)
-		if n == 0 {
-			return dst
-		}
-		if e.o.Wrap {
-			for j := n; j < n+k-1; j++ {
-				toks = append(toks, toks[j%n])
-			}
-		} else if n < k {
-			fp := e.wh.q
-			for _, t := range toks {
-				fp = e.wh.step(fp ^ t)
-			}
-			e.occ = 1
-			e.first = append(e.first, -1)
-			return append(dst, Feature{ID: fp, Weight: 1})
-		}
-		occ := len(toks) - k + 1
-		if cap(a.u) < occ {
-			a.u = make([]uint64, occ, occ*5/4)
-		}
-		ids = a.u[:occ]
-		clWindowAll(ids, toks, a.cl)
-	} else {
-		n := e.words()
-		if n == 0 {
-			return dst
-		}
-		if e.o.Wrap {
-			// The window goes on over the first K-1 words again (extended
-			// index j is word j mod n).
-			for j := n; j < n+k-1; j++ {
-				a.sd = append(a.sd, a.sd[j%n])
-			}
-		} else if n < k {
-			// A document shorter than one shingle is one shingle of all its
-			// words.
-			fp := e.wh.q
-			for _, w := range a.sd {
-				fp = stepBy(&a.tab.step, fp) ^ w.s
-			}
-			e.occ = 1
-			e.first = append(e.first, -1)
-			return append(dst, Feature{ID: fp, Weight: 1})
-		}
-		ids = e.chain(e.terms())
+		return e.emitCL(dst, e.clTokens())
 	}
+	n := e.words()
+	if n == 0 {
+		return dst
+	}
+	if e.o.Wrap {
+		// The window goes on over the first K-1 words again (extended
+		// index j is word j mod n).
+		for j := n; j < n+k-1; j++ {
+			a.sd = append(a.sd, a.sd[j%n])
+		}
+	} else if n < k {
+		// A document shorter than one shingle is one shingle of all its
+		// words.
+		fp := e.wh.q
+		for _, w := range a.sd {
+			fp = stepBy(&a.tab.step, fp) ^ w.s
+		}
+		e.occ = 1
+		e.first = append(e.first, -1)
+		return append(dst, Feature{ID: fp, Weight: 1})
+	}
+	return e.dedup(dst, e.chain(e.terms()))
+}
+
+// emitCL appends the features of the document whose token fingerprints
+// are toks (with room for K-1 more after them) by the carry-less route:
+// clWindowAll makes every shingle's id at once, and dedupSet or
+// dedupCount keeps the distinct ones in order of first occurrence. It
+// gives exactly emit's features for unweighted units, and serves the ASCII
+// path (clTokens) and, where the CPU has the instructions, the general
+// path's word units (Extract).
+func (e *Extractor) emitCL(dst []Feature, toks []uint64) []Feature {
+	a := e.fast
+	k := e.o.K
+	e.occ = 0
+	n := len(toks)
+	if n == 0 {
+		return dst
+	}
+	if e.o.Wrap {
+		for j := n; j < n+k-1; j++ {
+			toks = append(toks, toks[j%n])
+		}
+	} else if n < k {
+		fp := e.wh.q
+		for _, t := range toks {
+			fp = e.wh.step(fp ^ t)
+		}
+		e.occ = 1
+		e.first = append(e.first, -1)
+		return append(dst, Feature{ID: fp, Weight: 1})
+	}
+	occ := len(toks) - k + 1
+	if cap(a.u) < occ {
+		a.u = make([]uint64, occ, occ*5/4)
+	}
+	ids := a.u[:occ]
+	clWindowAll(ids, toks, a.cl)
+	return e.dedup(dst, ids)
+}
+
+// dedup appends the distinct ids of ids (the shingles of one document, in
+// order) to dst as features, with their first occurrences in e.first.
+func (e *Extractor) dedup(dst []Feature, ids []uint64) []Feature {
 	occ := len(ids)
 	e.occ = occ
 	e.acc.reset(2 * occ) // load <= 1/4: fewer collisions, each a mispredicted branch

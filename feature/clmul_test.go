@@ -262,7 +262,8 @@ var clFuzzOptions = []Options{{}, {K: 1}, {K: 2, Wrap: true}, {K: 8, Weighting: 
 func FuzzCLRoute(f *testing.F) {
 	for _, s := range []string{"", "a", "Hello, World!", "x_1 2024 Merchantability\x00\x7f", strings.Repeat("ab ", 30),
 		"a bb ccc dddd eeeee ffffff ggggggg hhhhhhhh iiiiiiiii jjjjjjjjjjjjjjj kkkkkkkkkkkkkkkk lllllllllllllllll",
-		"<p>Q 9 Z0 _x_</p>", "supercalifragilisticexpialidocious IS A LONG WORD"} {
+		"<p>Q 9 Z0 _x_</p>", "supercalifragilisticexpialidocious IS A LONG WORD",
+		"近似重复文档的检测。Near-duplicate 検出します ภาษาไทย", "<title>漢字</title><h1>見出し</h1>本文の漢字 x"} {
 		f.Add([]byte(s))
 	}
 	var names [][]string
