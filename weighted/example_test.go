@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/neardup/neardup/feature"
 	"github.com/neardup/neardup/sample"
@@ -271,4 +272,16 @@ func ExampleReplicated_Sketch() {
 	// Σmin/Σmax = 3/5.
 	fmt.Println(r.K(), math.Abs(float64(eq)/2048-0.6) < 0.05)
 	// Output: 2048 true
+}
+
+// SketchScale sketches one scale alone: the block of that scale number in
+// any full HMT sketch that holds it.
+func ExampleHMT_SketchScale() {
+	h, _ := weighted.NewHMT(weighted.Options{K: 64, Seed: 1})
+	fs := []feature.Feature{{ID: 1, Weight: 2.5}, {ID: 2, Weight: 1}}
+	v := h.Sketch(nil, fs)
+	s := int(int64(v[0]))
+	blk := h.SketchScale(nil, fs, s)
+	fmt.Println(len(blk) == h.Bins(), slices.Equal(blk, v[2:2+h.Bins()]))
+	// Output: true true
 }
