@@ -341,6 +341,30 @@ func TestWordMasks(t *testing.T) {
 	}
 }
 
+// TestSwarMasks checks the table route's masks (swarMasks: eight bytes
+// at a time) against wordMasksGo (one byte at a time) on every byte value
+// at every position of a block, with and without digits; it runs on every
+// CPU.
+func TestSwarMasks(t *testing.T) {
+	st := rng.New(5)
+	for _, digits := range []uint64{0, 0x8080808080808080} {
+		for v := 0; v < 256; v++ {
+			for at := 0; at < 64*3; at += 37 {
+				text := make([]byte, 64*3)
+				for i := range text {
+					text[i] = byte(st.Intn(128))
+				}
+				text[(at+v)%len(text)] = byte(v)
+				got, want := make([]uint64, 3), make([]uint64, 3)
+				hg, hw := swarMasks(got, text, digits), wordMasksGo(want, text, digits)
+				if hg != hw || (!hw && !slices.Equal(got, want)) {
+					t.Fatalf("digits %#x, byte %#x at %d: %x (high %v), byte by byte %x (%v)", digits, v, (at+v)%len(text), got, hg, want, hw)
+				}
+			}
+		}
+	}
+}
+
 // TestSpans512 checks spans512 and spans256 against their pure-Go form.
 func TestSpans512(t *testing.T) {
 	var fs []func(text []byte, st, en []int32, digits uint64) (int, int, bool)
