@@ -61,6 +61,7 @@ func TestIntZDistribution(t *testing.T) {
 		e := n * p
 		chi += (float64(o) - e) * (float64(o) - e) / e
 	}
+	t.Logf("z: χ² = %.2f (14 df, critical %.2f)", chi, chiCrit(14))
 	if crit := chiCrit(14); chi > crit {
 		t.Errorf("z not distributed as eq. 5: χ² = %v > %v; counts %v", chi, crit, obs)
 	}
@@ -114,6 +115,7 @@ func TestIntUniformPairs(t *testing.T) {
 	for _, o := range obs {
 		chi += (float64(o) - e) * (float64(o) - e) / e
 	}
+	t.Logf("pairs: χ² = %.2f (%d df, critical %.2f)", chi, len(obs)-1, chiCrit(len(obs)-1))
 	if crit := chiCrit(len(obs) - 1); chi > crit {
 		t.Errorf("pairs not uniform: χ² = %v > %v; counts %v", chi, crit, obs)
 	}
@@ -135,6 +137,7 @@ func TestIntLargeCounts(t *testing.T) {
 		}
 		us = append(us, float64(s.Copy)/ws[s.ID-1])
 	}
+	t.Logf("counts 2^40, 3·2^40: P(x = 1) = %.4f, KS D = %.4f", float64(n1)/k, ksUniform(us))
 	if f := float64(n1) / k; math.Abs(f-0.25) > 4*math.Sqrt(0.25*0.75/k) {
 		t.Errorf("P(x = 1) = %v, want 0.25", f)
 	}
@@ -195,6 +198,7 @@ func TestIntCollisionProbability(t *testing.T) {
 				t.Fatalf("%v: sample %d: samples %v/%v, values %x/%x", p, i, sa[i], sb[i], va[i], vb[i])
 			}
 		}
+		t.Logf("%v %v: P(equal) = %.4f, Σmin/Σmax = %.4f, 4σ = %.4f", p.a, p.b, float64(m)/k, j, 4*math.Sqrt(j*(1-j)/k))
 		if f := float64(m) / k; math.Abs(f-j) > 4*math.Sqrt(j*(1-j)/k) {
 			t.Errorf("%v: P(equal) = %v, Σmin/Σmax = %v", p, f, j)
 		}
@@ -232,6 +236,7 @@ func TestIntMatchesContinuousRoundedUp(t *testing.T) {
 		d := float64(oi[i] - oc[i])
 		chi += d * d / float64(oi[i]+oc[i])
 	}
+	t.Logf("integral vs rounded continuous: χ² = %.2f (%d df, critical %.2f)", chi, len(oi)-1, chiCrit(len(oi)-1))
 	if crit := chiCrit(len(oi) - 1); chi > crit {
 		t.Errorf("integral and rounded continuous samples differ: χ² = %v > %v\n%v\n%v", chi, crit, oi, oc)
 	}
@@ -244,6 +249,7 @@ func TestIntMatchesContinuousRoundedUp(t *testing.T) {
 			m++
 		}
 	}
+	t.Logf("rounded continuous: P(equal) = %.4f, Σmin/Σmax = %.4f, 4σ = %.4f", float64(m)/k, j, 4*math.Sqrt(j*(1-j)/k))
 	if f := float64(m) / k; math.Abs(f-j) > 4*math.Sqrt(j*(1-j)/k) {
 		t.Errorf("rounded continuous: P(equal) = %v, Σmin/Σmax = %v", f, j)
 	}
