@@ -32,7 +32,10 @@
 // one scale alone (the paper's single-scale variant of section 5), and
 // Options.BinaryBeta takes footnote 1's β = 2^(−1/m). Replicated
 // (integer replication then min-hashing) is a slow, exact reference for
-// tests.
+// tests. IntCWS is MMT section 2.3's integral-count sampler (eqs. 5–6):
+// it samples an (element, copy) pair of a multiset of counts in time
+// independent of the counts; it is reached from Go only, not through
+// sample.New.
 //
 // This package is not an index and not a general unweighted sampler: it only
 // turns weighted features (feature.Feature) into sketch values. Its
