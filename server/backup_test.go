@@ -90,19 +90,7 @@ func TestBackupUnderLoad(t *testing.T) {
 		t.Fatalf("backup reply %+v", res)
 	}
 
-	restored := filepath.Join(t.TempDir(), "restored")
-	if err := store.RestorePebble(dir, restored); err != nil {
-		t.Fatal(err)
-	}
-	rst, err := store.OpenPebble(restored, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rst.Close()
-	x, err := index.Open(ctx, rst, index.Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	rst, x := openRestored(ctx, t, dir)
 	rep, err := x.Check(ctx, false)
 	if err != nil || !rep.OK() {
 		t.Fatalf("check of the restored index: %+v %v", rep, err)
@@ -279,19 +267,7 @@ func TestBackupFaults(t *testing.T) {
 			if _, err := r.C.Backup(ctx, dir); err != nil {
 				t.Fatalf("backup once the disk is freed: %v", err)
 			}
-			restored := filepath.Join(t.TempDir(), "restored")
-			if err := store.RestorePebble(dir, restored); err != nil {
-				t.Fatal(err)
-			}
-			rst, err := store.OpenPebble(restored, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer rst.Close()
-			x, err := index.Open(ctx, rst, index.Config{})
-			if err != nil {
-				t.Fatal(err)
-			}
+			rst, x := openRestored(ctx, t, dir)
 			if rep, err := x.Check(ctx, false); err != nil || !rep.OK() {
 				t.Fatalf("check of the restored index: %+v %v", rep, err)
 			}
@@ -301,4 +277,24 @@ func TestBackupFaults(t *testing.T) {
 			}
 		})
 	}
+}
+
+// openRestored restores the backup in dir into a new directory, as `neardup
+// index restore` does, and opens it; the store closes when the test ends.
+func openRestored(ctx context.Context, t *testing.T, dir string) (*store.Pebble, *index.Index) {
+	t.Helper()
+	restored := filepath.Join(t.TempDir(), "restored")
+	if err := store.RestorePebble(dir, restored); err != nil {
+		t.Fatal(err)
+	}
+	rst, err := store.OpenPebble(restored, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { rst.Close() })
+	x, err := index.Open(ctx, rst, index.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rst, x
 }
