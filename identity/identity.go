@@ -160,8 +160,9 @@ func New(k Key) *Hasher {
 // body and one BLAKE3 compression.
 func (h *Hasher) Sum(body []byte) Fingerprint {
 	var in [24]byte
-	binary.LittleEndian.PutUint64(in[:], h.r1.Hash(body))
-	binary.LittleEndian.PutUint64(in[8:], h.r2.Hash(body))
+	f1, f2 := rabin.Hash2(h.r1, h.r2, body)
+	binary.LittleEndian.PutUint64(in[:], f1)
+	binary.LittleEndian.PutUint64(in[8:], f2)
 	binary.LittleEndian.PutUint64(in[16:], uint64(len(body)))
 	h.fin.Reset()
 	h.fin.Write(in[:])
