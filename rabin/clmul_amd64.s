@@ -131,9 +131,9 @@ combine:
 // func extendCL2(f1, f2 uint64, data []byte, c1, c2 *clFold) (uint64, uint64)
 //
 // extendCL under two polynomials in one pass over data: each 64-byte
-// block is read once and folded into two sets of four lanes (X0-X3 under
-// c1, X4-X7 under c2) with AVX's three-operand forms, which need no copy
-// of a lane before it is multiplied. The two sets then combine and reduce
+// block is folded into two sets of four lanes (X0-X3 under c1, X4-X7
+// under c2) with AVX's three-operand forms, which need no copy of a lane
+// before it is multiplied, and take the data as a memory operand. The two sets then combine and reduce
 // as extendCL's one does.
 TEXT ·extendCL2(SB), NOSPLIT, $0-72
 	MOVQ data_base+16(FP), SI
@@ -159,42 +159,38 @@ TEXT ·extendCL2(SB), NOSPLIT, $0-72
 	JZ combine2
 
 loop2:
-	MOVOU 0(SI), X14
-	MOVOU 16(SI), X15
 	VPCLMULQDQ $0x00, X8, X0, X10
 	VPCLMULQDQ $0x11, X8, X0, X0
 	VPCLMULQDQ $0x00, X9, X4, X11
 	VPCLMULQDQ $0x11, X9, X4, X4
 	VPXOR X10, X0, X0
 	VPXOR X11, X4, X4
-	VPXOR X14, X0, X0
-	VPXOR X14, X4, X4
+	VPXOR 0(SI), X0, X0
+	VPXOR 0(SI), X4, X4
 	VPCLMULQDQ $0x00, X8, X1, X12
 	VPCLMULQDQ $0x11, X8, X1, X1
 	VPCLMULQDQ $0x00, X9, X5, X13
 	VPCLMULQDQ $0x11, X9, X5, X5
 	VPXOR X12, X1, X1
 	VPXOR X13, X5, X5
-	VPXOR X15, X1, X1
-	VPXOR X15, X5, X5
-	MOVOU 32(SI), X14
-	MOVOU 48(SI), X15
+	VPXOR 16(SI), X1, X1
+	VPXOR 16(SI), X5, X5
 	VPCLMULQDQ $0x00, X8, X2, X10
 	VPCLMULQDQ $0x11, X8, X2, X2
 	VPCLMULQDQ $0x00, X9, X6, X11
 	VPCLMULQDQ $0x11, X9, X6, X6
 	VPXOR X10, X2, X2
 	VPXOR X11, X6, X6
-	VPXOR X14, X2, X2
-	VPXOR X14, X6, X6
+	VPXOR 32(SI), X2, X2
+	VPXOR 32(SI), X6, X6
 	VPCLMULQDQ $0x00, X8, X3, X12
 	VPCLMULQDQ $0x11, X8, X3, X3
 	VPCLMULQDQ $0x00, X9, X7, X13
 	VPCLMULQDQ $0x11, X9, X7, X7
 	VPXOR X12, X3, X3
 	VPXOR X13, X7, X7
-	VPXOR X15, X3, X3
-	VPXOR X15, X7, X7
+	VPXOR 48(SI), X3, X3
+	VPXOR 48(SI), X7, X7
 	ADDQ $64, SI
 	SUBQ $64, CX
 	JNZ loop2
