@@ -65,6 +65,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 
 	"github.com/zeebo/blake3"
 
@@ -142,8 +143,9 @@ func (f Fingerprint) AppendHex(dst []byte) []byte {
 
 // Hasher computes Fingerprints under one key. It holds two Rabin tables
 // and BLAKE3's state (tens of kilobytes): it is not safe for concurrent
-// use; make one per goroutine. New costs about a millisecond (it draws two
-// primitive polynomials); Sum allocates nothing and copies nothing.
+// use; make one per goroutine. New costs about a millisecond for the first
+// Hasher of a key (it draws two primitive polynomials), a BLAKE3 key setup
+// after; Sum allocates nothing and copies nothing.
 type Hasher struct {
 	r1, r2 *rabin.Table
 	fin    *blake3.Hasher
@@ -154,11 +156,39 @@ type Hasher struct {
 // the keyed BLAKE3 of 24 bytes, which no polynomial draw hashes.
 const polyContext = "neardup identity: the two secret Rabin polynomials"
 
-// New returns a Hasher for key k (the zero key: the public one).
+// New returns a Hasher for key k (the zero key: the public one). The
+// first Hasher of a key draws its two polynomials and builds their tables
+// (about a millisecond); later ones, in any goroutine, share those
+// read-only tables (rabin.Table is safe for concurrent use), so a pool of
+// workers, or a Sketcher made per request, pays it once per key.
 func New(k Key) *Hasher {
 	fin, err := blake3.NewKeyed(k[:])
 	if err != nil {
 		panic(err) // unreachable: the key has the right length
+	}
+	t := tablesOf(k, fin)
+	fin.Reset()
+	return &Hasher{r1: t[0], r2: t[1], fin: fin}
+}
+
+// tables holds the Rabin tables of the keys in use: a handful per process
+// (the public key, an index's, a run's). It forgets them all past
+// maxTables keys, so a long-lived process that meets many keys does not
+// grow.
+var tables struct {
+	sync.Mutex
+	m map[Key][2]*rabin.Table
+}
+
+const maxTables = 16
+
+// tablesOf returns the tables of k's two polynomials, drawn from fin (the
+// keyed BLAKE3 of k, which it leaves written to) when not already known.
+func tablesOf(k Key, fin *blake3.Hasher) [2]*rabin.Table {
+	tables.Lock()
+	defer tables.Unlock()
+	if t, ok := tables.m[k]; ok {
+		return t
 	}
 	fin.WriteString(polyContext)
 	d := fin.Digest()
@@ -172,8 +202,12 @@ func New(k Key) *Hasher {
 			i++
 		}
 	}
-	fin.Reset()
-	return &Hasher{r1: rabin.New(polys[0]), r2: rabin.New(polys[1]), fin: fin}
+	t := [2]*rabin.Table{rabin.New(polys[0]), rabin.New(polys[1])}
+	if tables.m == nil || len(tables.m) >= maxTables {
+		tables.m = map[Key][2]*rabin.Table{}
+	}
+	tables.m[k] = t
+	return t
 }
 
 // Sum returns the fingerprint of body. Cost: one carry-less pass over

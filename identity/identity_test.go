@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+	"sync"
 	"testing"
 )
 
@@ -129,4 +130,42 @@ func ExampleHasher_Sum() {
 	// Output:
 	// ae06d1b61882d3ee2b500ac3975747da
 	// true 9
+}
+
+// TestNewSharesTables: Hashers of one key share the read-only Rabin tables
+// (drawn once), and give the same fingerprints from goroutines at once;
+// other keys get their own.
+func TestNewSharesTables(t *testing.T) {
+	a, b, c := New(Key{7}), New(Key{7}), New(Key{8})
+	if a.r1 != b.r1 || a.r2 != b.r2 || a.r1 == c.r1 || a.fin == b.fin {
+		t.Fatal("tables not shared by one key's Hashers, or shared across keys, or BLAKE3 state shared")
+	}
+	body := []byte("the same body from every goroutine, long enough for the carry-less route of rabin.Hash2 ........................................................................................................................................................................")
+	want := a.Sum(body)
+	var wg sync.WaitGroup
+	errs := make(chan string, 8)
+	for range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			h := New(Key{7})
+			for range 1000 {
+				if h.Sum(body) != want {
+					errs <- "a Hasher in another goroutine disagrees"
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for e := range errs {
+		t.Fatal(e)
+	}
+	for i := range maxTables + 1 { // past the cache's size it starts again
+		New(Key{9, byte(i)})
+	}
+	if d := New(Key{7}); d.Sum(body) != want {
+		t.Fatal("a key's fingerprints changed after the cache was emptied")
+	}
 }
