@@ -8,15 +8,6 @@ import (
 	"testing"
 )
 
-// pendingDocs are pages other changes add; until they land, a link to one
-// of them is allowed to dangle (once a page exists, its links and anchors
-// are checked like every other).
-var pendingDocs = map[string]bool{
-	"docs/languages.md": true,
-	"docs/identity.md":  true,
-	"docs/weighted.md":  true,
-}
-
 var (
 	mdLink  = regexp.MustCompile(`\]\(([^)\s]+)\)`)
 	heading = regexp.MustCompile(`^#{1,6}\s+(.*)$`)
@@ -66,9 +57,7 @@ func TestDocLinks(t *testing.T) {
 				if file != "" {
 					path = filepath.ToSlash(filepath.Join(filepath.Dir(page), file))
 					if _, err := os.Stat(path); err != nil {
-						if !pendingDocs[path] {
-							t.Errorf("%s:%d: link %s: no file %s", page, i+1, target, path)
-						}
+						t.Errorf("%s:%d: link %s: no file %s", page, i+1, target, path)
 						continue
 					}
 				}

@@ -24,8 +24,9 @@
 // The book's lead is a byte; here it is 8 to 16 bits, fitted to the window
 // so that a window holds about 8 to 16 zero-lead positions on random data
 // (9 bits for the default 4 KiB window): a wider lead makes the long hash
-// rarer, while a window still lacks a candidate with probability below
-// e^-8. The Plain
+// rarer, while a window of 2048 boundaries or more still lacks a candidate
+// with probability below e^-8 (narrower windows keep the byte: 1 in 55 at
+// the book's 1 KiB window). The Plain
 // mode computes both hashes at every byte (the long one rolling, two
 // multiplications per byte) and winnows all of them; the default Fast mode
 // computes only the lead at every byte and evaluates the long hash only

@@ -3,6 +3,7 @@ package sample_test
 import (
 	"errors"
 	"fmt"
+	"math"
 
 	"github.com/neardup/neardup/feature"
 	"github.com/neardup/neardup/identity"
@@ -205,4 +206,18 @@ func ExampleConfig_EnsureDefaults() {
 	c.EnsureDefaults()
 	fmt.Println(c.K, c.Modulus, c.Block, c.BufLen)
 	// Output: 128 64 128 16
+}
+
+// BatchCounts is the distribution of the number of slots a feature is lucky
+// for in a block of the batched sampler: the book's table (4.2) for m = 128
+// and bias 127/128, and the sampler's own bias, under which a feature is
+// lucky nowhere in a block with probability 1/e.
+func ExampleBatchCounts() {
+	book := sample.BatchCounts(128, 1.0/128)
+	fmt.Printf("%.9f %.9f %.9f %.9f\n", book[0], book[1], book[2], book[3])
+	own := sample.BatchCounts(128, sketch.BatchedLuck(128))
+	fmt.Printf("%.6f %.6f\n", own[0], 1/math.E)
+	// Output:
+	// 0.366437716 0.369323052 0.184661526 0.061069166
+	// 0.367879 0.367879
 }

@@ -48,6 +48,8 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/neardup/neardup/internal/listen"
 )
 
 //go:embed openapi.json
@@ -304,34 +306,15 @@ func (s *Server) CheckAddr(addr string) error {
 }
 
 func (s *Server) checkListener(a net.Addr) error {
-	if ta, ok := a.(*net.TCPAddr); ok {
-		if ta.IP.IsLoopback() {
-			return nil
-		}
-		return s.checkHost(ta.IP.String())
-	}
-	return s.checkHost(a.String())
+	return listen.CheckListener(a, s.policy(), ErrInsecure)
 }
 
 // checkHost refuses a host beyond loopback without a token, or without
 // TLS unless Insecure.
-func (s *Server) checkHost(host string) error {
-	if host == "localhost" {
-		return nil
-	}
-	if ip := net.ParseIP(host); ip != nil && ip.IsLoopback() {
-		return nil
-	}
-	if host == "" {
-		host = "every interface"
-	}
-	if s.o.Token == "" {
-		return fmt.Errorf("%w: listening on %s needs a bearer token", ErrInsecure, host)
-	}
-	if s.o.TLS == nil && !s.o.Insecure {
-		return fmt.Errorf("%w: listening on %s needs TLS (or Insecure, behind a TLS proxy)", ErrInsecure, host)
-	}
-	return nil
+func (s *Server) checkHost(host string) error { return listen.CheckHost(host, s.policy(), ErrInsecure) }
+
+func (s *Server) policy() listen.Policy {
+	return listen.Policy{Token: s.o.Token != "", TLS: s.o.TLS != nil, Insecure: s.o.Insecure}
 }
 
 // authorized compares the request's bearer token with ours in constant

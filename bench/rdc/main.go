@@ -22,6 +22,7 @@
 //
 //	go run ./rdc                                   # Go 1.19 src -> this Go's src
 //	go run ./rdc -old /usr/share/go-1.19/src -new /usr/local/go/src -zstd-levels 3,19
+//	go run ./rdc -zstd-levels "" -serve-level 4       # files serve --level 4
 package main
 
 import (
@@ -59,8 +60,9 @@ func main() {
 	bin := flag.String("neardup", "", "neardup binary (default: built from ../cmd/neardup)")
 	levels := flag.String("zstd-levels", "3", "zstd --patch-from levels to run, comma-separated (empty: none)")
 	keep := flag.Bool("keep", false, "keep the scratch directory")
+	serveLevel := flag.Int("serve-level", 0, "zstd level of neardup files serve (--level; 0: its default)")
 	flag.Parse()
-	if err := run(*oldDir, *newDir, *bin, *levels, *keep); err != nil {
+	if err := run(*oldDir, *newDir, *bin, *levels, *keep, *serveLevel); err != nil {
 		fmt.Fprintln(os.Stderr, "rdc:", err)
 		os.Exit(1)
 	}
@@ -75,7 +77,7 @@ func loadavg() string {
 	return strings.Join(f[:3], " ")
 }
 
-func run(oldDir, newDir, bin, levels string, keep bool) error {
+func run(oldDir, newDir, bin, levels string, keep bool, serveLevel int) error {
 	tmp, err := os.MkdirTemp("", "bench-rdc-")
 	if err != nil {
 		return err
@@ -103,7 +105,7 @@ func run(oldDir, newDir, bin, levels string, keep bool) error {
 		return err
 	}
 	res = append(res, r)
-	r, err = runNeardup(tmp, bin, oldDir, newDir, want)
+	r, err = runNeardup(tmp, bin, oldDir, newDir, want, serveLevel)
 	if err != nil {
 		return err
 	}
@@ -215,13 +217,16 @@ func waitPort(port int) {
 	}
 }
 
-func runNeardup(tmp, bin, oldDir, newDir string, want map[string]string) (result, error) {
+func runNeardup(tmp, bin, oldDir, newDir string, want map[string]string, level int) (result, error) {
 	dst := filepath.Join(tmp, "neardup")
 	if err := copyTree(oldDir, dst); err != nil {
 		return result{}, err
 	}
 	port := freePort()
 	srv := exec.Command(bin, "files", "serve", newDir, "--addr", fmt.Sprintf("127.0.0.1:%d", port))
+	if level != 0 {
+		srv.Args = append(srv.Args, "--level", strconv.Itoa(level))
+	}
 	stderr, _ := srv.StderrPipe()
 	start := time.Now()
 	if err := srv.Start(); err != nil {
@@ -261,8 +266,8 @@ func runNeardup(tmp, bin, oldDir, newDir string, want map[string]string) (result
 	srv.Process.Signal(syscall.SIGTERM)
 	srv.Wait()
 	r := result{name: "neardup files pull", bytes: js.Received + js.Sent, wall: wall, cpu: cpuOf(cmd.ProcessState),
-		extra: fmt.Sprintf("sent %d, received %d, %d round trips, chunks %v; server: signing %.2f s, %.2f CPU-s in all",
-			js.Sent, js.Received, js.Trips, raw["chunks"], signing.Seconds(), cpuOf(srv.ProcessState).Seconds())}
+		extra: fmt.Sprintf("sent %d, received %d, %d round trips, chunks %v, dictionary bytes %v; server: signing %.2f s, %.2f CPU-s in all",
+			js.Sent, js.Received, js.Trips, raw["chunks"], raw["dict_bytes"], signing.Seconds(), cpuOf(srv.ProcessState).Seconds())}
 	r.checked, err = same(dst, want)
 	return r, err
 }

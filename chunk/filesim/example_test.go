@@ -122,3 +122,24 @@ func ExampleLengths() {
 	// {Count:3 Mean:4 SD:1.6329931618554525 Min:2 Max:6}
 	// {Count:0 Mean:0 SD:0 Min:0 Max:0}
 }
+
+// MatchProb is the chance that one sample position of two files agrees: for
+// the RDC preset's 6 bits, the book's (63p+1)/64.
+func ExampleMatchProb() {
+	fmt.Printf("%.4f %.4f %.4f\n", filesim.MatchProb(filesim.RDC, 0), filesim.MatchProb(filesim.RDC, 1.0/3), filesim.MatchProb(filesim.RDC, 1))
+	// Output: 0.0156 0.3438 1.0000
+}
+
+// CandidateProb is the chance that a pair reaches a number of matching
+// positions: five of twelve, the book's lists, for a third and a half of
+// chunks in common, and four or five by chance for unrelated files.
+func ExampleCandidateProb() {
+	for _, j := range []float64{1.0 / 3, 0.5} {
+		fmt.Printf("J=%.2f: %.3f\n", j, filesim.CandidateProb(filesim.RDC, j, 5))
+	}
+	fmt.Printf("unrelated: %.1e %.1e\n", filesim.CandidateProb(filesim.RDC, 0, 4), filesim.CandidateProb(filesim.RDC, 0, 5))
+	// Output:
+	// J=0.33: 0.398
+	// J=0.50: 0.821
+	// unrelated: 2.7e-05 6.7e-07
+}

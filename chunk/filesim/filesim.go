@@ -167,8 +167,50 @@ func fromMatches(m, k, bits int) float64 {
 	if bits >= 64 {
 		return q
 	}
-	p := math.Ldexp(1, -bits)
+	p := chance(bits)
 	return math.Max(0, math.Min(1, (q-p)/(1-p)))
+}
+
+// chance is the probability that two unrelated samples agree after the
+// reduction to b bits: 2^-b.
+func chance(b int) float64 { return math.Ldexp(1, -b) }
+
+// MatchProb returns the probability that one sample position of two files
+// agrees when their chunk sets have Jaccard similarity j: the samples agree
+// with probability j, and unrelated samples reduced to Bits bits collide
+// with probability 2^-Bits, so j + (1-j)·2^-Bits — the book's (63p+1)/64
+// for the RDC preset's 6 bits (section 6.2). Estimate inverts it. Zero
+// fields of p take their defaults.
+func MatchProb(p Params, j float64) float64 {
+	p = p.withDefaults()
+	if p.Bits >= 64 {
+		return j
+	}
+	return j + (1-j)*chance(p.Bits)
+}
+
+// CandidateProb returns the probability that two files whose chunk sets
+// have Jaccard similarity j agree in at least m of the K sample positions,
+// the number an Index query (minMatches) or Groups (MinMatches) asks for:
+// the binomial tail P(Bin(K, MatchProb(p, j)) ≥ m). It assumes independent
+// positions, as min-hashing's K hash functions give (the RDC preset); for
+// one-permutation hashing (Large) it is an approximation. Zero fields of p
+// take their defaults.
+func CandidateProb(p Params, j float64, m int) float64 {
+	p = p.withDefaults()
+	q := MatchProb(p, j)
+	m = max(m, 0)
+	if m > p.K {
+		return 0
+	}
+	tail := 0.0
+	for i := p.K; i >= m; i-- { // smallest terms first
+		lc, _ := math.Lgamma(float64(p.K + 1))
+		li, _ := math.Lgamma(float64(i + 1))
+		lr, _ := math.Lgamma(float64(p.K - i + 1))
+		tail += math.Exp(lc-li-lr) * math.Pow(q, float64(i)) * math.Pow(1-q, float64(p.K-i))
+	}
+	return math.Min(tail, 1)
 }
 
 // ExactJaccard returns the Jaccard similarity of the sets of chunk hashes of

@@ -42,6 +42,11 @@ type ClientOptions struct {
 // ErrServer reports an error reply from the server.
 var ErrServer = errors.New("rdc: server error")
 
+// ErrDict reports a chunks request whose dictionary the server refused:
+// its checksum does not match the bytes of the ranges it names (the
+// receiver's copy of them is not what the server holds).
+var ErrDict = errors.New("rdc: dictionary does not match the server's")
+
 // NewClient returns a client of the server at base (http://host:port or
 // https://host:port).
 func NewClient(base string, o ClientOptions) (*Client, error) {
@@ -97,7 +102,8 @@ func (cc *countingConn) Write(p []byte) (int, error) {
 }
 
 // do makes one request and returns the decompressed reply body.
-func (c *Client) do(ctx context.Context, method, path string, body []byte, limit int64) ([]byte, error) {
+// A non-nil dict is the raw zstd dictionary of the reply.
+func (c *Client) do(ctx context.Context, method, path string, body []byte, limit int64, dict []byte) ([]byte, error) {
 	var rd io.Reader
 	if body != nil {
 		rd = bytes.NewReader(body)
@@ -117,10 +123,17 @@ func (c *Client) do(ctx context.Context, method, path string, body []byte, limit
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
 		msg, _ := io.ReadAll(io.LimitReader(resp.Body, 1024))
-		return nil, fmt.Errorf("%w: %s %s: %s: %s", ErrServer, method, path, resp.Status, strings.TrimSpace(string(msg)))
+		kind := ErrServer
+		if resp.StatusCode == http.StatusPreconditionFailed {
+			kind = ErrDict
+		}
+		return nil, fmt.Errorf("%w: %s %s: %s: %s", kind, method, path, resp.Status, strings.TrimSpace(string(msg)))
 	}
-	dec, err := zstd.NewReader(resp.Body, zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxMemory(1<<30),
-		zstd.WithDecoderMaxWindow(64<<20))
+	dopts := []zstd.DOption{zstd.WithDecoderConcurrency(1), zstd.WithDecoderMaxMemory(1 << 30), zstd.WithDecoderMaxWindow(64 << 20)}
+	if dict != nil {
+		dopts = append(dopts, zstd.WithDecoderDictRaw(dictID, dict))
+	}
+	dec, err := zstd.NewReader(resp.Body, dopts...)
 	if err != nil {
 		return nil, err
 	}
@@ -137,7 +150,7 @@ func (c *Client) do(ctx context.Context, method, path string, body []byte, limit
 
 // Manifest fetches the server's manifest.
 func (c *Client) Manifest(ctx context.Context) (*Manifest, error) {
-	b, err := c.do(ctx, "GET", "/v1/manifest", nil, 4<<30)
+	b, err := c.do(ctx, "GET", "/v1/manifest", nil, 4<<30, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -151,7 +164,7 @@ func (c *Client) Nodes(ctx context.Context, reqs []NodeReq) ([]NodeResp, error) 
 	if err := EncodeNodeReqs(&body, reqs); err != nil {
 		return nil, err
 	}
-	b, err := c.do(ctx, "POST", "/v1/nodes", body.Bytes(), int64(len(reqs))*200+1024)
+	b, err := c.do(ctx, "POST", "/v1/nodes", body.Bytes(), int64(len(reqs))*200+1024, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -163,10 +176,20 @@ func (c *Client) Nodes(ctx context.Context, reqs []NodeReq) ([]NodeResp, error) 
 }
 
 // Chunks fetches chunk ranges; the reply is read with NewChunkReader.
-func (c *Client) Chunks(ctx context.Context, reqs []RangeReq) ([]byte, error) {
+// When q names a dictionary, dict holds its bytes (whose checksum is
+// q.DictSum); a dictionary the server does not hold alike is refused
+// with ErrDict.
+func (c *Client) Chunks(ctx context.Context, q *ChunksReq, dict []byte) ([]byte, error) {
 	var body bytes.Buffer
-	if err := EncodeRangeReqs(&body, reqs); err != nil {
+	if err := EncodeChunksReq(&body, q); err != nil {
 		return nil, err
 	}
-	return c.do(ctx, "POST", "/v1/chunks", body.Bytes(), MaxRangeBytes+MaxRangeChunks*8+64)
+	if len(q.Dict) == 0 {
+		dict = nil
+	}
+	return c.do(ctx, "POST", "/v1/chunks", body.Bytes(), MaxRangeBytes+MaxRangeChunks*8+64, dict)
 }
+
+// dictID is the zstd dictionary id of replies compressed with a
+// dictionary (any id but 0 would do: both sides know the dictionary).
+const dictID = 1

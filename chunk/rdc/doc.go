@@ -23,7 +23,13 @@
 // is rebuilt (its root must equal the manifest's) and the file is then
 // fetched whole. The missing chunks come in zstd streams
 // (github.com/klauspost/compress), each chunk checked against its hash as
-// it arrives (a corrupted chunk is fetched again), and every file is
+// it arrives (a corrupted chunk is fetched again). Each request of chunks
+// also names the stretches of the same files that the receiver rebuilds
+// from its own files, and both sides use their bytes as the stream's zstd
+// dictionary: a changed chunk is coded against the unchanged rest of its
+// file though the sender never holds the receiver's files (a checksum of
+// the dictionary lets the server refuse one the receiver got wrong, and
+// the batch is then fetched without). Every file is
 // written to a temporary file beside its place, verified against the
 // server's signature root, and renamed into place: a reader sees the old
 // file or the new one, never a mixture, and a killed pull run again skips

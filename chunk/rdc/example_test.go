@@ -1,6 +1,7 @@
 package rdc_test
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"net"
@@ -42,4 +43,25 @@ func Example() {
 	<-done
 	srv.Close()
 	// Output: 1 file, 1 directory, 1 link; "hello, world\n"
+}
+
+// Ask for chunks 3 and 4 of manifest entry 7, to be compressed against
+// chunks 0 to 2 of the same file, which the receiver already holds.
+func ExampleEncodeChunksReq() {
+	held := []byte("the bytes of chunks 0 to 2, as the receiver rebuilt them")
+	q := &rdc.ChunksReq{
+		Ranges:  []rdc.RangeReq{{File: 7, Lo: 3, Hi: 5}},
+		Dict:    []rdc.RangeReq{{File: 7, Lo: 0, Hi: 3}},
+		DictSum: rdc.DictSumOf(held),
+	}
+	var body bytes.Buffer
+	if err := rdc.EncodeChunksReq(&body, q); err != nil {
+		panic(err)
+	}
+	back, err := rdc.DecodeChunksReq(&body)
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println(back.Ranges, back.Dict, back.DictSum == q.DictSum)
+	// Output: [{7 3 5}] [{7 0 3}] true
 }

@@ -2,6 +2,7 @@ package rdc
 
 import (
 	"bytes"
+	"reflect"
 	"testing"
 )
 
@@ -89,24 +90,40 @@ func FuzzDecodeNodeResps(f *testing.F) {
 	})
 }
 
-func FuzzDecodeRangeReqs(f *testing.F) {
-	var b bytes.Buffer
-	EncodeRangeReqs(&b, []RangeReq{{1, 0, 3}, {2, 5, 6}})
-	f.Add(b.Bytes())
+func FuzzDecodeChunksReq(f *testing.F) {
+	for _, q := range []*ChunksReq{
+		{Ranges: []RangeReq{{1, 0, 3}, {2, 5, 6}}},
+		{Ranges: []RangeReq{{1, 3, 4}}, Dict: []RangeReq{{1, 0, 3}, {1, 4, 9}}, DictSum: 0x0123456789abcdef},
+	} {
+		var b bytes.Buffer
+		EncodeChunksReq(&b, q)
+		f.Add(b.Bytes())
+		f.Add(b.Bytes()[:b.Len()-3]) // truncated
+	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		reqs, err := DecodeRangeReqs(bytes.NewReader(data))
+		q, err := DecodeChunksReq(bytes.NewReader(data))
 		if err != nil {
 			return
 		}
-		n := 0
-		for _, r := range reqs {
-			if r.Hi <= r.Lo {
-				t.Fatalf("accepted empty range %+v", r)
+		for _, rs := range [][]RangeReq{q.Ranges, q.Dict} {
+			n := 0
+			for _, r := range rs {
+				if r.Hi <= r.Lo {
+					t.Fatalf("accepted empty range %+v", r)
+				}
+				n += r.Hi - r.Lo
 			}
-			n += r.Hi - r.Lo
+			if n > MaxRangeChunks {
+				t.Fatalf("accepted %d chunks", n)
+			}
 		}
-		if n > MaxRangeChunks {
-			t.Fatalf("accepted %d chunks", n)
+		var out bytes.Buffer
+		if err := EncodeChunksReq(&out, q); err != nil {
+			t.Fatal(err)
+		}
+		again, err := DecodeChunksReq(&out)
+		if err != nil || !reflect.DeepEqual(again, q) {
+			t.Fatalf("round trip changed the request: %+v, %v, want %+v", again, err, q)
 		}
 	})
 }

@@ -36,6 +36,15 @@ type PullOptions struct {
 	BatchBytes int64
 	// Workers is the number of chunk requests in flight. The default is 3.
 	Workers int
+	// DictBytes bounds the dictionary of one chunks request: the bytes of
+	// the batch's files the receiver rebuilds from its own files, against
+	// which the server compresses the chunks it sends (ChunksReq). The
+	// default is MaxDictBytes; negative: no dictionary.
+	DictBytes int64
+
+	// tamperDict, in tests, changes a dictionary as read from the local
+	// files (a receiver whose copy differs from the server's).
+	tamperDict func([]byte)
 }
 
 // Stats says what a pull did.
@@ -57,6 +66,11 @@ type Stats struct {
 	// Retries counts batches fetched again after a failed check, Refetched
 	// files fetched whole after their rebuilt root did not match.
 	Retries, Refetched int
+	// DictBytes counts the dictionary bytes of the chunks replies received
+	// (the receiver's own bytes, not on the wire); DictRefused the batches
+	// whose dictionary the server refused (fetched again without one).
+	DictBytes   int64
+	DictRefused int
 	// Deleted counts local entries removed (Delete).
 	Deleted int
 	// Refused lists entries not written, with the reason (unsafe symbolic
@@ -209,6 +223,9 @@ func Pull(ctx context.Context, c *Client, dir string, o PullOptions) (*Stats, er
 	}
 	if o.Workers <= 0 {
 		o.Workers = 3
+	}
+	if o.DictBytes == 0 || o.DictBytes > MaxDictBytes {
+		o.DictBytes = MaxDictBytes
 	}
 	root, err := os.OpenRoot(dir)
 	if err != nil {
@@ -655,10 +672,14 @@ func (p *puller) writeFiles(jobs []*job) error {
 	return p.fetch(remote)
 }
 
-// batch is one chunks request and the pieces it fills.
+// batch is one chunks request and the pieces it fills; dict are the
+// ranges of its files held locally (the request's dictionary), read from
+// dictSrc.
 type batch struct {
-	reqs  []RangeReq
-	slots []slot
+	reqs    []RangeReq
+	slots   []slot
+	dict    []RangeReq
+	dictSrc []piece
 }
 
 type slot struct {
@@ -713,7 +734,72 @@ func (p *puller) batches(jobs []*job) []*batch {
 		}
 	}
 	flush()
+	for _, b := range out {
+		p.addDict(b)
+	}
 	return out
+}
+
+// addDict names as b's dictionary the stretches of b's files that the
+// receiver rebuilds from its own files, file by file in the batch's order,
+// up to DictBytes.
+func (p *puller) addDict(b *batch) {
+	if p.o.DictBytes < 0 {
+		return
+	}
+	var n int64
+	chunks := 0
+	var last *job
+	for _, s := range b.slots {
+		if s.j == last {
+			continue
+		}
+		last = s.j
+		for _, pc := range s.j.pieces {
+			if pc.kind != pLocal || pc.n == 0 || n+pc.n > p.o.DictBytes || chunks+pc.count > MaxRangeChunks {
+				continue
+			}
+			n += pc.n
+			chunks += pc.count
+			b.dictSrc = append(b.dictSrc, pc)
+			if k := len(b.dict) - 1; k >= 0 && b.dict[k].File == s.j.entry && b.dict[k].Hi == pc.leaf {
+				b.dict[k].Hi += pc.count
+			} else {
+				b.dict = append(b.dict, RangeReq{File: s.j.entry, Lo: pc.leaf, Hi: pc.leaf + pc.count})
+			}
+		}
+	}
+}
+
+// readDict reads b's dictionary from the staged local sources.
+func (p *puller) readDict(b *batch) ([]byte, error) {
+	var total int64
+	for _, pc := range b.dictSrc {
+		total += pc.n
+	}
+	dict := make([]byte, total)
+	files := map[int]*os.File{}
+	defer func() {
+		for _, f := range files {
+			f.Close()
+		}
+	}()
+	var off int64
+	for _, pc := range b.dictSrc {
+		f := files[pc.src]
+		if f == nil {
+			var err error
+			if f, err = p.root.Open(p.staged[pc.src]); err != nil {
+				return nil, err
+			}
+			files[pc.src] = f
+		}
+		if _, err := f.ReadAt(dict[off:off+pc.n], pc.off); err != nil {
+			return nil, err
+		}
+		off += pc.n
+	}
+	return dict, nil
 }
 
 func (p *puller) fetch(jobs []*job) error {
@@ -823,17 +909,40 @@ var errMismatch = errors.New("rdc: root mismatch")
 
 // fetchBatch fetches a batch (again, up to Tries times, when a chunk
 // fails its check) and returns the jobs it brought chunks for.
+//
+// The first try carries the batch's dictionary; a try after a failure
+// goes without (the failure may be the dictionary's: a local source that
+// changed since the scan, or a chunk taken from the wrong local file
+// through a 32-bit hash that matched by chance).
 func (p *puller) fetchBatch(ctx context.Context, b *batch) ([]*job, error) {
 	var lastErr error
+	useDict := len(b.dict) > 0
 	for try := 0; try < p.o.Tries; try++ {
 		if try > 0 {
 			p.mu.Lock()
 			p.st.Retries++
 			p.mu.Unlock()
 		}
-		body, err := p.c.Chunks(ctx, b.reqs)
+		q := &ChunksReq{Ranges: b.reqs}
+		var dict []byte
+		if useDict {
+			useDict = false
+			d, err := p.readDict(b)
+			if err == nil {
+				if p.o.tamperDict != nil {
+					p.o.tamperDict(d)
+				}
+				q.Dict, q.DictSum, dict = b.dict, DictSumOf(d), d
+			}
+		}
+		body, err := p.c.Chunks(ctx, q, dict)
 		if err != nil {
-			if errors.Is(err, ErrFormat) {
+			if errors.Is(err, ErrDict) {
+				p.mu.Lock()
+				p.st.DictRefused++
+				p.mu.Unlock()
+			}
+			if errors.Is(err, ErrFormat) || errors.Is(err, ErrDict) {
 				lastErr = err
 				continue
 			}
@@ -846,6 +955,7 @@ func (p *puller) fetchBatch(ctx context.Context, b *batch) ([]*job, error) {
 		}
 		var touched []*job
 		p.mu.Lock()
+		p.st.DictBytes += int64(len(dict))
 		for i, s := range b.slots {
 			s.j.data[s.leaf] = got[i]
 			p.st.ChunksFetched++

@@ -281,7 +281,7 @@ func TestServerSecurity(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Bounded requests: too many chunks, a body too large, nonsense.
-	if _, err := c.Chunks(context.Background(), []RangeReq{{File: 0, Lo: 0, Hi: MaxRangeChunks + 1}}); err == nil {
+	if _, err := c.Chunks(context.Background(), &ChunksReq{Ranges: []RangeReq{{File: 0, Lo: 0, Hi: MaxRangeChunks + 1}}}, nil); err == nil {
 		t.Error("oversized chunk request accepted")
 	}
 	if _, err := c.Nodes(context.Background(), []NodeReq{{File: 99}}); err == nil {

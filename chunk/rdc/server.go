@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"crypto/subtle"
 	"crypto/tls"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -20,6 +21,7 @@ import (
 	"github.com/klauspost/compress/zstd"
 
 	"github.com/neardup/neardup/chunk"
+	"github.com/neardup/neardup/internal/listen"
 )
 
 // ServerOptions configure a Server. The zero value gives the defaults:
@@ -165,6 +167,8 @@ func (s *Server) guard(h func(w http.ResponseWriter, r *http.Request) error) htt
 				code = http.StatusBadRequest
 			case errors.Is(err, errChanged):
 				code = http.StatusConflict
+			case errors.Is(err, errDictSum):
+				code = http.StatusPreconditionFailed
 			}
 			if code >= 500 && s.o.ErrorLog != nil {
 				s.o.ErrorLog(err)
@@ -247,34 +251,31 @@ func (s *Server) sig(file int) (*chunk.Signature, error) {
 	return s.t.Sigs[file], nil
 }
 
-func (s *Server) serveChunks(w http.ResponseWriter, r *http.Request) error {
-	reqs, err := DecodeRangeReqs(r.Body)
-	if err != nil {
-		return err
-	}
+var errDictSum = errors.New("rdc: the dictionary's checksum does not match its ranges")
+
+// checkRanges checks ranges against the tree and returns their bytes.
+func (s *Server) checkRanges(reqs []RangeReq) (int64, error) {
 	var total int64
 	for _, q := range reqs {
 		sig, err := s.sig(q.File)
 		if err != nil {
-			return err
+			return 0, err
 		}
 		if q.Hi > len(sig.Chunks) || q.Lo >= q.Hi {
-			return badReq("chunks %d-%d of entry %d do not exist", q.Lo, q.Hi, q.File)
+			return 0, badReq("chunks %d-%d of entry %d do not exist", q.Lo, q.Hi, q.File)
 		}
 		last := sig.Chunks[q.Hi-1]
 		total += last.Offset + int64(last.Length) - sig.Chunks[q.Lo].Offset
 	}
-	if total > MaxRangeBytes {
-		return badReq("%d bytes asked, over the limit %d", total, MaxRangeBytes)
-	}
-	// Read and check everything before the reply starts, so that an
-	// error is a status, not a cut stream.
-	raw := bytes.NewBuffer(make([]byte, 0, total+int64(len(reqs))*8+16))
-	raw.WriteString(chunksMagic)
-	u := &uvWriter{}
+	return total, nil
+}
+
+// readRanges calls each with every chunk of reqs (checked against its
+// hash), in order.
+func (s *Server) readRanges(ctx context.Context, reqs []RangeReq, each func([]byte)) error {
 	var buf []byte
 	for _, q := range reqs {
-		if err := r.Context().Err(); err != nil {
+		if err := ctx.Err(); err != nil {
 			return err
 		}
 		sig := s.t.Sigs[q.File]
@@ -291,11 +292,66 @@ func (s *Server) serveChunks(w http.ResponseWriter, r *http.Request) error {
 			if chunk.SumChunk(data) != ref.Sum {
 				return fmt.Errorf("%w: %s", errChanged, name)
 			}
-			raw.Write(u.tmp[:putUvarint(u.tmp[:], uint64(len(data)))])
-			raw.Write(data)
+			each(data)
 		}
 	}
-	return s.writeZ(w, raw.Bytes())
+	return nil
+}
+
+func (s *Server) serveChunks(w http.ResponseWriter, r *http.Request) error {
+	q, err := DecodeChunksReq(r.Body)
+	if err != nil {
+		return err
+	}
+	total, err := s.checkRanges(q.Ranges)
+	if err != nil {
+		return err
+	}
+	if total > MaxRangeBytes {
+		return badReq("%d bytes asked, over the limit %d", total, MaxRangeBytes)
+	}
+	var dict []byte
+	if len(q.Dict) > 0 {
+		dtotal, err := s.checkRanges(q.Dict)
+		if err != nil {
+			return err
+		}
+		if dtotal > MaxDictBytes {
+			return badReq("a dictionary of %d bytes, over the limit %d", dtotal, MaxDictBytes)
+		}
+		dict = make([]byte, 0, dtotal)
+		if err := s.readRanges(r.Context(), q.Dict, func(b []byte) { dict = append(dict, b...) }); err != nil {
+			return err
+		}
+		if DictSumOf(dict) != q.DictSum {
+			return errDictSum
+		}
+	}
+	// Read and check everything before the reply starts, so that an
+	// error is a status, not a cut stream.
+	raw := bytes.NewBuffer(make([]byte, 0, total+int64(len(q.Ranges))*8+16))
+	raw.WriteString(chunksMagic)
+	var tmp [binary.MaxVarintLen64]byte
+	if err := s.readRanges(r.Context(), q.Ranges, func(b []byte) {
+		raw.Write(tmp[:binary.PutUvarint(tmp[:], uint64(len(b)))])
+		raw.Write(b)
+	}); err != nil {
+		return err
+	}
+	if dict == nil {
+		return s.writeZ(w, raw.Bytes())
+	}
+	w.Header().Set("Content-Type", "application/zstd")
+	enc, err := zstd.NewWriter(w, zstd.WithEncoderLevel(zstd.EncoderLevel(s.o.Level)), zstd.WithEncoderConcurrency(1),
+		zstd.WithWindowSize(16<<20), zstd.WithEncoderDictRaw(dictID, dict))
+	if err != nil {
+		return err
+	}
+	if _, err := enc.Write(raw.Bytes()); err != nil {
+		enc.Close()
+		return err
+	}
+	return enc.Close()
 }
 
 func (s *Server) readAt(name string, buf []byte, off int64) error {
@@ -322,39 +378,19 @@ func (s *Server) CheckAddr(addr string) error {
 	return s.checkHost(host)
 }
 
-func (s *Server) checkHost(host string) error {
-	if host == "localhost" {
-		return nil
-	}
-	if ip := net.ParseIP(host); ip != nil && ip.IsLoopback() {
-		return nil
-	}
-	if host == "" {
-		host = "every interface"
-	}
-	if s.o.Token == "" {
-		return fmt.Errorf("%w: listening on %s needs a bearer token", ErrInsecure, host)
-	}
-	if s.o.TLS == nil && !s.o.Insecure {
-		return fmt.Errorf("%w: listening on %s needs TLS (or Insecure, behind a TLS proxy)", ErrInsecure, host)
-	}
-	return nil
+func (s *Server) checkHost(host string) error { return listen.CheckHost(host, s.policy(), ErrInsecure) }
+
+func (s *Server) policy() listen.Policy {
+	return listen.Policy{Token: s.o.Token != "", TLS: s.o.TLS != nil, Insecure: s.o.Insecure}
 }
 
 // Serve serves on l until ctx ends, then shuts down (waiting up to ten
 // seconds for requests in flight). A listener beyond loopback is refused
 // as CheckAddr says.
 func (s *Server) Serve(ctx context.Context, l net.Listener) error {
-	if ta, ok := l.Addr().(*net.TCPAddr); !ok || !ta.IP.IsLoopback() {
-		if err := s.checkHost(l.Addr().String()); err != nil {
-			if ok {
-				err = s.checkHost(ta.IP.String())
-			}
-			if err != nil {
-				l.Close()
-				return err
-			}
-		}
+	if err := listen.CheckListener(l.Addr(), s.policy(), ErrInsecure); err != nil {
+		l.Close()
+		return err
 	}
 	hs := &http.Server{
 		Handler:           s.Handler(),

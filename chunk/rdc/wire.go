@@ -40,6 +40,27 @@ type RangeReq struct {
 	File, Lo, Hi int
 }
 
+// ChunksReq is a chunks request: the chunk ranges to send and, to compress
+// them better, Dict: ranges of the same served files that the receiver
+// already holds (it rebuilt them from its own files). Both sides lay the
+// bytes of Dict end to end, in order, and use them as the zstd dictionary
+// of the reply, so that a changed chunk is coded against the unchanged
+// rest of its file without the sender ever holding the receiver's files.
+// DictSum, the first 8 bytes of the dictionary's checksum (DictSumOf),
+// lets the server refuse a dictionary the receiver got wrong (ErrDict)
+// rather than send a reply that would decode to garbage.
+type ChunksReq struct {
+	Ranges  []RangeReq
+	Dict    []RangeReq
+	DictSum uint64
+}
+
+// DictSumOf is the checksum of a dictionary a ChunksReq carries.
+func DictSumOf(dict []byte) uint64 {
+	s := chunk.SumChunk(dict)
+	return binary.LittleEndian.Uint64(s[:8])
+}
+
 // Limits of one request.
 const (
 	// MaxNodeReqs bounds the nodes asked in one request.
@@ -48,13 +69,17 @@ const (
 	// MaxRangeBytes their total length.
 	MaxRangeChunks = 1 << 16
 	MaxRangeBytes  = 64 << 20
+	// MaxDictBytes bounds the dictionary of one chunks request (and
+	// MaxRangeChunks its chunks).
+	MaxDictBytes = 8 << 20
 	// maxReqBytes bounds a request body.
 	maxReqBytes = 4 << 20
 )
 
 const (
-	nodesMagic  = "NDRDC1N\n"
-	chunksMagic = "NDRDC1C\n"
+	nodesMagic     = "NDRDC1N\n"
+	chunksMagic    = "NDRDC1C\n" // a chunks request without a dictionary, and every chunks reply
+	chunksDicMagic = "NDRDC1D\n" // a chunks request with a dictionary
 )
 
 type uvWriter struct {
@@ -64,25 +89,37 @@ type uvWriter struct {
 
 func (u *uvWriter) uv(x uint64) { u.w.Write(u.tmp[:binary.PutUvarint(u.tmp[:], x)]) }
 
-// EncodeNodeReqs writes a nodes request.
-func EncodeNodeReqs(w io.Writer, reqs []NodeReq) error {
+// newFrame starts a message: its magic and its item count.
+func newFrame(w io.Writer, magic string, n int) *uvWriter {
 	u := &uvWriter{w: bufio.NewWriter(w)}
-	u.w.WriteString(nodesMagic)
-	u.uv(uint64(len(reqs)))
-	for _, r := range reqs {
-		u.uv(uint64(r.File))
-		u.uv(uint64(r.Level))
-		u.uv(uint64(r.Index))
-	}
-	return u.w.Flush()
+	u.w.WriteString(magic)
+	u.uv(uint64(n))
+	return u
 }
 
-func readMagic(br *bufio.Reader, magic string) error {
-	b := make([]byte, len(magic))
-	if _, err := io.ReadFull(br, b); err != nil || string(b) != magic {
-		return fmt.Errorf("%w: bad magic", ErrFormat)
+// readFrame reads the start of a message: one of magics (it returns
+// which) and the item count, at most max. Every message of the protocol
+// but the manifest starts so.
+func readFrame(r io.Reader, magics []string, max uint64, what string) (*bufio.Reader, int, int, error) {
+	br := bufio.NewReader(r)
+	b := make([]byte, len(magics[0]))
+	if _, err := io.ReadFull(br, b); err != nil {
+		return nil, 0, 0, fmt.Errorf("%w: bad magic", ErrFormat)
 	}
-	return nil
+	which := -1
+	for i, m := range magics {
+		if string(b) == m {
+			which = i
+		}
+	}
+	if which < 0 {
+		return nil, 0, 0, fmt.Errorf("%w: bad magic", ErrFormat)
+	}
+	n, err := readCount(br, max, what)
+	if err != nil {
+		return nil, 0, 0, err
+	}
+	return br, which, n, nil
 }
 
 func readCount(br *bufio.Reader, max uint64, what string) (int, error) {
@@ -103,26 +140,33 @@ func atEOF(br *bufio.Reader) error {
 	return nil
 }
 
+// EncodeNodeReqs writes a nodes request.
+func EncodeNodeReqs(w io.Writer, reqs []NodeReq) error {
+	u := newFrame(w, nodesMagic, len(reqs))
+	for _, r := range reqs {
+		u.uv(uint64(r.File))
+		u.uv(uint64(r.Level))
+		u.uv(uint64(r.Index))
+	}
+	return u.w.Flush()
+}
+
 // DecodeNodeReqs reads a nodes request (at most MaxNodeReqs items; the
 // values are checked against the tree by the server).
 func DecodeNodeReqs(r io.Reader) ([]NodeReq, error) {
-	br := bufio.NewReader(r)
-	if err := readMagic(br, nodesMagic); err != nil {
-		return nil, err
-	}
-	n, err := readCount(br, MaxNodeReqs, "node count")
+	br, _, n, err := readFrame(r, []string{nodesMagic}, MaxNodeReqs, "node count")
 	if err != nil {
 		return nil, err
 	}
 	reqs := make([]NodeReq, n)
 	for i := range reqs {
-		var v [3]uint64
+		var v [3]int
 		for j := range v {
-			if v[j], err = binary.ReadUvarint(br); err != nil || v[j] > 1<<40 {
-				return nil, fmt.Errorf("%w: node %d", ErrFormat, i)
+			if v[j], err = readCount(br, 1<<40, "node"); err != nil {
+				return nil, err
 			}
 		}
-		reqs[i] = NodeReq{int(v[0]), int(v[1]), int(v[2])}
+		reqs[i] = NodeReq{v[0], v[1], v[2]}
 	}
 	return reqs, atEOF(br)
 }
@@ -131,9 +175,7 @@ func DecodeNodeReqs(r io.Reader) ([]NodeReq, error) {
 // per node the first child's index and the child count, then per child its
 // 32-bit hash and, for node children (leaf is false), its chunk count.
 func EncodeNodeResps(w io.Writer, resps []NodeResp, leaf []bool) error {
-	u := &uvWriter{w: bufio.NewWriter(w)}
-	u.w.WriteString(nodesMagic)
-	u.uv(uint64(len(resps)))
+	u := newFrame(w, nodesMagic, len(resps))
 	var b [4]byte
 	for i, r := range resps {
 		u.uv(uint64(r.Lo))
@@ -152,11 +194,7 @@ func EncodeNodeResps(w io.Writer, resps []NodeResp, leaf []bool) error {
 // DecodeNodeResps reads the answers to reqs; leaf[i] says whether request
 // i asked for a level-0 node (whose children are chunks).
 func DecodeNodeResps(r io.Reader, leaf []bool) ([]NodeResp, error) {
-	br := bufio.NewReader(r)
-	if err := readMagic(br, nodesMagic); err != nil {
-		return nil, err
-	}
-	n, err := readCount(br, MaxNodeReqs, "node count")
+	br, _, n, err := readFrame(r, []string{nodesMagic}, MaxNodeReqs, "node count")
 	if err != nil {
 		return nil, err
 	}
@@ -195,49 +233,85 @@ func DecodeNodeResps(r io.Reader, leaf []bool) ([]NodeResp, error) {
 	return resps, atEOF(br)
 }
 
-// EncodeRangeReqs writes a chunks request.
-func EncodeRangeReqs(w io.Writer, reqs []RangeReq) error {
-	u := &uvWriter{w: bufio.NewWriter(w)}
-	u.w.WriteString(chunksMagic)
-	u.uv(uint64(len(reqs)))
-	for _, r := range reqs {
-		u.uv(uint64(r.File))
-		u.uv(uint64(r.Lo))
-		u.uv(uint64(r.Hi - r.Lo))
+// EncodeChunksReq writes a chunks request: the ranges, then (only with a
+// dictionary, under its own magic) the dictionary's ranges and checksum.
+func EncodeChunksReq(w io.Writer, q *ChunksReq) error {
+	magic := chunksMagic
+	if len(q.Dict) > 0 {
+		magic = chunksDicMagic
+	}
+	u := newFrame(w, magic, len(q.Ranges))
+	ranges := func(rs []RangeReq) {
+		for _, r := range rs {
+			u.uv(uint64(r.File))
+			u.uv(uint64(r.Lo))
+			u.uv(uint64(r.Hi - r.Lo))
+		}
+	}
+	ranges(q.Ranges)
+	if len(q.Dict) > 0 {
+		u.uv(uint64(len(q.Dict)))
+		ranges(q.Dict)
+		var b [8]byte
+		binary.LittleEndian.PutUint64(b[:], q.DictSum)
+		u.w.Write(b[:])
 	}
 	return u.w.Flush()
 }
 
-// DecodeRangeReqs reads a chunks request: at most MaxRangeChunks chunks
-// in all, every range non-empty.
-func DecodeRangeReqs(r io.Reader) ([]RangeReq, error) {
-	br := bufio.NewReader(r)
-	if err := readMagic(br, chunksMagic); err != nil {
-		return nil, err
-	}
-	n, err := readCount(br, MaxRangeChunks, "range count")
+// DecodeChunksReq reads a chunks request: at most MaxRangeChunks chunks
+// asked and as many in the dictionary, every range non-empty (the server
+// checks the ranges against the tree, and the dictionary's bytes).
+func DecodeChunksReq(r io.Reader) (*ChunksReq, error) {
+	br, which, n, err := readFrame(r, []string{chunksMagic, chunksDicMagic}, MaxRangeChunks, "range count")
 	if err != nil {
 		return nil, err
 	}
+	q := &ChunksReq{}
+	if q.Ranges, err = readRanges(br, n, "chunks"); err != nil {
+		return nil, err
+	}
+	if which == 1 {
+		if n, err = readCount(br, MaxRangeChunks, "dictionary range count"); err != nil {
+			return nil, err
+		}
+		if n == 0 {
+			return nil, fmt.Errorf("%w: empty dictionary", ErrFormat)
+		}
+		if q.Dict, err = readRanges(br, n, "dictionary"); err != nil {
+			return nil, err
+		}
+		var b [8]byte
+		if _, err := io.ReadFull(br, b[:]); err != nil {
+			return nil, fmt.Errorf("%w: dictionary checksum: %v", ErrFormat, err)
+		}
+		q.DictSum = binary.LittleEndian.Uint64(b[:])
+	}
+	return q, atEOF(br)
+}
+
+// readRanges reads n ranges of at most MaxRangeChunks chunks in all.
+func readRanges(br *bufio.Reader, n int, what string) ([]RangeReq, error) {
 	reqs := make([]RangeReq, n)
 	total := 0
 	for i := range reqs {
 		var v [3]int
 		for j := range v {
-			if v[j], err = readCount(br, 1<<40, "range"); err != nil {
+			var err error
+			if v[j], err = readCount(br, 1<<40, what+" range"); err != nil {
 				return nil, err
 			}
 		}
 		if v[2] == 0 {
-			return nil, fmt.Errorf("%w: empty range", ErrFormat)
+			return nil, fmt.Errorf("%w: empty %s range", ErrFormat, what)
 		}
 		total += v[2]
 		if total > MaxRangeChunks {
-			return nil, fmt.Errorf("%w: more than %d chunks asked", ErrFormat, MaxRangeChunks)
+			return nil, fmt.Errorf("%w: more than %d %s chunks", ErrFormat, MaxRangeChunks, what)
 		}
 		reqs[i] = RangeReq{v[0], v[1], v[1] + v[2]}
 	}
-	return reqs, atEOF(br)
+	return reqs, nil
 }
 
 // ChunkReader reads the chunks of a chunks reply (after the stream's zstd
@@ -257,8 +331,9 @@ func NewChunkReader(r io.Reader, max int) *ChunkReader {
 // Next appends the next chunk to dst[:0].
 func (c *ChunkReader) Next(dst []byte) ([]byte, error) {
 	if !c.hdr {
-		if err := readMagic(c.br, chunksMagic); err != nil {
-			return nil, err
+		b := make([]byte, len(chunksMagic))
+		if _, err := io.ReadFull(c.br, b); err != nil || string(b) != chunksMagic {
+			return nil, fmt.Errorf("%w: bad magic", ErrFormat)
 		}
 		c.hdr = true
 	}
@@ -272,5 +347,3 @@ func (c *ChunkReader) Next(dst []byte) ([]byte, error) {
 	}
 	return dst, nil
 }
-
-func putUvarint(b []byte, x uint64) int { return binary.PutUvarint(b, x) }

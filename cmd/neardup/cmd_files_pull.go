@@ -78,12 +78,16 @@ type filesPullResult struct {
 		OtherFile int64 `json:"other_file"`
 		Fetched   int64 `json:"fetched"`
 	} `json:"bytes"`
-	RoundTrips int64    `json:"round_trips"`
-	Retries    int      `json:"retries"`
-	Refetched  int      `json:"refetched"`
-	Deleted    int      `json:"deleted"`
-	Refused    []string `json:"refused"`
-	Seconds    float64  `json:"seconds"`
+	// DictBytes are the local bytes the fetched chunks were compressed
+	// against; DictRefused the batches fetched again without them.
+	DictBytes   int64    `json:"dict_bytes"`
+	DictRefused int      `json:"dict_refused"`
+	RoundTrips  int64    `json:"round_trips"`
+	Retries     int      `json:"retries"`
+	Refetched   int      `json:"refetched"`
+	Deleted     int      `json:"deleted"`
+	Refused     []string `json:"refused"`
+	Seconds     float64  `json:"seconds"`
 }
 
 func runFilesPull(ctx context.Context, env *Env, opts filesPullOptions) error {
@@ -118,7 +122,7 @@ func reportPull(env *Env, asJSON bool, st *rdc.Stats, err error) error {
 	}
 	res := filesPullResult{BytesReceived: st.BytesReceived, BytesSent: st.BytesSent, Files: st.Files, Unchanged: st.Unchanged,
 		Copied: st.Copied, Written: st.Written, Dirs: st.Dirs, Symlinks: st.Symlinks, RoundTrips: st.RoundTrips,
-		Retries: st.Retries, Refetched: st.Refetched, Deleted: st.Deleted, Refused: st.Refused, Seconds: round6(st.Seconds)}
+		Retries: st.Retries, Refetched: st.Refetched, DictBytes: st.DictBytes, DictRefused: st.DictRefused, Deleted: st.Deleted, Refused: st.Refused, Seconds: round6(st.Seconds)}
 	res.Chunks.SamePath, res.Chunks.OtherFile, res.Chunks.Fetched = st.ChunksSamePath, st.ChunksOtherFile, st.ChunksFetched
 	res.Bytes.SamePath, res.Bytes.OtherFile, res.Bytes.Fetched = st.BytesSamePath, st.BytesOtherFile, st.BytesFetched
 	if res.Refused == nil {

@@ -95,8 +95,8 @@ func TestFilesServeRefusesBeyondLoopback(t *testing.T) {
 	env, _, _ := testEnv()
 	dir := t.TempDir()
 	for _, o := range []filesServeOptions{
-		{Dir: dir, Addr: "0.0.0.0:0"},
-		{Dir: dir, Addr: "0.0.0.0:0", Token: "t"},
+		{Dir: dir, listenFlags: listenFlags{Addr: "0.0.0.0:0"}},
+		{Dir: dir, listenFlags: listenFlags{Addr: "0.0.0.0:0", Token: "t"}},
 	} {
 		o.Chunk, o.Level = chunkFlags{Avg: 512}, 3
 		err := runFilesServe(context.Background(), env, o)

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"crypto/tls"
 	"errors"
 	"fmt"
 	"net"
@@ -15,14 +14,10 @@ import (
 )
 
 type filesServeOptions struct {
-	Dir      string
-	Addr     string
-	Token    string
-	Insecure bool
-	TLSCert  string
-	TLSKey   string
-	Chunk    chunkFlags
-	Level    int
+	listenFlags
+	Dir   string
+	Chunk chunkFlags
+	Level int
 	// ready, when set (tests), receives the listening address.
 	ready func(addr string)
 }
@@ -45,18 +40,12 @@ pullers (restart serve). It runs until interrupted.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Dir = args[0]
-			if opts.Token == "" {
-				opts.Token = os.Getenv("NEARDUP_TOKEN")
-			}
+			opts.tokenFromEnv()
 			return runFilesServe(cmd.Context(), env, opts)
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&opts.Addr, "addr", "127.0.0.1:8090", "address to listen on (port 0: a free one, printed on stderr)")
-	fl.StringVar(&opts.Token, "token", "", "bearer token every request must carry (required beyond loopback)")
-	fl.BoolVar(&opts.Insecure, "insecure", false, "allow listening beyond loopback without TLS")
-	fl.StringVar(&opts.TLSCert, "tls-cert", "", "TLS certificate file (PEM)")
-	fl.StringVar(&opts.TLSKey, "tls-key", "", "TLS key file (PEM)")
+	opts.bind(fl, "127.0.0.1:8090")
 	fl.IntVar(&opts.Level, "level", 3, "zstd level of what is sent: 1 (fastest) to 4 (best: about 4x the CPU of 3 for 7% fewer bytes on source code)")
 	opts.Chunk.bind(cmd)
 	fl.Lookup("avg").DefValue = fmt.Sprint(rdc.DefaultChunk.Avg)
@@ -65,8 +54,9 @@ pullers (restart serve). It runs until interrupted.`,
 }
 
 func runFilesServe(ctx context.Context, env *Env, opts filesServeOptions) error {
-	if (opts.TLSCert == "") != (opts.TLSKey == "") {
-		return usagef("--tls-cert and --tls-key go together")
+	tc, err := opts.tlsConfig()
+	if err != nil {
+		return err
 	}
 	o, err := opts.Chunk.options()
 	if err != nil {
@@ -75,16 +65,9 @@ func runFilesServe(ctx context.Context, env *Env, opts filesServeOptions) error 
 	if opts.Level < 1 || opts.Level > 4 {
 		return usagef("--level %d: want 1 to 4", opts.Level)
 	}
-	so := rdc.ServerOptions{Token: opts.Token, Insecure: opts.Insecure, Level: opts.Level, ErrorLog: func(err error) {
+	so := rdc.ServerOptions{Token: opts.Token, Insecure: opts.Insecure, TLS: tc, Level: opts.Level, ErrorLog: func(err error) {
 		fmt.Fprintf(env.Stderr, "neardup files serve: %v\n", err)
 	}}
-	if opts.TLSCert != "" {
-		cert, err := tls.LoadX509KeyPair(opts.TLSCert, opts.TLSKey)
-		if err != nil {
-			return usagef("--tls-cert/--tls-key: %v", err)
-		}
-		so.TLS = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
-	}
 	if err := checkServeAddr(opts.Addr, so); err != nil {
 		return err
 	}

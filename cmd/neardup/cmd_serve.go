@@ -2,11 +2,9 @@ package main
 
 import (
 	"context"
-	"crypto/tls"
 	"errors"
 	"fmt"
 	"net"
-	"os"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -20,13 +18,9 @@ import (
 
 // serveOptions are the flags of neardup serve.
 type serveOptions struct {
+	listenFlags
 	Store      string
 	Redis      string
-	Addr       string
-	Token      string
-	Insecure   bool
-	TLSCert    string
-	TLSKey     string
 	Threshold  float64
 	Unverified bool
 	LSH        string
@@ -59,20 +53,14 @@ interrupted, then finishes the requests in flight and flushes the store.`,
   neardup serve --redis redis://127.0.0.1:6379?prefix=crawl --addr 127.0.0.1:8081`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if opts.Token == "" {
-				opts.Token = os.Getenv("NEARDUP_TOKEN")
-			}
+			opts.tokenFromEnv()
 			return runServe(cmd.Context(), env, opts)
 		},
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&opts.Store, "store", "", "the index: a Pebble directory")
 	fl.StringVar(&opts.Redis, "redis", "", "the index: a Redis or Redis Cluster URL (instead of --store)")
-	fl.StringVar(&opts.Addr, "addr", "127.0.0.1:8080", "address to listen on (port 0: a free one, printed on stderr)")
-	fl.StringVar(&opts.Token, "token", "", "bearer token every request must carry (required beyond loopback)")
-	fl.BoolVar(&opts.Insecure, "insecure", false, "allow listening beyond loopback without TLS")
-	fl.StringVar(&opts.TLSCert, "tls-cert", "", "TLS certificate file (PEM)")
-	fl.StringVar(&opts.TLSKey, "tls-key", "", "TLS key file (PEM)")
+	opts.bind(fl, "127.0.0.1:8080")
 	fl.Float64VarP(&opts.Threshold, "threshold", "t", 0, "similarity threshold in (0, 1] (default: the index's recorded one)")
 	fl.BoolVar(&opts.Unverified, "collapse-unverified", false, "collapse from the in-memory table alone (Bing's design), without verifying pairs against the store")
 	fl.StringVar(&opts.LSH, "lsh", "auto", collapseLSHUsage)
@@ -118,19 +106,13 @@ func runServe(ctx context.Context, env *Env, opts serveOptions) error {
 			return err
 		}
 	}
-	if (opts.TLSCert == "") != (opts.TLSKey == "") {
-		return usagef("--tls-cert and --tls-key go together")
+	tc, err := opts.tlsConfig()
+	if err != nil {
+		return err
 	}
-	so := server.Options{Token: opts.Token, Insecure: opts.Insecure, ErrorLog: func(err error) {
+	so := server.Options{Token: opts.Token, Insecure: opts.Insecure, TLS: tc, ErrorLog: func(err error) {
 		fmt.Fprintf(env.Stderr, "neardup serve: %v\n", err)
 	}}
-	if opts.TLSCert != "" {
-		cert, err := tls.LoadX509KeyPair(opts.TLSCert, opts.TLSKey)
-		if err != nil {
-			return usagef("--tls-cert/--tls-key: %v", err)
-		}
-		so.TLS = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
-	}
 	budget, err := memoryBudget(opts.Memory)
 	if err != nil {
 		return err

@@ -126,14 +126,13 @@ func run(ctx context.Context, o options, stdout io.Writer) error {
 		return err
 	}
 	if res != nil {
-		var lines []string
+		totals := map[string]int64{}
 		for _, c := range res.Metrics().AllMetrics().Counters() {
 			if c.Namespace() == "neardup" {
-				lines = append(lines, fmt.Sprintf("  %s = %d", c.Name(), c.Result()))
+				totals[c.Name()] += c.Result()
 			}
 		}
-		sort.Strings(lines)
-		if len(lines) > 0 {
+		if lines := counterLines(totals); len(lines) > 0 {
 			fmt.Fprintf(stdout, "counters:\n%s\n", strings.Join(lines, "\n"))
 		}
 	}
@@ -160,4 +159,30 @@ func readSummary(ctx context.Context, dir string) ([]byte, error) {
 	}
 	defer fs.Close()
 	return filesystem.Read(ctx, fs, name)
+}
+
+// counterLines formats the pipeline's counters, one line per name: a
+// runner reports a counter once per step that increments it (every
+// GroupByKey of a stage counts under the stage's name), so the values are
+// summed by name first. With --shuffle-bytes it adds the bytes through
+// every GroupByKey and their rate per document read, the cost model's
+// figure.
+func counterLines(totals map[string]int64) []string {
+	var lines []string
+	var shuffled int64
+	for name, v := range totals {
+		lines = append(lines, fmt.Sprintf("  %s = %d", name, v))
+		if strings.HasPrefix(name, "shuffle_bytes.") {
+			shuffled += v
+		}
+	}
+	sort.Strings(lines)
+	if shuffled > 0 {
+		per := ""
+		if n := totals["read"]; n > 0 {
+			per = fmt.Sprintf(" (%.0f bytes per document read)", float64(shuffled)/float64(n))
+		}
+		lines = append(lines, fmt.Sprintf("  shuffle_bytes, all stages = %d%s", shuffled, per))
+	}
+	return lines
 }

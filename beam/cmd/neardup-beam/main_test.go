@@ -79,3 +79,19 @@ func TestRunFails(t *testing.T) {
 		t.Errorf("error %q", msg)
 	}
 }
+
+// TestCounterLines: one line per counter name, summed over the steps that
+// report it, and the shuffle total with its rate per document.
+func TestCounterLines(t *testing.T) {
+	got := strings.Join(counterLines(map[string]int64{"read": 4, "shuffle_bytes.ids": 100, "shuffle_bytes.clusters": 60, "kept": 3}), "\n")
+	want := strings.Join([]string{
+		"  kept = 3",
+		"  read = 4",
+		"  shuffle_bytes.clusters = 60",
+		"  shuffle_bytes.ids = 100",
+		"  shuffle_bytes, all stages = 160 (40 bytes per document read)",
+	}, "\n")
+	if got != want {
+		t.Errorf("got\n%s\nwant\n%s", got, want)
+	}
+}
