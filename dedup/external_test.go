@@ -6,12 +6,14 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/neardup/neardup/corpus"
 	"github.com/neardup/neardup/feature"
+	"github.com/neardup/neardup/index"
 	"github.com/neardup/neardup/internal/rng"
 	"github.com/neardup/neardup/store"
 )
@@ -265,7 +267,17 @@ func TestFeatureFileCorrupt(t *testing.T) {
 	if err != nil || !slices.Equal(f.features, []uint64{3, 9, 1 << 60}) {
 		t.Fatalf("round trip: %v, %v", f.features, err)
 	}
-	for _, bad := range [][]byte{nil, good[:len(good)-1], append(slices.Clone(good), 0), {flagFeatures, 0xff}, {flagWeighted, 2, 1}} {
+	// The fixed-width records this release writes, beside the delta
+	// records of earlier releases' files.
+	fixed := appendFeatureSetFixed(nil, &featureSet{features: []uint64{3, 9, 1 << 60}})
+	if len(fixed) != 2+3*8 || fixed[0] != flagFeatures|flagFixed {
+		t.Fatalf("fixed-width record %x", fixed)
+	}
+	if f, err := decodeFeatureSet(fixed, &ids, &ws); err != nil || !slices.Equal(f.features, []uint64{3, 9, 1 << 60}) {
+		t.Fatalf("fixed round trip: %v, %v", f.features, err)
+	}
+	for _, bad := range [][]byte{nil, good[:len(good)-1], append(slices.Clone(good), 0), {flagFeatures, 0xff}, {flagWeighted, 2, 1},
+		fixed[:len(fixed)-1], append(slices.Clone(fixed), 0), {flagFeatures | flagFixed, 2, 1, 2, 3, 4, 5, 6, 7, 8}} {
 		if _, err := decodeFeatureSet(bad, &ids, &ws); err == nil {
 			t.Errorf("%x decoded", bad)
 		}
@@ -337,5 +349,61 @@ func TestFeaturesOnDisk(t *testing.T) {
 	}
 	if !strings.Contains(results[false][0], `"stored":true`) || strings.Contains(results[false][0], `"exact":false`) {
 		t.Fatal("the second run matched nothing stored, or not exactly")
+	}
+}
+
+// An out-of-core run's store of sketches (no StoreFeatures) keeps the
+// short documents' feature ids (index.Doc.TrimFeatures), as a run in
+// memory's does: the records are the same (but for the identity
+// fingerprints, keyed by each store's own key), and every
+// document of the planted corpus (56 shingles, well under the 256 a
+// 128-sample sketch's bytes hold) has its ids, so later runs and queries
+// verify it exactly.
+func TestExternalStoreKeepsShortFeatures(t *testing.T) {
+	docs := plantedCorpus(1500)
+	records := map[bool]map[string]string{} // by name
+	for _, ext := range []bool{false, true} {
+		st := store.NewMemory()
+		o := Options{Store: st}
+		if ext {
+			o.Memory, o.WorkDir = 128<<10, t.TempDir()
+		}
+		res, err := Run(bg, docsOf(docs...), o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Summary.External != ext {
+			t.Fatalf("external %v, want %v", res.Summary.External, ext)
+		}
+		recs, withIDs := map[string]string{}, 0
+		if err := st.ScanDocs(bg, func(_ uint64, rec []byte) error {
+			d, err := index.DecodeDoc(rec)
+			if err != nil {
+				return err
+			}
+			if len(d.Features) > 0 {
+				withIDs++
+			}
+			recs[d.Name] = string(rec)
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+		if len(recs) == 0 || withIDs != len(recs) {
+			t.Fatalf("external %v: %d of %d stored documents keep their feature ids, want all", ext, withIDs, len(recs))
+		}
+		records[ext] = recs
+	}
+	for name, rec := range records[false] {
+		m, _ := index.DecodeDoc([]byte(rec))
+		e, err := index.DecodeDoc([]byte(records[true][name]))
+		// The identity fingerprints are keyed by each store's own key.
+		m.Fingerprint = e.Fingerprint
+		if err != nil || !reflect.DeepEqual(m, e) {
+			t.Fatalf("%s: the out-of-core run stores another record than the run in memory (%v):\n%+v\n%+v", name, err, m, e)
+		}
+	}
+	if len(records[false]) != len(records[true]) {
+		t.Fatalf("%d records in memory, %d out of core", len(records[false]), len(records[true]))
 	}
 }

@@ -58,13 +58,16 @@ func (r *run) joinAndVerify() error {
 // chunkEnd returns the end of the chunk of candidates that verification
 // takes from lo, at most hi: hi, unless the run reads its feature sets
 // back from disk (diskFeatures), when the feature sets of the chunk's
-// pairs pass an eighth of the budget (1 MiB at least) before it.
+// pairs pass an eighth of the budget (1 MiB at least, 64 MiB at most:
+// past that a larger chunk reads no faster, and at the command's default
+// budget, 75% of physical memory, an eighth would let one chunk hold
+// gigabytes) before it.
 func (r *run) chunkEnd(cands []index.JoinPair, lo, hi int, pos func(uint32) int) int {
 	if r.feats == nil || !r.exact {
 		return hi
 	}
 	docs := r.res.Docs
-	limit := max(r.o.Memory/8, 1<<20)
+	limit := min(max(r.o.Memory/8, 1<<20), 64<<20)
 	if exactTestSizes != nil {
 		limit = exactTestSizes[1]
 	}

@@ -60,11 +60,12 @@ type Options struct {
 	Exact ExactMode
 	// ExactBudget bounds the feature ids kept in memory. In a run without
 	// a memory budget (Memory 0), ExactAuto past it lets the sketch
-	// estimate decide. Under a budget verification stays exact: past it
-	// (or past the budget's share), the feature sets go to a feature file
-	// in WorkDir while the rest of the run stays in memory, and those of
-	// the candidates' documents are read back after the join. The default
-	// is 64M ids (512 MiB).
+	// estimate decide. Under a budget verification stays exact: past it,
+	// past 4M ids (32 MiB) whatever the budget, or past the budget's
+	// share, the feature sets go to a feature file in WorkDir while the
+	// rest of the run stays in memory, and those of the candidates'
+	// documents are read back after the join. The default is 64M ids
+	// (512 MiB).
 	ExactBudget int64
 	// Workers is the number of sketching, join and verification
 	// goroutines. The default is runtime.GOMAXPROCS(0).

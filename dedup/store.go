@@ -196,6 +196,8 @@ func (r *run) loadAhead(order []int, batchSize int) (<-chan loadedBatch, func())
 	l := r.newLoader(true, r.ext == nil)
 	if r.o.StoreFeatures {
 		l.withFeatures() // out of core, from the feature file
+	} else {
+		l.withShortFeatures() // the short documents' (TrimFeatures below)
 	}
 	go func() {
 		defer close(done)

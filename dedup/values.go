@@ -203,6 +203,10 @@ type docLoader struct {
 	fp   []byte
 	fids []uint64
 	fws  []feature.Feature
+	// short reads back only the feature sets a store of sketches keeps
+	// (index.Doc.TrimFeatures: short documents'), as far as the sketch's
+	// size tells (withShortFeatures).
+	short bool
 	// ends and pos are verifyCands' scratch.
 	ends []uint32
 	pos  []int
@@ -232,6 +236,30 @@ func (l *docLoader) withFeatures() *docLoader {
 	return l
 }
 
+// withShortFeatures is withFeatures for a store of sketches, which keeps
+// the feature sets of short documents only (index.Cheap): the loader
+// reads back those whose size (sample.Config.Size: their number of
+// features) says they may be short, and leaves the others' nil, so that
+// an out-of-core run's index keeps the short documents' ids as a run in
+// memory's does, and reads a few bytes per short document to do so.
+func (l *docLoader) withShortFeatures() *docLoader {
+	if l.r.hdr.Algorithm.IsWeighted() {
+		return l // a store of sketches keeps no weighted set
+	}
+	l.short = true
+	return l.withFeatures()
+}
+
+// mayBeCheap reports whether the document at position i, of n sketch
+// values, may have a feature set index.Cheap keeps: its recorded size
+// (its number of features; 0 when unknown) is within a quarter more than
+// the most Cheap allows.
+func (l *docLoader) mayBeCheap(i, n int) bool {
+	size := *l.r.side.sizes.at(i)
+	most := float64(n) * float64(l.r.hdr.Bits) / 32 // 4 bytes per id, within the samples' bytes
+	return size <= 0 || size <= 1.25*most+1
+}
+
 // load returns the index documents of the documents at positions pos,
 // valid until the next load.
 func (l *docLoader) load(pos []int) ([]index.Doc, error) {
@@ -254,8 +282,24 @@ func (l *docLoader) load(pos []int) ([]index.Doc, error) {
 		l.docs[k] = r.indexDoc(i, l.vals[at:len(l.vals):len(l.vals)])
 	}
 	if l.fc != nil || l.df != nil {
-		l.fids, l.fws = l.fids[:0], l.fws[:0]
+		// One allocation, as for the values: the sets point into the
+		// buffer, and growing it as they are read would leave each
+		// earlier array alive beside the next (three times the chunk's
+		// feature sets, doubled again by the collector's headroom).
+		nf := 0
+		for _, i := range pos {
+			nf += r.res.Docs[i].Shingles
+		}
+		if r.hdr.Algorithm.IsWeighted() {
+			l.fids, l.fws = l.fids[:0], slices.Grow(l.fws[:0], nf)
+		} else {
+			l.fids, l.fws = slices.Grow(l.fids[:0], nf), l.fws[:0]
+		}
 		for k, i := range pos {
+			if l.short && !l.mayBeCheap(i, len(l.docs[k].Sketch.Values)) {
+				l.docs[k].Features, l.docs[k].Weighted = nil, nil
+				continue
+			}
 			var f featureSet
 			var err error
 			if l.fc != nil {

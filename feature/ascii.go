@@ -193,38 +193,57 @@ func (a *asciiPath) spans() bool {
 		a.st, a.en = st[:nst], en[:nen]
 		return true
 	}
-	np := 0 // transitions so far
-	digits := a.digits
-	var carry, high uint64 // carry: the byte before the block is a word byte
-	wide := a.cl != nil && a.cl.wide
-	if wide {
-		// The masks of all blocks at once (AVX-512), then the same
-		// transitions.
-		nb := (n + 63) / 64
-		if cap(a.masks) < nb {
-			a.masks = make([]uint64, nb, nb+nb/4)
-		}
-		masks := a.masks[:nb]
-		if wordMasks(masks, text[:64*nb], digits) {
+	// The word-byte mask of every 64-byte block first (AVX-512's byte
+	// compares, or SWAR arithmetic), then their transitions: two short
+	// loops that keep their variables in registers.
+	nb := (n + 63) / 64
+	if cap(a.masks) < nb {
+		a.masks = make([]uint64, nb, nb+nb/4)
+	}
+	masks := a.masks[:nb]
+	if a.cl != nil && a.cl.wide {
+		if wordMasks(masks, text[:64*nb], a.digits) {
 			return false
 		}
-		for i, m := range masks {
-			b := 64 * i
-			t := m ^ (m<<1 | carry)
-			carry = m >> 63
-			for t != 0 {
-				p := int32(b + bits.TrailingZeros64(t))
-				st[(np+1)>>1] = p
-				en[np>>1] = p
-				np++
-				t &= t - 1
-			}
+	} else if swarMasks(masks, text[:64*nb], a.digits) {
+		return false
+	}
+	np := 0          // transitions so far
+	var carry uint64 // the byte before the block is a word byte
+	for i, m := range masks {
+		b := 64 * i
+		// Transitions: word starts (a word byte after a non-word byte)
+		// and ends (the reverse) alternate.
+		t := m ^ (m<<1 | carry)
+		carry = m >> 63
+		// Transition np is the start of word np/2 if np is even, its
+		// end if odd. Writing every transition to both arrays, at
+		// st[(np+1)/2] and en[np/2], puts each in its place; the other
+		// write lands on a slot that a later transition overwrites.
+		for t != 0 {
+			p := int32(b + bits.TrailingZeros64(t))
+			st[(np+1)>>1] = p
+			en[np>>1] = p
+			np++
+			t &= t - 1
 		}
 	}
-	for b := 0; b < n && !wide; b += 64 {
-		// The flags of the 8 bytes of chunk c land on bits 8i+c (byte i
-		// of the chunk); one transpose puts byte 8c+i's on bit 8c+i.
-		blk := (*[64]byte)(text[b : b+64])
+	if carry != 0 { // the text ends inside a word
+		en[np>>1] = int32(n)
+		np++
+	}
+	a.st, a.en = st[:np>>1], en[:np>>1]
+	return true
+}
+
+// swarMasks sets masks[i] to the word-byte mask of text's 64-byte block
+// i (bit j for byte 64i+j: wordFlags) and reports whether the text holds
+// a byte >= 0x80. The flags of the 8 bytes of chunk c land on bits 8i+c
+// (byte i of the chunk); one transpose puts byte 8c+i's on bit 8c+i.
+func swarMasks(masks []uint64, text []byte, digits uint64) bool {
+	var high uint64
+	for i := range masks {
+		blk := (*[64]byte)(text[64*i : 64*i+64])
 		x := binary.LittleEndian.Uint64(blk[0:8])
 		high |= x
 		f := wordFlags(x, digits) >> 7
@@ -249,32 +268,9 @@ func (a *asciiPath) spans() bool {
 		x = binary.LittleEndian.Uint64(blk[56:64])
 		high |= x
 		f |= wordFlags(x, digits)
-		m := transpose8(f)
-		// Transitions: word starts (a word byte after a non-word byte)
-		// and ends (the reverse) alternate.
-		t := m ^ (m<<1 | carry)
-		carry = m >> 63
-		// Transition np is the start of word np/2 if np is even, its
-		// end if odd. Writing every transition to both arrays, at
-		// st[(np+1)/2] and en[np/2], puts each in its place; the other
-		// write lands on a slot that a later transition overwrites.
-		for t != 0 {
-			p := int32(b + bits.TrailingZeros64(t))
-			st[(np+1)>>1] = p
-			en[np>>1] = p
-			np++
-			t &= t - 1
-		}
+		masks[i] = transpose8(f)
 	}
-	if high&0x8080808080808080 != 0 {
-		return false
-	}
-	if carry != 0 { // the text ends inside a word
-		en[np>>1] = int32(n)
-		np++
-	}
-	a.st, a.en = st[:np>>1], en[:np>>1]
-	return true
+	return high&0x8080808080808080 != 0
 }
 
 // words sets a.sd[j] = (step(tok), dropOf(tok)) for every word j that
@@ -406,56 +402,73 @@ func (e *Extractor) extractASCII(dst []Feature) []Feature {
 	e.units = e.units[:0]
 	e.lazy = true
 	e.occ = 0
-	var ids []uint64
 	if a.cl != nil {
-		toks := e.clTokens()
-		n := len(toks)
-		if n == 0 {
-			return dst
-		}
-		if e.o.Wrap {
-			for j := n; j < n+k-1; j++ {
-				toks = append(toks, toks[j%n])
-			}
-		} else if n < k {
-			fp := e.wh.q
-			for _, t := range toks {
-				fp = e.wh.step(fp ^ t)
-			}
-			e.occ = 1
-			e.first = append(e.first, -1)
-			return append(dst, Feature{ID: fp, Weight: 1})
-		}
-		occ := len(toks) - k + 1
-		if cap(a.u) < occ {
-			a.u = make([]uint64, occ, occ*5/4)
-		}
-		ids = a.u[:occ]
-		clWindowAll(ids, toks, a.cl)
-	} else {
-		n := e.words()
-		if n == 0 {
-			return dst
-		}
-		if e.o.Wrap {
-			// The window goes on over the first K-1 words again (extended
-			// index j is word j mod n).
-			for j := n; j < n+k-1; j++ {
-				a.sd = append(a.sd, a.sd[j%n])
-			}
-		} else if n < k {
-			// A document shorter than one shingle is one shingle of all its
-			// words.
-			fp := e.wh.q
-			for _, w := range a.sd {
-				fp = stepBy(&a.tab.step, fp) ^ w.s
-			}
-			e.occ = 1
-			e.first = append(e.first, -1)
-			return append(dst, Feature{ID: fp, Weight: 1})
-		}
-		ids = e.chain(e.terms())
+		return e.emitCL(dst, e.clTokens())
 	}
+	n := e.words()
+	if n == 0 {
+		return dst
+	}
+	if e.o.Wrap {
+		// The window goes on over the first K-1 words again (extended
+		// index j is word j mod n).
+		for j := n; j < n+k-1; j++ {
+			a.sd = append(a.sd, a.sd[j%n])
+		}
+	} else if n < k {
+		// A document shorter than one shingle is one shingle of all its
+		// words.
+		fp := e.wh.q
+		for _, w := range a.sd {
+			fp = stepBy(&a.tab.step, fp) ^ w.s
+		}
+		e.occ = 1
+		e.first = append(e.first, -1)
+		return append(dst, Feature{ID: fp, Weight: 1})
+	}
+	return e.dedup(dst, e.chain(e.terms()))
+}
+
+// emitCL appends the features of the document whose token fingerprints
+// are toks (with room for K-1 more after them) by the carry-less route:
+// clWindowAll makes every shingle's id at once, and dedupSet or
+// dedupCount keeps the distinct ones in order of first occurrence. It
+// gives exactly emit's features for unweighted units, and serves the ASCII
+// path (clTokens) and, where the CPU has the instructions, the general
+// path's word units (Extract).
+func (e *Extractor) emitCL(dst []Feature, toks []uint64) []Feature {
+	a := e.fast
+	k := e.o.K
+	e.occ = 0
+	n := len(toks)
+	if n == 0 {
+		return dst
+	}
+	if e.o.Wrap {
+		for j := n; j < n+k-1; j++ {
+			toks = append(toks, toks[j%n])
+		}
+	} else if n < k {
+		fp := e.wh.q
+		for _, t := range toks {
+			fp = e.wh.step(fp ^ t)
+		}
+		e.occ = 1
+		e.first = append(e.first, -1)
+		return append(dst, Feature{ID: fp, Weight: 1})
+	}
+	occ := len(toks) - k + 1
+	if cap(a.u) < occ {
+		a.u = make([]uint64, occ, occ*5/4)
+	}
+	ids := a.u[:occ]
+	clWindowAll(ids, toks, a.cl)
+	return e.dedup(dst, ids)
+}
+
+// dedup appends the distinct ids of ids (the shingles of one document, in
+// order) to dst as features, with their first occurrences in e.first.
+func (e *Extractor) dedup(dst []Feature, ids []uint64) []Feature {
 	occ := len(ids)
 	e.occ = occ
 	e.acc.reset(2 * occ) // load <= 1/4: fewer collisions, each a mispredicted branch

@@ -151,6 +151,8 @@ func TestASCIIPathEqualsGeneral(t *testing.T) {
 				doc = fmt.Appendf(nil, html[0], asciiDoc(&s), asciiDoc(&s), doc)
 			case 1:
 				doc = append(doc, "Ünïcode straße"...) // the general path
+			case 2:
+				doc = append(doc, " 近似重复文档的检测。検出します、ภาษาไทย"...) // the general path's rune classes
 			}
 			want := slow.Extract([]Feature{{ID: 1, Weight: 7}}, doc)
 			got := fast.Extract([]Feature{{ID: 1, Weight: 7}}, doc)

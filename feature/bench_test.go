@@ -3,6 +3,7 @@ package feature
 import (
 	"bytes"
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/neardup/neardup/internal/rng"
@@ -162,6 +163,44 @@ func BenchmarkExtractCorpus(b *testing.B) {
 	cpu1 := processCPU()
 	b.StopTimer()
 	reportPerShingle(b, occ/len(docs), cpu0, cpu1)
+}
+
+// BenchmarkExtractCJK extracts the Chinese and Japanese documents of the
+// multilingual fixture (real manual pages and paragraphs, mixed with ASCII
+// option names and commands) in turn at the default options: the
+// unicode-v1 tokenizer's non-ASCII route. MB/s is text bytes per second,
+// the unit of bench/perf's "CJK text → sketch" row. Run with
+//
+//	go test ./feature -run '^$' -bench ExtractCJK -count 10
+func BenchmarkExtractCJK(b *testing.B) {
+	var docs [][]byte
+	n, occ := 0, 0
+	e, err := New(Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	var dst []Feature
+	for _, d := range loadFixture(b) {
+		if !strings.HasPrefix(d.ID, "ja/") && !strings.HasPrefix(d.ID, "zh_") && !strings.HasPrefix(d.ID, "edit/") {
+			continue
+		}
+		docs = append(docs, []byte(d.Text))
+		n += len(d.Text)
+		dst = e.Extract(dst[:0], []byte(d.Text))
+		occ += e.Occurrences()
+	}
+	b.SetBytes(int64(n))
+	b.ReportAllocs()
+	b.ResetTimer()
+	cpu0 := processCPU()
+	for i := 0; i < b.N; i++ {
+		for _, d := range docs {
+			dst = e.Extract(dst[:0], d)
+		}
+	}
+	cpu1 := processCPU()
+	b.StopTimer()
+	reportPerShingle(b, occ, cpu0, cpu1)
 }
 
 // reportPerShingle reports wall-clock and process-CPU nanoseconds per

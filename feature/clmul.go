@@ -400,3 +400,23 @@ func spans512Go(text []byte, st, en []int32, digits uint64) (nst, nen int, high 
 	}
 	return nst, nen, high
 }
+
+// Kernels names the kernels that Extract's ASCII path runs on this
+// machine, fastest first: "avx512" (carry-less multiplication of 512-bit
+// vectors, VPCOMPRESSB), "avx2" (of 256-bit vectors, with AVX2), "pclmulqdq"
+// (of 128-bit ones), or "go" (the table route, in Go: the purego build
+// tag, arm64 and every other CPU without the instructions). The features
+// are the same on every route. GODEBUG=cpu.avx512f=off leaves out the
+// AVX-512 kernels (golang.org/x/sys/cpu reads it), as on an AVX2-only x86
+// CPU; the build tag purego leaves out every kernel in assembly.
+func Kernels() string {
+	switch {
+	case !useCLMUL:
+		return "go"
+	case useCLMUL512:
+		return "avx512"
+	case useCLMUL256 || useSpans256:
+		return "avx2"
+	}
+	return "pclmulqdq"
+}

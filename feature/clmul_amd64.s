@@ -1,7 +1,7 @@
 // The carry-less route of the ASCII path (clmul.go), hand-written; the
 // window loop is unrolled for each K up to maxCLMULK.
 
-//go:build amd64
+//go:build amd64 && !purego
 
 #include "textflag.h"
 

@@ -262,7 +262,8 @@ var clFuzzOptions = []Options{{}, {K: 1}, {K: 2, Wrap: true}, {K: 8, Weighting: 
 func FuzzCLRoute(f *testing.F) {
 	for _, s := range []string{"", "a", "Hello, World!", "x_1 2024 Merchantability\x00\x7f", strings.Repeat("ab ", 30),
 		"a bb ccc dddd eeeee ffffff ggggggg hhhhhhhh iiiiiiiii jjjjjjjjjjjjjjj kkkkkkkkkkkkkkkk lllllllllllllllll",
-		"<p>Q 9 Z0 _x_</p>", "supercalifragilisticexpialidocious IS A LONG WORD"} {
+		"<p>Q 9 Z0 _x_</p>", "supercalifragilisticexpialidocious IS A LONG WORD",
+		"近似重复文档的检测。Near-duplicate 検出します ภาษาไทย", "<title>漢字</title><h1>見出し</h1>本文の漢字 x"} {
 		f.Add([]byte(s))
 	}
 	var names [][]string
@@ -335,6 +336,30 @@ func TestWordMasks(t *testing.T) {
 			hg, hw := wordMasks(got, text, digits), wordMasksGo(want, text, digits)
 			if hg != hw || (!hw && !slices.Equal(got, want)) { // masks are garbage with a byte >= 0x80
 				t.Fatalf("digits %#x, byte %#x: %x (high %v), pure Go %x (%v)", digits, v, got, hg, want, hw)
+			}
+		}
+	}
+}
+
+// TestSwarMasks checks the table route's masks (swarMasks: eight bytes
+// at a time) against wordMasksGo (one byte at a time) on every byte value
+// at every position of a block, with and without digits; it runs on every
+// CPU.
+func TestSwarMasks(t *testing.T) {
+	st := rng.New(5)
+	for _, digits := range []uint64{0, 0x8080808080808080} {
+		for v := 0; v < 256; v++ {
+			for at := 0; at < 64*3; at += 37 {
+				text := make([]byte, 64*3)
+				for i := range text {
+					text[i] = byte(st.Intn(128))
+				}
+				text[(at+v)%len(text)] = byte(v)
+				got, want := make([]uint64, 3), make([]uint64, 3)
+				hg, hw := swarMasks(got, text, digits), wordMasksGo(want, text, digits)
+				if hg != hw || (!hw && !slices.Equal(got, want)) {
+					t.Fatalf("digits %#x, byte %#x at %d: %x (high %v), byte by byte %x (%v)", digits, v, (at+v)%len(text), got, hg, want, hw)
+				}
 			}
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log"
+	"slices"
 
 	"github.com/neardup/neardup/feature"
 )
@@ -266,4 +267,12 @@ func ExampleParseNorm() {
 	p, _ := feature.ParsePunct("keep")
 	fmt.Println(feature.Options{Unit: feature.UnitWord, Norm: n, Punct: p})
 	// Output: word k=1 nowrap format=auto case=lower norm=nfkc digits=keep punct=keep seed=0 weight=set tokenizer=unicode-v1
+}
+
+// Kernels names the route Extract takes on this machine; every route gives
+// the same features.
+func ExampleKernels() {
+	k := feature.Kernels()
+	fmt.Println(slices.Contains([]string{"avx512", "avx2", "pclmulqdq", "go"}, k))
+	// Output: true
 }

@@ -47,7 +47,12 @@ const (
 // words and the deduplication table. With AVX2 and VPCLMULQDQ on 256-bit
 // vectors but no AVX-512 (an AMD EPYC), the two-lane kernels (clWords4x2,
 // clWindow4, spans256, dedupSet4) make it about 13 ns, against 25 with the
-// 128-bit loops. The table route spends most of its time in the three
+// 128-bit loops. Chinese and Japanese text (one token per character,
+// three bytes each; tokenizeFrom's run loop, then the same window and
+// deduplication) costs about 20 CPU ns per shingle on the same machine
+// under load (BenchmarkExtractCJK; 9 for English text in the same runs),
+// and raw text to a sketch runs at 0.57 to 0.61 of English's bytes per
+// second (bench/sketch's "cjk extract + oph" row). The table route spends most of its time in the three
 // 8-lookup table folds per word that the Rabin ids need (the token's
 // bytes, and the window's append and drop). HTML costs about 115 ns per
 // shingle, three quarters of it in x/net/html's tokenizer.
@@ -145,12 +150,19 @@ func (e *Extractor) Extract(dst []Feature, doc []byte) []Feature {
 		if e.fast == nil {
 			e.n.normalize(doc)
 		}
-		if e.o.Unit == UnitChar {
+		switch {
+		case e.o.Unit == UnitChar:
 			e.charUnits()
-		} else {
+			dst = e.emit(dst)
+		case e.fast != nil && e.fast.cl != nil && !(e.o.Weighting != WeightSet && e.n.html):
+			// Unweighted word units where the CPU multiplies
+			// carry-lessly: the ASCII path's window and deduplication.
 			e.wordUnits()
+			dst = e.emitCL(dst, e.units)
+		default:
+			e.wordUnits()
+			dst = e.emit(dst)
 		}
-		dst = e.emit(dst)
 	}
 	if e.o.Weighting == WeightTFIDF {
 		dst = e.tfidf(dst)

@@ -541,9 +541,14 @@ func (n *normalizer) hashTokens() {
 // n.fps hold, and returns where it stopped: at the first ASCII byte after
 // i0 that is not inside a token (where tokenizeASCII may go on), or at
 // len(text); i0 must be a token boundary. ASCII word runs are copied by
-// table (as in tokenizeASCII); multi-byte runes are decoded and classified
-// with package unicode, and each token is fingerprinted from its
-// normalized bytes. With TokenizerUnicode a letter or number of a script
+// table (as in tokenizeASCII); runes of two and three bytes are decoded
+// here and classified by runeClass (built from package unicode's tables),
+// and the rest, and the runes whose class needs options (numbers, cased
+// letters), with package unicode; each token is fingerprinted from its
+// normalized bytes. A run of Han, kana, Thai, Lao, Khmer or Myanmar
+// letters, the bulk of Chinese and Japanese text, takes a loop of its
+// own: each letter is copied as it is with its space in one store and
+// fingerprinted with three lookups (tokHasher.hash3). With TokenizerUnicode a letter or number of a script
 // written without spaces (segmented) makes a token of its own, which only
 // the combining marks after it extend (single), and a combining mark
 // extends any token before it.
@@ -630,50 +635,182 @@ func (n *normalizer) tokenizeFrom(text []byte, i0 int) int {
 			i++
 			continue
 		}
-		r, size := utf8.DecodeRune(text[i:])
-		isWord, punct, alone := false, false, false
-		switch {
-		case seg && commonCJK(r):
-			// The bulk of Chinese and Japanese text, by range: letters
-			// without case, each a token (segmented, by a short cut).
-			isWord, alone = true, true
-		case r == utf8.RuneError:
-			// Invalid UTF-8 (or U+FFFD itself): a delimiter.
-		case seg && (r == 0x0E33 || r == 0x0EB3) && inTok:
-			// THAI CHARACTER SARA AM and LAO VOWEL SIGN AM: letters that
-			// UAX #29 (GB9a) makes spacing marks, which continue the
-			// token before them.
-			out = utf8.AppendRune(out, r)
-			i += size
-			continue
-		case unicode.IsLetter(r):
-			isWord = true
-			alone = seg && segmented(r)
-			if n.o.Case == CaseLower {
-				r = unicode.ToLower(r)
+		// Decode a rune of two or three bytes here and classify it by
+		// runeClass; anything else (four bytes, invalid UTF-8, rcSlow)
+		// goes to utf8.DecodeRune and package unicode.
+		r, size, cls := utf8.RuneError, 1, uint8(rcSlow)
+		if c&0xF0 == 0xE0 && i+2 < len(text) {
+			c1, c2 := text[i+1], text[i+2]
+			v := rune(c&0x0F)<<12 | rune(c1&0x3F)<<6 | rune(c2&0x3F)
+			if c1&0xC0 == 0x80 && c2&0xC0 == 0x80 && v >= 0x800 && (v < 0xD800 || v > 0xDFFF) {
+				r, size, cls = v, 3, runeClass[v]
 			}
-		case unicode.IsNumber(r):
-			switch n.o.Digits {
-			case DigitsKeep:
-				isWord = true
-				alone = seg && segmented(r)
-			case DigitsFold:
-				isWord = true
-				alone = seg && segmented(r)
-				if unicode.IsDigit(r) {
-					r = '0'
-				}
-			}
-		case seg && unicode.In(r, unicode.M):
-			// A combining mark (UAX #29's Extend and SpacingMark): part
-			// of the token before it, if any, else a delimiter.
+		} else if c >= 0xC2 && c < 0xE0 && i+1 < len(text) && text[i+1]&0xC0 == 0x80 {
+			r, size = rune(c&0x1F)<<6|rune(text[i+1]&0x3F), 2
+			cls = runeClass[r]
+		}
+		if cls == rcAlone && seg && useRuns {
+			// A run of Han, kana, Thai, ... letters (three bytes each,
+			// as every rune of those scripts below U+10000 is): each a
+			// token, copied as it is (caseless) and fingerprinted by
+			// tokHasher.hash3. The run's last token stays open, for
+			// the combining marks that may follow it.
 			if inTok {
-				out = utf8.AppendRune(out, r)
+				toks = append(toks, token{start: int32(start), end: int32(len(out)), z: cur})
+				fps = append(fps, hash.hash(out[start:]))
+				inTok, single = false, false
 			}
-			i += size
+			// Room for the run: a token takes 3 bytes of text and at
+			// most 4 bytes of out (with its space).
+			rest := len(text) - i
+			if cap(out)-len(out) < 2*rest+8 {
+				out = slices.Grow(out, 2*rest+8)
+			}
+			if cap(toks)-len(toks) < rest/3+1 {
+				toks = slices.Grow(toks, rest/3+1)
+			}
+			if cap(fps)-len(fps) < rest/3+1 {
+				fps = slices.Grow(fps, rest/3+1)
+			}
+			o, buf := len(out), out[:cap(out)]
+			nt, tb, fb := len(toks), toks[:cap(toks)], fps[:cap(fps)]
+			for mark < len(marks) && marks[mark].off <= i {
+				cur = marks[mark].z
+				mark++
+			}
+			next := math.MaxInt // the next zone mark: the run stops there
+			if mark < len(marks) {
+				next = marks[mark].off
+			}
+			if o > 0 {
+				buf[o] = ' '
+				o++
+			}
+			// w: the open token's three bytes, little-endian; s: its
+			// offset in out.
+			t3 := text[i : i+3 : i+3]
+			w := uint32(t3[0]) | uint32(t3[1])<<8 | uint32(t3[2])<<16
+			s := o
+			b3 := buf[o : o+3 : o+3]
+			b3[0], b3[1], b3[2] = t3[0], t3[1], t3[2]
+			o += 3
+			i += 3
+			// The run goes on over delimiters (ASCII white space and
+			// punctuation, and three-byte punctuation and separators
+			// such as "、" and "。", unless punctuation is kept), which
+			// close the open token; it stops at anything else, or at a
+			// zone mark.
+			open := true
+			for i+2 < len(text) && i < next {
+				if c0 := text[i]; c0 < utf8.RuneSelf {
+					if word[c0] != 0 || (keepPunct && n.class[c0] == cPunct) {
+						break
+					}
+					if open {
+						tb[nt] = token{start: int32(s), end: int32(o), z: cur}
+						fb[nt] = hash.hash3(uint64(w))
+						nt++
+						open = false
+					}
+					i++
+					continue
+				}
+				t3 = text[i : i+3 : i+3]
+				x := uint32(t3[0]) | uint32(t3[1])<<8 | uint32(t3[2])<<16
+				// Three bytes of one rune: 1110xxxx 10xxxxxx 10xxxxxx (an
+				// rcAlone, rcPunct or rcDelim rune of three bytes is at
+				// or above U+0800 and no surrogate, so the pattern is all
+				// there is to check).
+				if x&0xC0C0F0 != 0x8080E0 {
+					break
+				}
+				cl := runeClass[(x&0x0F)<<12|(x>>8&0x3F)<<6|(x>>16&0x3F)]
+				if cl != rcAlone && cl != rcDelim && (cl != rcPunct || keepPunct) {
+					break // a mark, a letter of another script, a number, ...
+				}
+				if open {
+					tb[nt] = token{start: int32(s), end: int32(o), z: cur}
+					fb[nt] = hash.hash3(uint64(w))
+					nt++
+					open = false
+				}
+				if cl == rcAlone {
+					binary.LittleEndian.PutUint32(buf[o:o+4:o+4], ' '|x<<8)
+					s, w, open = o+1, x, true
+					o += 4
+				}
+				i += 3
+			}
+			// The last token stays open, for the marks that may follow.
+			if open {
+				start, inTok, single = s, true, true
+			}
+			out, toks, fps = buf[:o], tb[:nt], fb[:nt]
 			continue
-		case unicode.IsPunct(r) || unicode.IsSymbol(r):
+		}
+		isWord, punct, alone := false, false, false
+		switch cls {
+		case rcAlone:
+			// A caseless letter of a segmented script (here without
+			// TokenizerUnicode, or with useRuns off).
+			isWord, alone = true, seg
+		case rcWord:
+			// A caseless letter of another script.
+			isWord = true
+		case rcMark:
+			if seg {
+				// A combining mark (UAX #29's Extend and SpacingMark):
+				// part of the token before it, if any, else a delimiter.
+				if inTok {
+					out = append(out, text[i:i+size]...)
+				}
+				i += size
+				continue
+			}
+		case rcPunct:
 			punct = true
+		case rcDelim:
+		default:
+			r, size = utf8.DecodeRune(text[i:])
+			switch {
+			case r == utf8.RuneError:
+				// Invalid UTF-8 (or U+FFFD itself): a delimiter.
+			case seg && (r == 0x0E33 || r == 0x0EB3) && inTok:
+				// THAI CHARACTER SARA AM and LAO VOWEL SIGN AM: letters that
+				// UAX #29 (GB9a) makes spacing marks, which continue the
+				// token before them.
+				out = utf8.AppendRune(out, r)
+				i += size
+				continue
+			case unicode.IsLetter(r):
+				isWord = true
+				alone = seg && segmented(r)
+				if n.o.Case == CaseLower {
+					r = unicode.ToLower(r)
+				}
+			case unicode.IsNumber(r):
+				switch n.o.Digits {
+				case DigitsKeep:
+					isWord = true
+					alone = seg && segmented(r)
+				case DigitsFold:
+					isWord = true
+					alone = seg && segmented(r)
+					if unicode.IsDigit(r) {
+						r = '0'
+					}
+				}
+			case seg && unicode.In(r, unicode.M):
+				// A combining mark (UAX #29's Extend and SpacingMark): part
+				// of the token before it, if any, else a delimiter.
+				if inTok {
+					out = utf8.AppendRune(out, r)
+				}
+				i += size
+				continue
+			case unicode.IsPunct(r) || unicode.IsSymbol(r):
+				punct = true
+			}
 		}
 		if isWord {
 			if inTok && (single || alone) {
@@ -746,11 +883,6 @@ func segmented(r rune) bool {
 	return unicode.In(r, segmentedScripts...)
 }
 
-// commonCJK reports whether r is a CJK Unified Ideograph (U+4E00..U+9FFF),
-// a Hiragana letter (U+3041..U+3096) or a Katakana letter (U+30A1..U+30FA):
-// letters of segmentedScripts without case, most of Chinese and Japanese
-// text, tested by range before the general tables (a test checks the
-// ranges against unicode.Han, Hiragana and Katakana).
-func commonCJK(r rune) bool {
-	return (r >= 0x4E00 && r <= 0x9FFF) || (r >= 0x3041 && r <= 0x3096) || (r >= 0x30A1 && r <= 0x30FA)
-}
+// useRuns lets tests take the general switch for runs of segmented
+// letters too (tokenizeFrom).
+var useRuns = true

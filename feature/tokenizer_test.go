@@ -3,56 +3,20 @@ package feature
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"unicode"
 	"unicode/utf8"
 
 	"github.com/rivo/uniseg"
-)
 
-// refUnicodeTokens is the unicode-v1 tokenizer written straight from its rule
-// (Options.Tokenizer), rune by rune, at the default options (lower case,
-// digits kept, punctuation dropped), as the test's independent reference:
-// a letter or number of Han, Hiragana, Katakana, Thai, Lao, Khmer or
-// Myanmar starts a token of its own; any other letter, number or '_'
-// continues a token of such runes or starts one; a combining mark (or
-// SARA AM, U+0E33 and U+0EB3) continues the token before it; everything
-// else ends the token.
-func refUnicodeTokens(s string) []string {
-	var toks []string
-	var cur []rune
-	alone := false
-	flush := func() {
-		if len(cur) > 0 {
-			toks = append(toks, string(cur))
-		}
-		cur, alone = nil, false
-	}
-	for _, r := range s {
-		switch {
-		case r == utf8.RuneError:
-			flush()
-		case len(cur) > 0 && (unicode.In(r, unicode.Mn, unicode.Mc, unicode.Me) || r == 'ำ' || r == 'ຳ'):
-			cur = append(cur, r)
-		case unicode.In(r, unicode.Han, unicode.Hiragana, unicode.Katakana, unicode.Thai, unicode.Lao, unicode.Khmer, unicode.Myanmar) &&
-			(unicode.IsLetter(r) || unicode.IsNumber(r)):
-			flush()
-			cur, alone = append(cur, unicode.ToLower(r)), true
-		case unicode.IsLetter(r) || unicode.IsNumber(r) || r == '_':
-			if alone {
-				flush()
-			}
-			cur = append(cur, unicode.ToLower(r))
-		default:
-			flush()
-		}
-	}
-	flush()
-	return toks
-}
+	"github.com/neardup/neardup/feature/featuretest"
+	"github.com/neardup/neardup/internal/rng"
+)
 
 // checkTokens compares the extractor's normalized text (tokens joined by
 // spaces) and its features with the reference tokens of doc: the features
@@ -60,7 +24,7 @@ func refUnicodeTokens(s string) []string {
 // same way, which the word-unit ids check (a word's id is its token's).
 func checkTokens(t *testing.T, e *Extractor, doc string) {
 	t.Helper()
-	want := refUnicodeTokens(doc)
+	want := featuretest.UnicodeTokens(doc)
 	got := string(e.Normalize(nil, []byte(doc)))
 	if got != strings.Join(want, " ") {
 		t.Fatalf("tokens of %q:\n got %q\nwant %q", doc, got, strings.Join(want, " "))
@@ -100,7 +64,7 @@ func TestTokenizerGraphemes(t *testing.T) {
 	}
 	n := 0
 	for _, d := range loadFixture(t) {
-		for _, tok := range refUnicodeTokens(d.Text) {
+		for _, tok := range featuretest.UnicodeTokens(d.Text) {
 			if !sea(tok) {
 				continue
 			}
@@ -180,11 +144,133 @@ func loadFixture(t testing.TB) []fixtureDoc {
 	return out
 }
 
-// The ranges of commonCJK are letters of the segmented scripts, without case.
-func TestCommonCJK(t *testing.T) {
-	for r := rune(0); r <= unicode.MaxRune; r++ {
-		if commonCJK(r) && !(unicode.IsLetter(r) && segmented(r) && unicode.ToLower(r) == r) {
-			t.Fatalf("%U is in commonCJK's ranges but not a caseless letter of a segmented script", r)
+// TestRuneClass checks runeClass against package unicode for every rune
+// of the Basic Multilingual Plane above ASCII: each class other than
+// rcSlow must be the general switch's answer, and rcSlow must be kept for
+// the runes that need it (numbers, letters that a case range may lower,
+// SARA AM, U+FFFD).
+func TestRuneClass(t *testing.T) {
+	cased := func(r rune) bool {
+		for _, cr := range unicode.CaseRanges {
+			if cr.Lo <= uint32(r) && uint32(r) <= cr.Hi && cr.Delta[unicode.LowerCase] != 0 {
+				return true
+			}
+		}
+		return false
+	}
+	counts := map[uint8]int{}
+	for r := rune(0x80); r < 1<<16; r++ {
+		c := runeClass[r]
+		counts[c]++
+		letter, number := unicode.IsLetter(r), unicode.IsNumber(r)
+		mark, punct := unicode.In(r, unicode.M), unicode.IsPunct(r) || unicode.IsSymbol(r)
+		var ok bool
+		switch c {
+		case rcAlone:
+			ok = letter && segmented(r) && unicode.ToLower(r) == r
+		case rcWord:
+			ok = letter && !segmented(r) && unicode.ToLower(r) == r
+		case rcMark:
+			ok = mark
+		case rcPunct:
+			ok = punct && r != utf8.RuneError
+		case rcDelim:
+			ok = !letter && !number && !mark && !punct
+		case rcSlow:
+			ok = number || (letter && cased(r)) || r == 0x0E33 || r == 0x0EB3 || r == utf8.RuneError
+		}
+		if !ok {
+			t.Fatalf("%U: class %d is wrong (letter %v, number %v, mark %v, punct %v, segmented %v, lower %U)",
+				r, c, letter, number, mark, punct, segmented(r), unicode.ToLower(r))
+		}
+	}
+	if counts[rcAlone] < 20000 || counts[rcWord] < 10000 {
+		t.Errorf("classes: %v", counts)
+	}
+}
+
+// TestTokenizerEveryRune tokenizes every rune of the Basic Multilingual
+// Plane after an ASCII letter, after a Han letter and after a Thai letter,
+// and before each of them, and compares with the reference.
+func TestTokenizerEveryRune(t *testing.T) {
+	e, err := New(Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for r := rune(0x80); r < 1<<16; r++ {
+		if r >= 0xD800 && r <= 0xDFFF {
+			continue
+		}
+		x := string(r)
+		checkTokens(t, e, "a"+x+"漢"+x+"ก"+x+x+"z "+x+"́"+x+"กำ"+x)
+	}
+}
+
+// hash3 is tokHasher.hash of three bytes.
+func TestHash3(t *testing.T) {
+	e, err := New(Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := e.n.hash
+	s := rng.New(3)
+	for i := 0; i < 100000; i++ {
+		v := s.Uint64() & 0xFFFFFF
+		b := []byte{byte(v), byte(v >> 8), byte(v >> 16)}
+		if got, want := h.hash3(v), h.hash(b); got != want {
+			t.Fatalf("hash3(%x) = %x, want %x", b, got, want)
+		}
+	}
+}
+
+// TestRunsEqualGeneral checks tokenizeFrom's loop over runs of segmented
+// letters against its general switch (useRuns off), for options the
+// reference does not cover (punctuation kept, digits folded or dropped,
+// case kept, HTML zones with boosts, words-v1), on random text of Han,
+// kana, Thai, CJK and ASCII punctuation, marks, digits and Latin words:
+// the same normalized text, features, occurrences and feature texts.
+func TestRunsEqualGeneral(t *testing.T) {
+	alphabet := []string{"漢", "字", "か", "ナ", "ー", "、", "。", "「", "」", "ก", "\u0e33", "\u0e48", "\u0301",
+		"４", "2", "〇", "x", "Ab", " ", "\n", ".", ",", "-", "ä", "Ω", "한", "\u3000", "😀", "\xff", "𠀀"}
+	s := rng.New(rng.Key(27, 1))
+	doc := func() []byte {
+		var b []byte
+		for range 1 + s.Intn(60) {
+			b = append(b, alphabet[s.Intn(uint64(len(alphabet)))]...)
+		}
+		return b
+	}
+	for _, o := range []Options{{}, {Punct: PunctKeep}, {Digits: DigitsFold}, {Digits: DigitsDrop, K: 2},
+		{Case: CaseKeep, Unit: UnitWord}, {Weighting: WeightCount, K: 3}, {Tokenizer: TokenizerWords},
+		{Norm: NormNFKC, Case: CaseFold, Wrap: true}} {
+		fast, err := New(o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		slow, _ := New(o)
+		for trial := 0; trial < 300; trial++ {
+			d := doc()
+			if trial%4 == 0 {
+				d = fmt.Appendf(nil, "<html><title>%s</title><h1>%s</h1><p>%s</p></html>", doc(), doc(), d)
+			}
+			useRuns = false
+			wantText := string(slow.Normalize(nil, d))
+			want := slow.Extract(nil, d)
+			useRuns = true
+			gotText := string(fast.Normalize(nil, d))
+			got := fast.Extract(nil, d)
+			name := fmt.Sprintf("%+v %q", o, d)
+			if gotText != wantText {
+				t.Fatalf("%s: normalized %q, general switch %q", name, gotText, wantText)
+			}
+			if !slices.Equal(got, want) || fast.Occurrences() != slow.Occurrences() {
+				t.Fatalf("%s: features %v, general switch %v", name, got, want)
+			}
+			for i := range got {
+				if g, w := fast.AppendText(nil, i), slow.AppendText(nil, i); !bytes.Equal(g, w) {
+					t.Fatalf("%s: text of feature %d is %q, general switch %q", name, i, g, w)
+				}
+			}
 		}
 	}
 }

@@ -129,3 +129,12 @@ func (h *winHasher) dropOf(u uint64) uint64 {
 	return ((h.drop[7][byte(u)] ^ h.drop[6][byte(u>>8)]) ^ (h.drop[5][byte(u>>16)] ^ h.drop[4][byte(u>>24)])) ^
 		((h.drop[3][byte(u>>32)] ^ h.drop[2][byte(u>>40)]) ^ (h.drop[1][byte(u>>48)] ^ h.drop[0][byte(u>>56)]))
 }
+
+// hash3 returns hash of the three bytes of v (little-endian, the first
+// byte lowest): the tail fold of hash for r = 3, of which only the three
+// lookups of the nonzero top bytes of g << 40 remain (the others read
+// entry 0, which is 0).
+func (h *tokHasher) hash3(v uint64) uint64 {
+	g := h.q ^ v
+	return g>>24 ^ h.by[2][byte(g)] ^ h.by[1][byte(g>>8)] ^ h.by[0][byte(g>>16)]
+}

@@ -65,6 +65,11 @@ var ErrInput = errors.New("bad input")
 // backup of a Redis index), reported as 501.
 var ErrUnsupported = errors.New("not supported by this store")
 
+// ErrBackup marks a backup that failed while the index did not: the
+// backup's directory could not be written (a full or failing disk).
+// Reported as 507 for a full disk, 500 otherwise; the index serves on.
+var ErrBackup = errors.New("backup failed, the index is unharmed")
+
 // IndexOptions configure OpenIndex. Zero fields take, for an index the
 // store already holds, its recorded configuration (a non-zero field that
 // contradicts it is an *index.ConfigError), and otherwise index.Config's
@@ -508,10 +513,15 @@ func (b *IndexBackend) Backup(ctx context.Context, dir string) error {
 		return fmt.Errorf("%w: the parent of %s is not a directory", ErrInput, dir)
 	}
 	err := b.x.Backup(ctx, dir)
-	if errors.Is(err, index.ErrNoBackup) {
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, index.ErrNoBackup):
 		return fmt.Errorf("%w: %v", ErrUnsupported, err)
+	case errors.Is(err, store.ErrFailed), ctx.Err() != nil:
+		return err
 	}
-	return err
+	return fmt.Errorf("%w: %w", ErrBackup, err)
 }
 
 // Ready implements Backend: one metadata read from the store.

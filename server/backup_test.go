@@ -4,11 +4,17 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
+
+	"github.com/cockroachdb/pebble/v2/vfs"
+	"github.com/cockroachdb/pebble/v2/vfs/errorfs"
 
 	"github.com/neardup/neardup/index"
 	"github.com/neardup/neardup/server"
@@ -194,4 +200,105 @@ func TestBackupRefusals(t *testing.T) {
 func isStatus(err error, code int) bool {
 	var e *client.Error
 	return errors.As(err, &e) && e.StatusCode == code
+}
+
+// backupFault fails, once on, every write, sync and removal under
+// prefix with err, as a full or failing backup disk does.
+type backupFault struct {
+	on     atomic.Bool
+	prefix string
+	err    syscall.Errno
+	hits   atomic.Int64
+}
+
+func (f *backupFault) String() string { return fmt.Sprintf("backupFault(%v)", f.err) }
+
+func (f *backupFault) MaybeError(op errorfs.Op) error {
+	if !f.on.Load() || !strings.HasPrefix(op.Path, f.prefix) || op.Kind.ReadOrWrite() != errorfs.OpIsWrite {
+		return nil
+	}
+	f.hits.Add(1)
+	return &os.PathError{Op: "inject", Path: op.Path, Err: f.err}
+}
+
+// TestBackupFaults: POST /v1/admin/backup onto a backup disk that is full
+// (ENOSPC) or failing (EIO) answers 507 or 500 with a one-line error
+// naming the cause, leaves nothing at the backup's path, and the index
+// serves on: it adds and answers as before, and a backup once the disk
+// is freed restores to an index that passes the check and holds every
+// document.
+func TestBackupFaults(t *testing.T) {
+	for _, c := range []struct {
+		err  syscall.Errno
+		code int
+	}{{syscall.ENOSPC, 507}, {syscall.EIO, 500}} {
+		t.Run(c.err.Error(), func(t *testing.T) {
+			ctx := context.Background()
+			dir := filepath.Join(t.TempDir(), "backup")
+			fault := &backupFault{prefix: dir, err: c.err}
+			st, err := store.OpenPebble(t.TempDir(), &store.PebbleOptions{FS: errorfs.Wrap(vfs.Default, fault), CacheBytes: 8 << 20})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { st.Close() })
+			r := serve(t, st, server.Options{Token: "secret"}, &client.Options{Token: "secret"})
+			var docs []api.Document
+			for i := range 40 {
+				docs = append(docs, doc(fmt.Sprintf("d%02d", i), text(uint64(i), 100)))
+			}
+			if _, err := r.C.Add(ctx, docs[:20], false); err != nil {
+				t.Fatal(err)
+			}
+
+			fault.on.Store(true)
+			_, err = r.C.Backup(ctx, dir)
+			var ce *client.Error
+			if !errors.As(err, &ce) || ce.StatusCode != c.code || strings.Contains(ce.Message, "\n") || !strings.Contains(ce.Message, c.err.Error()) {
+				t.Fatalf("backup onto a failing disk: %v, want %d with one line naming %q", err, c.code, c.err.Error())
+			}
+			t.Logf("%d injected: %v", fault.hits.Load(), err)
+			if _, err := os.Lstat(dir); !errors.Is(err, os.ErrNotExist) {
+				t.Fatalf("a failed backup left %s (%v)", dir, err)
+			}
+
+			// The index serves on, the backup disk still failing.
+			if _, err := r.C.Add(ctx, docs[20:], false); err != nil {
+				t.Fatalf("add after a failed backup: %v", err)
+			}
+			res, err := r.C.Query(ctx, docs)
+			if err != nil {
+				t.Fatalf("query after a failed backup: %v", err)
+			}
+			for i, q := range res {
+				if !slices.ContainsFunc(q.Matches, func(m api.Match) bool { return m.ID == docs[i].ID }) {
+					t.Fatalf("%s not found after a failed backup: %+v", docs[i].ID, q.Matches)
+				}
+			}
+
+			fault.on.Store(false)
+			if _, err := r.C.Backup(ctx, dir); err != nil {
+				t.Fatalf("backup once the disk is freed: %v", err)
+			}
+			restored := filepath.Join(t.TempDir(), "restored")
+			if err := store.RestorePebble(dir, restored); err != nil {
+				t.Fatal(err)
+			}
+			rst, err := store.OpenPebble(restored, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer rst.Close()
+			x, err := index.Open(ctx, rst, index.Config{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if rep, err := x.Check(ctx, false); err != nil || !rep.OK() {
+				t.Fatalf("check of the restored index: %+v %v", rep, err)
+			}
+			n := 0
+			if err := rst.ScanDocs(ctx, func(uint64, []byte) error { n++; return nil }); err != nil || n != len(docs) {
+				t.Fatalf("restored index holds %d documents (%v), want %d", n, err, len(docs))
+			}
+		})
+	}
 }

@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 	"unicode/utf8"
 
@@ -484,6 +485,13 @@ func (s *Server) backup(w http.ResponseWriter, r *http.Request) error {
 		}
 		if errors.Is(err, ErrInput) {
 			return errorf(http.StatusBadRequest, "dir", "%v", err)
+		}
+		if errors.Is(err, ErrBackup) {
+			code := http.StatusInternalServerError
+			if errors.Is(err, syscall.ENOSPC) {
+				code = http.StatusInsufficientStorage
+			}
+			return errorf(code, "dir", "%v", err)
 		}
 		return err
 	}

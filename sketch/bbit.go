@@ -21,7 +21,8 @@ func remix(seed uint64, i int, v uint64) uint64 {
 // {1, 2, 4, 8, 16, 32}. Two compressed slots agree with probability
 // Q = J + (1−J)/2^b, which Jaccard inverts (book 2.4); use about twice as
 // many samples at b = 1 for the accuracy of full values. Set sketches, HMT
-// sketches (see Algorithm.SlotWise) and already-compressed sketches give
+// sketches (see Algorithm.SlotWise; CompressHMT compresses those) and
+// already-compressed sketches give
 // ErrUnsupported; CWS and ICWS sketches compress like any slot-wise one. Cost: one hash per value;
 // the result is newly allocated.
 func Compress(s *Sketch, b int) (*Sketch, error) {

@@ -21,7 +21,11 @@
 // Haeupler–Manasse– Talwar, section 3.2) hold a first scale, the total weight
 // and one block of one-permutation bins per scale; Jaccard compares blocks of
 // equal scale numbers and averages them (Algorithm 3.4), or answers
-// "similarity below α" (Estimate.Below) when the total weights rule α out.
+// "similarity below α" (Estimate.Below) when the total weights rule α out;
+// JaccardHMT follows Algorithm 3.4 to the letter and can weight the scales
+// by variance (section 3.3), and CompressHMT, CompressHMTPairs (b-bit and
+// ½-bit, section 3.3 after Li and König) keep the first scale and total
+// weight as full words and compress the bins scale by scale.
 // Cardinality uses Flajolet–Martin (1/mean(min) − 1 over k minima, lecture
 // notes "distinct elements") or the bottom-k estimator (k−1)/U_(k); for HMT
 // sketches it is the recorded total weight.

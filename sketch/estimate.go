@@ -62,7 +62,10 @@ type Estimate struct {
 //     StdErr = sqrt(Σ q(1−q)/m)/n; Scales is their number n (at least t − τ
 //     when not Below). If no shared scale holds any element there is no
 //     information: J = 0.5, StdErr = 0.5. Two empty sketches have J = 1;
-//     one empty one is Below with J = 0.
+//     one empty one is Below with J = 0. b-bit and ½-bit HMT sketches
+//     (CompressHMT, CompressHMTPairs) are corrected per scale as slot-wise
+//     ones are; JaccardHMT has Algorithm 3.4 to the letter and the
+//     variance-weighted combination.
 //
 // Cost: O(len(Values)), no allocation.
 func Jaccard(a, b *Sketch) (Estimate, error) {
@@ -82,7 +85,7 @@ func Jaccard(a, b *Sketch) (Estimate, error) {
 		return proportional(a.Values, b.Values), nil
 	case HMT, HMTDep:
 		p, bins, _ := a.Header.HMT() // valid: checked by Validate
-		return hmtJaccard(a.Values, b.Values, p, bins), nil
+		return hmtJaccard(a, b, p, bins, HMTOptions{}), nil
 	}
 	na, nb := len(a.Values), len(b.Values)
 	if na == 0 || nb == 0 {

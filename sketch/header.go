@@ -92,6 +92,8 @@ func (a Algorithm) SlotWise() bool {
 	return a.Valid() && !a.IsSet() && a != HMT && a != HMTDep
 }
 
+func (a Algorithm) hmt() bool { return a == HMT || a == HMTDep }
+
 // Params flags. The low 62 bits of Header.Params are algorithm-specific:
 //
 //	Proportional:    the modulus m (a hash is kept when hash % m == 0)

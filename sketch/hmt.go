@@ -9,18 +9,21 @@ import (
 // rounded set reached (package weighted's Empty).
 const HMTEmpty = ^uint64(0)
 
-// Packing of HMTParams into Header.Params (bits 52–63 are zero):
+// Packing of HMTParams into Header.Params (bits 53–62 are zero):
 //
 //	bits 0–23   α·2^24
 //	bits 24–29  τ
 //	bits 30–35  t (Scales)
 //	bits 36–51  L·16
+//	bit  52     BinaryBeta (footnote 1's β = 2^(−1/m))
+//	bit  63     ParamXORPair: a ½-bit sketch (CompressHMTPairs)
 const (
-	hmtAlphaQ  = 1 << 24
-	hmtLQ      = 16
-	hmtMaxT    = 63
-	hmtMaxL    = (1<<16 - 1) / hmtLQ
-	hmtMaxAbsS = 1 << 60 // |first scale| bound, so scale arithmetic never overflows
+	hmtBinaryBeta = 1 << 52
+	hmtAlphaQ     = 1 << 24
+	hmtLQ         = 16
+	hmtMaxT       = 63
+	hmtMaxL       = (1<<16 - 1) / hmtLQ
+	hmtMaxAbsS    = 1 << 60 // |first scale| bound, so scale arithmetic never overflows
 )
 
 // HMTParams are the parameters of a Haeupler–Manasse–Talwar sketch
@@ -42,6 +45,35 @@ type HMTParams struct {
 	// L is the redundancy: each scale's rounded set has at least L·k/(t−τ)
 	// expected elements. A multiple of 1/16 in [1, 4095].
 	L float64
+	// BinaryBeta selects footnote 1 of section 3.2: instead of
+	// β = α^(1/τ), the ratio of consecutive scales is β = 2^(−1/m) for the
+	// least integer m ≥ τ/log₂(1/α), a β in [α^(1/τ), α^(1/(τ+1))) that
+	// makes scaling a multiplication by one of m constants and an exponent
+	// shift. It exists when that m is below (τ+1)/log₂(1/α) (always for
+	// α ≥ 1/2).
+	BinaryBeta bool
+}
+
+// BinaryBetaM returns the m of BinaryBeta's β = 2^(−1/m), or 0 when no
+// integer m gives a β in [α^(1/τ), α^(1/(τ+1))).
+func (p HMTParams) BinaryBetaM() int {
+	c := 1 / math.Log2(1/p.Alpha)
+	m := math.Ceil(float64(p.Tau)*c - 1e-12)
+	if !(m >= 1 && m < float64(p.Tau+1)*c && m <= 1<<20) {
+		return 0
+	}
+	return int(m)
+}
+
+// Log2InvBeta returns log₂(1/β), β the ratio of consecutive scales:
+// log₂(1/α)/τ, or 1/m with BinaryBeta.
+func (p HMTParams) Log2InvBeta() float64 {
+	if p.BinaryBeta {
+		if m := p.BinaryBetaM(); m > 0 {
+			return 1 / float64(m)
+		}
+	}
+	return -math.Log2(p.Alpha) / float64(p.Tau)
 }
 
 // Validate reports whether p can be packed exactly: every field in range and
@@ -56,6 +88,8 @@ func (p HMTParams) Validate() error {
 		return fmt.Errorf("%w: HMT tau %d not in [1, %d)", ErrInvalid, p.Tau, p.Scales)
 	case !(p.L >= 1 && p.L <= hmtMaxL) || p.L*hmtLQ != math.Round(p.L*hmtLQ):
 		return fmt.Errorf("%w: HMT L %v not a multiple of 1/16 in [1, %d]", ErrInvalid, p.L, hmtMaxL)
+	case p.BinaryBeta && p.BinaryBetaM() == 0:
+		return fmt.Errorf("%w: HMT alpha %v, tau %d: no beta = 2^(-1/m) in [alpha^(1/tau), alpha^(1/(tau+1)))", ErrInvalid, p.Alpha, p.Tau)
 	}
 	return nil
 }
@@ -63,31 +97,41 @@ func (p HMTParams) Validate() error {
 // Pack returns p packed for Header.Params. Only a valid p (see Validate)
 // round-trips through Header.HMT.
 func (p HMTParams) Pack() uint64 {
-	return uint64(math.Round(p.Alpha*hmtAlphaQ))&(hmtAlphaQ-1) |
+	q := uint64(math.Round(p.Alpha*hmtAlphaQ))&(hmtAlphaQ-1) |
 		uint64(p.Tau&63)<<24 | uint64(p.Scales&63)<<30 |
 		(uint64(math.Round(p.L*hmtLQ))&0xffff)<<36
+	if p.BinaryBeta {
+		q |= hmtBinaryBeta
+	}
+	return q
 }
 
 // HMT returns the HMT parameters packed in h.Params and the number of
-// one-permutation bins per scale, B = (K − 2)/t. It fails with ErrInvalid
-// unless h is an HMT or HMTDep header of full 64-bit values whose Params
-// unpack to valid HMTParams (with zero high bits) and whose K = 2 + t·B for
-// some B ≥ 1.
+// one-permutation bins per scale, B = (K − 2)/t, of the uncompressed sketch.
+// It fails with ErrInvalid unless h is an HMT or HMTDep header whose Params
+// unpack to valid HMTParams (with zero bits 53–62) and whose K = 2 + t·B
+// for some B ≥ 1, of full 64-bit values or b-bit ones (CompressHMT); a
+// ½-bit sketch (ParamXORPair, CompressHMTPairs) has b < 64 and even B.
 func (h Header) HMT() (p HMTParams, bins int, err error) {
 	if h.Algorithm != HMT && h.Algorithm != HMTDep {
 		return p, 0, fmt.Errorf("%w: %v is not an HMT algorithm", ErrInvalid, h.Algorithm)
 	}
-	if h.Bits != 64 {
-		return p, 0, fmt.Errorf("%w: HMT sketches hold full 64-bit values, not %d-bit", ErrInvalid, h.Bits)
+	if !validBits(h.Bits) {
+		return p, 0, fmt.Errorf("%w: HMT bits %d not in {1,2,4,8,16,32,64}", ErrInvalid, h.Bits)
 	}
-	q := h.Params
+	xor := h.Params&ParamXORPair != 0
+	if xor && h.Bits == 64 {
+		return p, 0, fmt.Errorf("%w: XOR-pair HMT sketch must be b-bit", ErrInvalid)
+	}
+	q := h.Params &^ ParamXORPair
 	p = HMTParams{
-		Alpha:  float64(q&(hmtAlphaQ-1)) / hmtAlphaQ,
-		Tau:    int(q >> 24 & 63),
-		Scales: int(q >> 30 & 63),
-		L:      float64(q>>36&0xffff) / hmtLQ,
+		Alpha:      float64(q&(hmtAlphaQ-1)) / hmtAlphaQ,
+		Tau:        int(q >> 24 & 63),
+		Scales:     int(q >> 30 & 63),
+		L:          float64(q>>36&0xffff) / hmtLQ,
+		BinaryBeta: q&hmtBinaryBeta != 0,
 	}
-	if q>>52 != 0 {
+	if q>>53 != 0 {
 		return p, 0, fmt.Errorf("%w: HMT params %#x has high bits set", ErrInvalid, q)
 	}
 	if err := p.Validate(); err != nil {
@@ -97,7 +141,11 @@ func (h Header) HMT() (p HMTParams, bins int, err error) {
 	if h.K < 2+t || (h.K-2)%t != 0 {
 		return p, 0, fmt.Errorf("%w: HMT k = %d is not 2 + %d·bins", ErrInvalid, h.K, t)
 	}
-	return p, int((h.K - 2) / t), nil
+	bins = int((h.K - 2) / t)
+	if xor && bins%2 != 0 {
+		return p, 0, fmt.Errorf("%w: XOR-pair HMT sketch with odd bins %d", ErrInvalid, bins)
+	}
+	return p, bins, nil
 }
 
 // validateHMT checks the two leading values of a non-empty HMT sketch: a
@@ -114,70 +162,6 @@ func validateHMT(v []uint64) error {
 		return fmt.Errorf("%w: HMT log2 weight %v", ErrInvalid, l)
 	}
 	return nil
-}
-
-// hmtJaccard is Algorithm 3.4 (EstimateJaccard) of Haeupler–Manasse–Talwar
-// for two valid HMT sketches with bins one-permutation bins per scale:
-//
-//   - both empty: J = 1; one empty: Below with J = 0 (the bound below);
-//   - the ratio r = min/max of the total weights (2^−|log₂W_a − log₂W_b|)
-//     bounds the weighted Jaccard from above (Σmin ≤ min W, Σmax ≥ max W),
-//     so r < α is reported as Below with J = r, StdErr = 0;
-//   - otherwise, for every scale number i held by both sketches — block
-//     i − s_a of a against block i − s_b of b, never position against
-//     position — the one-permutation estimate q_i = matches/(B − bins empty
-//     in both) is averaged over the scales with B − both > 0:
-//     J = mean q_i, StdErr = sqrt(Σ q_i(1−q_i)/m_i)/n (binomial per scale).
-//     When r ≥ α the sketches share at least t − τ scales (paper 3.2); if
-//     none of them holds any element in either sketch there is no
-//     information and J = 0.5, StdErr = 0.5.
-func hmtJaccard(a, b []uint64, p HMTParams, bins int) Estimate {
-	e := Estimate{Alpha: p.Alpha}
-	if len(a) == 0 || len(b) == 0 {
-		if len(a) == len(b) {
-			e.J = 1
-		} else {
-			e.Below = true
-		}
-		return e
-	}
-	sa, sb := int64(a[0]), int64(b[0])
-	la, lb := math.Float64frombits(a[1]), math.Float64frombits(b[1])
-	if r := math.Exp2(-math.Abs(la - lb)); r < p.Alpha {
-		e.J, e.Below = r, true
-		return e
-	}
-	t := int64(p.Scales)
-	var sum, vsum float64
-	for i := max(sa, sb); i <= min(sa, sb)+t-1; i++ {
-		oa, ob := 2+int(i-sa)*bins, 2+int(i-sb)*bins
-		ba, bb := a[oa:oa+bins], b[ob:ob+bins:ob+bins]
-		eq, both := 0, 0
-		for j, v := range ba {
-			if v == bb[j] {
-				if v == HMTEmpty {
-					both++
-				} else {
-					eq++
-				}
-			}
-		}
-		m := bins - both
-		if m == 0 {
-			continue
-		}
-		q := float64(eq) / float64(m)
-		sum += q
-		vsum += q * (1 - q) / float64(m)
-		e.Scales++
-	}
-	if e.Scales == 0 {
-		e.J, e.StdErr = 0.5, 0.5
-		return e
-	}
-	e.J = sum / float64(e.Scales)
-	e.StdErr = math.Sqrt(vsum) / float64(e.Scales)
-	return e
 }
 
 // hmtTotalWeight returns the total weight 2^v[1] of a valid, non-empty HMT

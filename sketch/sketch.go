@@ -15,7 +15,8 @@ import (
 // only its low b bits. HMT and HMTDep sketches hold K = 2 + t·B values (or
 // none): the first scale s as an int64, math.Float64bits of log₂ of the
 // total weight, then t blocks of B one-permutation bins, block r for scale
-// s + r (HMTEmpty for an empty bin).
+// s + r (HMTEmpty for an empty bin); compressed ones (CompressHMT) keep the
+// two leading words and hold b-bit bins, B/2 per scale for XOR pairs.
 //
 // The zero Sketch is invalid (no algorithm). A Sketch is a plain value: it is
 // safe for concurrent reads, and its methods never retain the slices they are
@@ -41,6 +42,15 @@ func (s *Sketch) Validate() error {
 			return fmt.Errorf("%w: %d values > k = %d", ErrInvalid, n, h.K)
 		}
 	case h.Algorithm == Proportional:
+	case h.Algorithm == HMT || h.Algorithm == HMTDep:
+		p, bins, _ := h.HMT() // valid: checked above
+		want := int(h.K)
+		if h.Params&ParamXORPair != 0 {
+			want = 2 + p.Scales*bins/2
+		}
+		if n != 0 && n != want {
+			return fmt.Errorf("%w: %d values, want %d", ErrInvalid, n, want)
+		}
 	default:
 		want := int(h.K)
 		if h.Params&ParamXORPair != 0 {
@@ -59,6 +69,9 @@ func (s *Sketch) Validate() error {
 	}
 	if h.Bits < 64 {
 		for i, v := range s.Values {
+			if i < 2 && (h.Algorithm == HMT || h.Algorithm == HMTDep) {
+				continue // the first scale and log₂ weight stay full words
+			}
 			if v>>h.Bits != 0 {
 				return fmt.Errorf("%w: value %d wider than %d bits", ErrInvalid, i, h.Bits)
 			}
@@ -83,7 +96,9 @@ func (s *Sketch) Validate() error {
 //
 // Values are 8 bytes each when bits = 64 for slot-wise sketches, uvarint
 // deltas for set sketches (sorted), and bit-packed b bits each (LSB first)
-// when bits < 64.
+// when bits < 64 — except that b-bit HMT sketches (CompressHMT) write their
+// first two values (first scale, log₂ weight) as 8 bytes each before the
+// packed bins; full-value HMT sketches of earlier releases decode unchanged.
 const (
 	magic         = "NDSK"
 	formatVersion = 1
@@ -110,10 +125,17 @@ func (s *Sketch) AppendBinary(dst []byte) ([]byte, error) {
 	dst = binary.AppendUvarint(dst, uint64(len(s.Values)))
 	switch {
 	case h.Bits < 64:
+		vals := s.Values
+		if h.Algorithm.hmt() && len(vals) > 0 {
+			// b-bit HMT: the first scale and log₂ weight as full words.
+			dst = binary.LittleEndian.AppendUint64(dst, vals[0])
+			dst = binary.LittleEndian.AppendUint64(dst, vals[1])
+			vals = vals[2:]
+		}
 		var acc uint64
 		var nacc uint
 		b := uint(h.Bits)
-		for _, v := range s.Values {
+		for _, v := range vals {
 			acc |= v << nacc
 			if nacc+b >= 64 {
 				dst = binary.LittleEndian.AppendUint64(dst, acc)
@@ -201,6 +223,13 @@ func (s *Sketch) decode(data []byte, whole bool) ([]byte, error) {
 	vals = vals[:0]
 	switch {
 	case h.Bits < 64:
+		if h.Algorithm.hmt() && n > 0 {
+			if n < 2 {
+				return data, fmt.Errorf("%w: b-bit HMT sketch of %d values", ErrCorrupt, n)
+			}
+			vals = append(vals, r.u64(), r.u64())
+			n -= 2
+		}
 		b := uint64(h.Bits)
 		nbytes := int((n*b + 7) / 8)
 		raw := r.bytes(nbytes)

@@ -304,6 +304,18 @@ func FuzzDecode(f *testing.F) {
 		Values: []uint64{3, math.Float64bits(7.5), 1, HMTEmpty, 2, 3}}
 	enc, _ = hmt.AppendBinary(nil)
 	f.Add(enc)
+	for _, xor := range []bool{false, true} { // b-bit and ½-bit HMT sketches
+		comp := CompressHMT
+		if xor {
+			comp = CompressHMTPairs
+		}
+		c, err := comp(hmt, 1)
+		if err != nil {
+			f.Fatal(err)
+		}
+		enc, _ = c.AppendBinary(nil)
+		f.Add(enc)
+	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		var s Sketch
 		if s.UnmarshalBinary(data) != nil {
@@ -316,6 +328,11 @@ func FuzzDecode(f *testing.F) {
 		// Whatever decodes can be estimated without panicking.
 		if _, err := Jaccard(&s, &s); err != nil {
 			t.Fatalf("self-comparison: %v", err)
+		}
+		if s.Header.Algorithm == HMT || s.Header.Algorithm == HMTDep {
+			if _, err := JaccardHMT(&s, &s, HMTOptions{AsWritten: true, Weighted: true}); err != nil {
+				t.Fatalf("JaccardHMT self-comparison: %v", err)
+			}
 		}
 		Cardinality(&s)
 	})

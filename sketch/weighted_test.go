@@ -540,7 +540,8 @@ func TestHMTEncoding(t *testing.T) {
 	for name, mut := range map[string]func(*sketch.Header){
 		"params zero": func(h *sketch.Header) { h.Params = 0 },
 		"k not 2+t·B": func(h *sketch.Header) { h.K++ },
-		"b-bit":       func(h *sketch.Header) { h.Bits = 8 },
+		"bits 3":      func(h *sketch.Header) { h.Bits = 3 },
+		"xor at 64":   func(h *sketch.Header) { h.Params |= sketch.ParamXORPair },
 		"high bits":   func(h *sketch.Header) { h.Params |= 1 << 60 },
 		"tau ≥ t":     func(h *sketch.Header) { h.Params = sketch.HMTParams{Alpha: 0.5, Tau: 4, Scales: 4, L: 4}.Pack() },
 		"alpha 0":     func(h *sketch.Header) { h.Params &^= 1<<24 - 1 },

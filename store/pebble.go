@@ -1099,6 +1099,14 @@ var _ Checkpointer = (*Pebble)(nil)
 // checkpoint's sequence number, after a flush of the log. The copy opens
 // with OpenPebble, and RestorePebble makes a working store of it. dir's
 // parent must exist.
+//
+// The copy is written into a sibling directory (dir + ".partial-" and a
+// number) and renamed to dir once complete and synced, so dir exists only
+// as a whole backup. A failure while writing the copy (a full or failing
+// backup disk) is the backup's alone: it is returned, the partial copy
+// removed (or, if even that fails, left under its partial name, which the
+// error gives), and the store goes on serving. Only a failure of the
+// store's own files (the log flush) fails the store.
 func (s *Pebble) Checkpoint(ctx context.Context, dir string) error {
 	if err := s.usable(); err != nil {
 		return err
@@ -1106,14 +1114,59 @@ func (s *Pebble) Checkpoint(ctx context.Context, dir string) error {
 	if _, err := os.Lstat(dir); err == nil {
 		return fmt.Errorf("store: checkpoint: %s already exists", dir)
 	}
-	err, _ := s.run(ctx, "checkpoint", func() error {
-		return s.db.Checkpoint(dir, pebble.WithFlushedWAL())
-	})
-	if err != nil {
-		os.RemoveAll(dir) // a partial copy is no backup
+	// The log's flush is the store's own write: its failure is the
+	// store's fault (and Pebble's, which cannot go on after it).
+	if err, _ := s.run(ctx, "checkpoint", func() error { return s.db.LogData(nil, pebble.Sync) }); err != nil {
 		return err
 	}
+	partial := fmt.Sprintf("%s.partial-%d", dir, time.Now().UnixNano())
+	var cpErr error
+	err, _ := s.run(ctx, "checkpoint", func() error {
+		cpErr = s.db.Checkpoint(partial)
+		if cpErr == nil && ctx.Err() != nil {
+			cpErr = ctx.Err() // the caller is gone: no backup appears after it was told it failed
+		}
+		if cpErr == nil {
+			cpErr = s.fs.Rename(partial, dir)
+		}
+		if cpErr == nil {
+			cpErr = syncParent(s.fs, dir)
+			if cpErr != nil {
+				s.fs.RemoveAll(dir) // not durably there: no backup
+			}
+		}
+		if cpErr != nil && s.fs.RemoveAll(partial) != nil && exists(s.fs, partial) {
+			cpErr = fmt.Errorf("%w (the partial copy %s could not be removed: remove it)", cpErr, partial)
+		}
+		return nil
+	})
+	if err != nil {
+		return err // the store failed meanwhile, or ctx ended
+	}
+	if cpErr != nil {
+		return fmt.Errorf("store: checkpoint into %s: %w", dir, cpErr)
+	}
 	return nil
+}
+
+// exists reports whether path is there (as far as fs can tell).
+func exists(fs vfs.FS, path string) bool {
+	_, err := fs.Stat(path)
+	return !errors.Is(err, os.ErrNotExist)
+}
+
+// syncParent syncs the directory holding path, so that a new entry in it
+// survives a crash.
+func syncParent(fs vfs.FS, path string) error {
+	d, err := fs.OpenDir(filepath.Dir(path))
+	if err != nil {
+		return err
+	}
+	if err := d.Sync(); err != nil {
+		d.Close()
+		return err
+	}
+	return d.Close()
 }
 
 // RestorePebble copies the store checkpointed in backup (Checkpoint) into

@@ -368,7 +368,7 @@ func (fs *faultFS) Stat(name string) (vfs.FileInfo, error) {
 }
 
 func (fs *faultFS) note(op, path string, err error) error {
-	if err != nil && !os.IsNotExist(err) && !os.IsExist(err) {
+	if err != nil && !os.IsNotExist(err) && !os.IsExist(err) && fs.own(path) {
 		fs.h.noteIO(op, path, err)
 	}
 	return err
@@ -378,10 +378,24 @@ func (fs *faultFS) wrap(name string, f vfs.File, err error) (vfs.File, error) {
 	if err != nil {
 		return nil, fs.note("open", name, err)
 	}
-	return &faultFile{File: f, fs: fs, name: name, log: isLog(name)}, nil
+	return &faultFile{File: f, fs: fs, name: name, log: fs.isLog(name)}, nil
 }
 
-func isLog(name string) bool { return strings.HasSuffix(name, ".log") }
+// own reports whether name is in the store's directory (or below it: a
+// bulk's tables). Pebble also writes elsewhere: a checkpoint's copies
+// (Checkpoint), whose failures are the backup's, not the store's, so they
+// are not recorded as the store's last I/O error.
+func (fs *faultFS) own(name string) bool {
+	rel, err := filepath.Rel(fs.h.dir, name)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
+}
+
+// isLog reports whether name is one of the store's write-ahead logs,
+// which lie in its directory itself (a checkpoint's copies of them are
+// not: their failures are the backup's).
+func (fs *faultFS) isLog(name string) bool {
+	return strings.HasSuffix(name, ".log") && filepath.Dir(name) == filepath.Clean(fs.h.dir)
+}
 
 // logFault records a failed write to a write-ahead log as the store's
 // fault and parks the calling goroutine for good (see the top of this
@@ -400,7 +414,7 @@ func (fs *faultFS) Create(name string, category vfs.DiskWriteCategory) (vfs.File
 	fs.h.hold()
 	fs.h.backoff()
 	f, err := fs.FS.Create(name, category)
-	if isLog(name) {
+	if fs.isLog(name) {
 		fs.logFault("create", name, err)
 	}
 	return fs.wrap(name, f, err)
@@ -422,7 +436,7 @@ func (fs *faultFS) ReuseForWrite(oldname, newname string, category vfs.DiskWrite
 	fs.h.hold()
 	fs.h.backoff()
 	f, err := fs.FS.ReuseForWrite(oldname, newname, category)
-	if isLog(newname) {
+	if fs.isLog(newname) {
 		fs.logFault("create", newname, err)
 	}
 	return fs.wrap(newname, f, err)

@@ -25,9 +25,17 @@
 // scales β^(−i) chosen from |w|₁, rounded consistently to an unweighted set
 // (ReduceToUnwtd or ReduceToUnwtdDep) and sketched by one-permutation hashing
 // on each scale; EstimateJaccard averages the per-scale estimates over the
-// scales two sketches share, or reports "similarity below α". Replicated
+// scales two sketches share, or reports "similarity below α"
+// (sketch.JaccardHMT offers Algorithm 3.4 to the letter and the
+// variance-weighted combination of section 3.3; sketch.CompressHMT and
+// CompressHMTPairs its b-bit and ½-bit sketches). HMT.SketchScale sketches
+// one scale alone (the paper's single-scale variant of section 5), and
+// Options.BinaryBeta takes footnote 1's β = 2^(−1/m). Replicated
 // (integer replication then min-hashing) is a slow, exact reference for
-// tests.
+// tests. IntCWS is MMT section 2.3's integral-count sampler (eqs. 5–6):
+// it samples an (element, copy) pair of a multiset of counts in time
+// independent of the counts; it is reached from Go only, not through
+// sample.New.
 //
 // This package is not an index and not a general unweighted sampler: it only
 // turns weighted features (feature.Feature) into sketch values. Its

@@ -40,7 +40,7 @@ func (h *HMT) header() sketch.Header {
 	if h.indep {
 		alg = sketch.HMT
 	}
-	p := sketch.HMTParams{Alpha: h.alpha, Tau: h.tau, Scales: h.t, L: h.l}.Pack()
+	p := sketch.HMTParams{Alpha: h.alpha, Tau: h.tau, Scales: h.t, L: h.l, BinaryBeta: h.binary}.Pack()
 	return sketch.Header{Algorithm: alg, Version: Version, Seed: h.seed, K: uint32(h.Len()), Bits: 64, Features: h.features, Params: p}
 }
 

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/neardup/neardup/feature"
 	"github.com/neardup/neardup/sample"
@@ -271,4 +272,38 @@ func ExampleReplicated_Sketch() {
 	// Σmin/Σmax = 3/5.
 	fmt.Println(r.K(), math.Abs(float64(eq)/2048-0.6) < 0.05)
 	// Output: 2048 true
+}
+
+// SketchScale sketches one scale alone: the block of that scale number in
+// any full HMT sketch that holds it.
+func ExampleHMT_SketchScale() {
+	h, _ := weighted.NewHMT(weighted.Options{K: 64, Seed: 1})
+	fs := []feature.Feature{{ID: 1, Weight: 2.5}, {ID: 2, Weight: 1}}
+	v := h.Sketch(nil, fs)
+	s := int(int64(v[0]))
+	blk := h.SketchScale(nil, fs, s)
+	fmt.Println(len(blk) == h.Bins(), slices.Equal(blk, v[2:2+h.Bins()]))
+	// Output: true true
+}
+
+func ExampleNewIntCWS() {
+	c, err := weighted.NewIntCWS(weighted.Options{K: 4096, Seed: 1})
+	if err != nil {
+		panic(err)
+	}
+	// Term counts; 3e9 copies cost no more than 3.
+	a := []feature.Feature{{ID: 1, Weight: 3}, {ID: 2, Weight: 1}, {ID: 4, Weight: 3e9}}
+	b := []feature.Feature{{ID: 1, Weight: 2}, {ID: 2, Weight: 1}, {ID: 4, Weight: 1e9}, {ID: 5, Weight: 1}}
+	sa, sb := c.Samples(nil, a), c.Samples(nil, b)
+	same := 0
+	for i := range sa {
+		if sa[i] == sb[i] {
+			same++
+		}
+	}
+	fmt.Printf("exact %.4f, estimate %.4f\n", weighted.Jaccard(a, b), float64(same)/float64(len(sa)))
+	fmt.Println(sa[0].ID, sa[0].Copy >= 1 && sa[0].Copy <= 3e9)
+	// Output:
+	// exact 0.3333, estimate 0.3416
+	// 4 true
 }

@@ -45,6 +45,9 @@ type HMT struct {
 	lnInvBeta     float64 // ln(1/β)
 	log2InvBeta   float64
 	pow2e         int // β = 2^−pow2e when > 0
+	binM          int // β = 2^(−1/binM) when > 1 (Options.BinaryBeta)
+	binFrac       []float64
+	binary        bool
 	target        float64
 	indep, logw   bool
 	seed          uint64
@@ -76,13 +79,27 @@ func NewHMT(o Options) (*HMT, error) {
 	if err := (sketch.HMTParams{Alpha: alpha, Tau: o.Tau, Scales: o.Scales, L: l}).Validate(); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrOptions, err) // e.g. Alpha rounds to 0 or 1
 	}
+	hp := sketch.HMTParams{Alpha: alpha, Tau: o.Tau, Scales: o.Scales, L: l, BinaryBeta: o.BinaryBeta}
+	if err := hp.Validate(); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrOptions, err) // no binary β for this α, τ
+	}
 	h := &HMT{k: o.K, t: o.Scales, tau: o.Tau, alpha: alpha, l: l, indep: o.Independent,
-		logw: o.LogWeights, seed: o.Seed, features: o.Features}
+		logw: o.LogWeights, seed: o.Seed, features: o.Features, binary: o.BinaryBeta}
 	h.kb = (o.K + h.t - h.tau - 1) / (h.t - h.tau)
-	h.lnInvBeta = -math.Log(alpha) / float64(h.tau)
-	h.log2InvBeta = -math.Log2(alpha) / float64(h.tau)
+	h.log2InvBeta = hp.Log2InvBeta()
+	h.lnInvBeta = h.log2InvBeta * math.Ln2
+	if !o.BinaryBeta {
+		h.lnInvBeta = -math.Log(alpha) / float64(h.tau)
+	}
 	if e := h.log2InvBeta; e == math.Trunc(e) && e >= 1 && e <= 64 {
 		h.pow2e = int(e)
+	}
+	if m := hp.BinaryBetaM(); o.BinaryBeta && m > 1 {
+		h.binM = m
+		h.binFrac = make([]float64, m)
+		for r := range m {
+			h.binFrac[r] = math.Exp2(float64(r) / float64(m))
+		}
 	}
 	h.target = h.l * float64(h.k) / float64(h.t-h.tau)
 	h.rDep = rng.Key(o.Seed, tagHMT, 1)
@@ -167,6 +184,13 @@ func (h *HMT) scaled(w float64, i int) (float64, bool) {
 	if h.pow2e > 0 {
 		return math.Ldexp(w, i*h.pow2e), true
 	}
+	if h.binM > 0 { // β^(−i) = 2^(q + r/m), i = q·m + r, 0 ≤ r < m
+		q, r := i/h.binM, i%h.binM
+		if r < 0 {
+			q, r = q-1, r+h.binM
+		}
+		return math.Ldexp(w*h.binFrac[r], q), true
+	}
 	return math.Exp(lnPos(w) + float64(i)*h.lnInvBeta), true
 }
 
@@ -242,6 +266,8 @@ func (h *HMT) Sketch(dst []uint64, fs []feature.Feature) []uint64 {
 			if !ok {
 				break
 			}
+			// addElems, written out: this is the hot loop and the call
+			// cost ~5% CPU (TestSketchScaleIsBlock keeps the two equal).
 			if w >= 1<<40 {
 				w = 1 << 40
 			}
@@ -270,6 +296,70 @@ func (h *HMT) Sketch(dst []uint64, fs []feature.Feature) []uint64 {
 				}
 			}
 		}
+	}
+	return dst
+}
+
+// addElems rounds the scaled weight w of feature a (threshold thDep, or
+// h(indKey, a, ⌊w⌋) when Independent) and lets its elements (a, 1 … j)
+// contend for the bins of blk: one permutation hashing of Algorithm 3.3
+// lines 6–7.
+func (h *HMT) addElems(blk []uint64, a uint64, w, thDep float64, indKey, ophKey, kb uint64) {
+	if w >= 1<<40 {
+		w = 1 << 40
+	}
+	fl := math.Floor(w)
+	n := uint64(fl)
+	th := thDep
+	if h.indep {
+		th = thresholdInd(indKey, a, n)
+	}
+	if th < w-fl {
+		n++
+	}
+	if n == 0 {
+		return
+	}
+	m := rng.Mix64(rng.Mix64(a ^ ophKey))
+	for p := uint64(1); p <= n; p++ {
+		g := rng.Mix64(m + p*golden)
+		if g == Empty {
+			g--
+		}
+		b, _ := bits.Mul64(g, kb)
+		if g < blk[b] {
+			blk[b] = g
+		}
+	}
+}
+
+// SketchScale appends to dst the B = Bins() one-permutation bins of scale
+// number i alone (Algorithm 3.3 lines 5–7 for one i: scale β^(−i)·w, round,
+// sketch), the same values as the block of scale i in any Sketch that
+// holds it. It is the paper's single-scale variant (section 5, "a single
+// scaling version … so that we could estimate Jaccard for all pairs"): two
+// sets sketched at the same i always compare, by sketch.BinsJaccard, with
+// expected elements β^(−i)·|w|₁. Empty bins hold Empty. It appends B values
+// even when fs has no positive weight; no allocation beyond dst.
+func (h *HMT) SketchScale(dst []uint64, fs []feature.Feature, i int) []uint64 {
+	base := len(dst)
+	for range h.kb {
+		dst = append(dst, Empty)
+	}
+	blk := dst[base:]
+	ophKey := rng.Mix64(h.ophSeed(i) + golden)
+	indKey := h.scaleSeed(i)
+	depKey := rng.Mix64(h.rDep + golden)
+	for _, f := range fs {
+		w, ok := h.scaled(f.Weight, i)
+		if !ok {
+			continue
+		}
+		var thDep float64
+		if !h.indep {
+			thDep = unit(rng.Mix64(f.ID ^ depKey))
+		}
+		h.addElems(blk, f.ID, w, thDep, indKey, ophKey, uint64(h.kb))
 	}
 	return dst
 }

@@ -57,6 +57,15 @@ type Options struct {
 	// scale) instead of the default ReduceToUnwtdDep (one threshold h(r, a)
 	// per feature shared by all scales). The default is false.
 	Independent bool
+	// BinaryBeta selects footnote 1 of HMT section 3.2: consecutive scales
+	// differ by β = 2^(−1/m), m the least integer ≥ τ/log₂(1/α), instead of
+	// α^(1/τ) (see sketch.HMTParams.BinaryBeta); scaling is then a
+	// multiplication by one of m constants and an exponent shift. Two sets
+	// whose total weights are within 1/α then share at least t − τ − 1
+	// scales (t − τ with β = α^(1/τ)), since log_{1/β}(1/α) may exceed τ.
+	// NewHMT fails when no such m exists (possible only for α < 1/2). The
+	// default is false.
+	BinaryBeta bool
 
 	// Beta selects CWS's β scheme: BetaExact (sketch.CWS), or one of the
 	// approximations of MMT section 3.5, BetaOblivious (sketch.CWSOblivious)

@@ -99,7 +99,14 @@ func main() {
 	flag.StringVar(&o.neardup, "neardup", "", "run this neardup binary (neardup dedup - --memory M --out DIR) as the child instead of the library pipeline: every output written, the kept corpus zstd-compressed")
 	flag.StringVar(&o.exact, "exact", "", "verification: auto, always or never (--exact of the command, dedup.Options.Exact of the library child); default: the default (auto: exact at every scale under a budget)")
 	flag.StringVar(&o.child, "child", "", "internal: run dedup on standard input and write the pairs to this file")
+	gen := flag.Bool("gen", false, "only write the corpus (JSONL) to standard output, for profiling a command on it")
 	flag.Parse()
+	if *gen {
+		if err := generate(os.Stdout, o); err != nil {
+			fatal(err)
+		}
+		return
+	}
 	if o.child != "" {
 		if err := child(o); err != nil {
 			fatal(err)
@@ -258,6 +265,22 @@ func (g *generator) appendDoc(b []byte, ws []int32, i int) []byte {
 		b = append(b, g.vocab[w]...)
 	}
 	return append(b, "\"}\n"...)
+}
+
+// generate writes the corpus to w as JSONL.
+func generate(w io.Writer, o flags) error {
+	g := newGenerator(o)
+	bw := bufio.NewWriterSize(w, 1<<20)
+	var ws []int32
+	var line []byte
+	for i := range o.n {
+		ws = g.words(ws, i)
+		line = g.appendDoc(line[:0], ws, i)
+		if _, err := bw.Write(line); err != nil {
+			return err
+		}
+	}
+	return bw.Flush()
 }
 
 type result struct {
@@ -577,7 +600,7 @@ func pairsFromJSONL(src, dst string, threshold float64, res *result) error {
 }
 
 // dirSize is the bytes of the files under dir, of its stdin spool
-// (work/stdin.spool.zst) alone, and per entry of dir (index, work, kept,
+// (work/stdin.spool.s2) alone, and per entry of dir (index, work, kept,
 // files). Files that vanish while it walks are skipped.
 func dirSize(dir string) (total, spool int64, parts map[string]int64) {
 	parts = map[string]int64{}
@@ -587,7 +610,7 @@ func dirSize(dir string) (total, spool int64, parts map[string]int64) {
 		}
 		if fi, err := d.Info(); err == nil {
 			total += fi.Size()
-			if d.Name() == "stdin.spool.zst" {
+			if d.Name() == "stdin.spool.s2" {
 				spool = fi.Size()
 			}
 			if rel, err := filepath.Rel(dir, p); err == nil {

@@ -90,3 +90,47 @@ func TestNum(t *testing.T) {
 		}
 	}
 }
+
+// TestKernelSwitchRecords checks that a run with slower kernels switched
+// on (GODEBUG=cpu.avx512f=off, -tags purego) keeps its own table and file
+// beside the CPU's own run, and that its header names the kernels and the
+// switch.
+func TestKernelSwitchRecords(t *testing.T) {
+	results := filepath.Join(t.TempDir(), "results")
+	mk := func(kernels, sw string, oph float64) *record {
+		r := &record{Command: "go run ./perf", CPU: "Intel Xeon", CPUs: 2, ISA: "avx2, avx512f", Kernels: kernels, Switch: sw,
+			Docs: 10, Reps: 1, K: 128, Sketch: &sketchReport{CPU: "Intel Xeon", ShinglesPerDoc: 996}}
+		r.Sketch.Results = append(r.Sketch.Results, struct {
+			Name       string  `json:"name"`
+			Lib        string  `json:"lib"`
+			Kind       string  `json:"kind"`
+			DocsPerSec float64 `json:"docs_per_sec"`
+			NsPerDoc   float64 `json:"ns_per_doc"`
+		}{Name: "oph", DocsPerSec: oph})
+		return r
+	}
+	for _, r := range []*record{mk("avx512", "", 1000), mk("avx2", "GODEBUG=cpu.avx512f=off", 2000), mk("go", "-tags purego", 3000)} {
+		if err := saveRecord(results, r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	recs, err := loadRecords(results)
+	if err != nil || len(recs) != 3 {
+		t.Fatalf("loadRecords: %d records, %v", len(recs), err)
+	}
+	s := page(recs)
+	for _, want := range []string{
+		"## Intel Xeon\n\n2 CPUs; instruction sets: avx2, avx512f; extraction kernels: avx512.",
+		"## Intel Xeon, avx2 kernels\n\n2 CPUs; instruction sets: avx2, avx512f; extraction kernels: avx2 (by GODEBUG=cpu.avx512f=off).",
+		"## Intel Xeon, go kernels\n\n2 CPUs; instruction sets: avx2, avx512f; extraction kernels: go (by -tags purego).",
+		"| 1,000 docs/s |", "| 2,000 docs/s |", "| 3,000 docs/s |",
+	} {
+		if !strings.Contains(s, want) {
+			t.Errorf("page lacks %q:\n%s", want, s)
+		}
+	}
+	t.Setenv("GODEBUG", "cpu.avx512f=off,madvdontneed=1")
+	if got := kernelSwitch("purego"); got != "-tags purego GODEBUG=cpu.avx512f=off" {
+		t.Errorf("kernelSwitch = %q", got)
+	}
+}

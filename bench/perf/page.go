@@ -15,27 +15,62 @@ import (
 // is rewritten from every saved record, so a run on one kind of CPU keeps
 // the tables of the others.
 type record struct {
-	Command    string        `json:"command"`     // how the run was started
-	Took       string        `json:"took"`        // its duration
-	Go         string        `json:"go"`          // Go version
-	CPU        string        `json:"cpu"`         // CPU model name (the kind)
-	CPUs       int           `json:"cpus"`        // logical CPUs
-	ISA        string        `json:"isa"`         // instruction sets that matter here ("" if not recorded)
-	Load       string        `json:"load"`        // load average at the start
-	Docs       int           `json:"docs"`        // documents of the sketch benchmark
-	Reps       int           `json:"reps"`        // its repetitions
-	K          int           `json:"k"`           // samples per sketch
-	TextDedup  string        `json:"text_dedup"`  // whether the Python peer text-dedup was there
-	Datasketch string        `json:"datasketch"`  // whether the Python peer datasketch was there
-	Sketch     *sketchReport `json:"sketch"`      // ./sketch -json
-	Small      *dedupReport  `json:"dedup_small"` // ./dedup, the CPU-seconds run (nil: not run)
-	Large      *dedupReport  `json:"dedup_large"` // ./dedup, the 1M run (nil: not run)
+	Command    string        `json:"command"`           // how the run was started
+	Took       string        `json:"took"`              // its duration
+	Go         string        `json:"go"`                // Go version
+	CPU        string        `json:"cpu"`               // CPU model name (the kind)
+	CPUs       int           `json:"cpus"`              // logical CPUs
+	ISA        string        `json:"isa"`               // instruction sets that matter here ("" if not recorded)
+	Kernels    string        `json:"kernels,omitempty"` // extraction kernels that ran (feature.Kernels; "" if not recorded)
+	Switch     string        `json:"switch,omitempty"`  // what turned faster kernels off (-tags purego, GODEBUG=cpu.avx512f=off), "" for none
+	Load       string        `json:"load"`              // load average at the start
+	Docs       int           `json:"docs"`              // documents of the sketch benchmark
+	Reps       int           `json:"reps"`              // its repetitions
+	K          int           `json:"k"`                 // samples per sketch
+	TextDedup  string        `json:"text_dedup"`        // whether the Python peer text-dedup was there
+	Datasketch string        `json:"datasketch"`        // whether the Python peer datasketch was there
+	Sketch     *sketchReport `json:"sketch"`            // ./sketch -json
+	Small      *dedupReport  `json:"dedup_small"`       // ./dedup, the CPU-seconds run (nil: not run)
+	Large      *dedupReport  `json:"dedup_large"`       // ./dedup, the 1M run (nil: not run)
 	Source     string        `json:"source,omitempty"`
 }
 
 func command(o options) string {
-	return fmt.Sprintf("cd bench && go run ./perf -docs %d -reps %d -n %d -words %d -n1m %d -page ../docs/performance.md",
-		o.docs, o.reps, o.n, o.words, o.n1m)
+	env, tags := "", ""
+	if g := os.Getenv("GODEBUG"); g != "" {
+		env = "GODEBUG=" + g + " "
+	}
+	if o.tags != "" {
+		tags = " -tags " + o.tags
+	}
+	return fmt.Sprintf("cd bench && %sgo run ./perf%s -docs %d -reps %d -n %d -words %d -n1m %d -page ../docs/performance.md",
+		env, tags, o.docs, o.reps, o.n, o.words, o.n1m)
+}
+
+// kernelSwitch names what turned the CPU's fastest kernels off in this
+// run: the build tags, and GODEBUG's cpu.* settings (golang.org/x/sys/cpu
+// and the Go runtime read them), "" for none.
+func kernelSwitch(tags string) string {
+	var sw []string
+	if tags != "" {
+		sw = append(sw, "-tags "+tags)
+	}
+	for _, f := range strings.Split(os.Getenv("GODEBUG"), ",") {
+		if strings.HasPrefix(f, "cpu.") {
+			sw = append(sw, "GODEBUG="+f)
+		}
+	}
+	return strings.Join(sw, " ")
+}
+
+// title heads the record's table: the CPU model, and the kernels when a
+// switch chose slower ones than the CPU's (an emulated AVX2-only CPU, the
+// pure-Go path).
+func (r *record) title() string {
+	if r.Switch == "" {
+		return r.CPU
+	}
+	return fmt.Sprintf("%s, %s kernels", r.CPU, r.Kernels)
 }
 
 // isaFlags are the /proc/cpuinfo flags (x86) and features (arm64) worth
@@ -98,7 +133,9 @@ func kind(cpu string) string {
 	return s
 }
 
-func recordPath(dir, cpu string) string { return filepath.Join(dir, kind(cpu)+".json") }
+// recordPath is where r is saved: one file per CPU kind, and one more per
+// kernel switch used on it (title).
+func recordPath(dir string, r *record) string { return filepath.Join(dir, kind(r.title())+".json") }
 
 func saveRecord(dir string, r *record) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -108,7 +145,7 @@ func saveRecord(dir string, r *record) error {
 	if err != nil {
 		return err
 	}
-	return os.WriteFile(recordPath(dir, r.CPU), append(b, '\n'), 0o644)
+	return os.WriteFile(recordPath(dir, r), append(b, '\n'), 0o644)
 }
 
 // loadRecords reads every saved record of dir, in the order of their file

@@ -157,9 +157,12 @@ type Accuracy struct {
 
 // Report is the whole output of -json.
 type Report struct {
-	Go      string         `json:"go"`
-	Arch    string         `json:"arch"`
-	CPU     string         `json:"cpu"`
+	Go   string `json:"go"`
+	Arch string `json:"arch"`
+	CPU  string `json:"cpu"`
+	// Kernels names the extraction kernels that ran (feature.Kernels):
+	// avx512, avx2, pclmulqdq or go.
+	Kernels string         `json:"kernels"`
 	Config  config         `json:"config"`
 	Levels  []levelSummary `json:"levels"`
 	Results []Result       `json:"results"`
@@ -287,7 +290,7 @@ func run(stdout, stderr io.Writer, cfg config, samplers []string, asJSON bool) e
 		logf("repetition %d of %d done", rep+1, cfg.Reps)
 	}
 
-	rep := Report{Go: runtime.Version(), Arch: runtime.GOOS + "/" + runtime.GOARCH, CPU: cpuModel(), Config: cfg, Levels: c.levels(),
+	rep := Report{Go: runtime.Version(), Arch: runtime.GOOS + "/" + runtime.GOARCH, CPU: cpuModel(), Kernels: feature.Kernels(), Config: cfg, Levels: c.levels(),
 		ShinglesPerDoc: float64(nShingles) / float64(len(fs)), TextBytesPerDoc: meanLen(c.text), CJKBytesPerDoc: meanLen(cjk)}
 	if cfg.Cores > 0 && len(cfg.Raw) > 0 {
 		alg, err := sketch.ParseAlgorithm(strings.TrimSpace(cfg.Raw[0]))

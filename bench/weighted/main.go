@@ -1,21 +1,23 @@
 // Command weighted compares neardup's consistent weighted samplers (package
-// weighted: cws, icws, hmt) on generated weighted documents and reproduces
-// Figures 5.1–5.2 of Haeupler, Manasse and Talwar, "Consistent Weighted
-// Sampling Made Fast, Small, and Easy": mean absolute error and standard
-// deviation of the estimate of hmt vs Ioffe's icws at true weighted Jaccard
-// 0.40 … 0.96, plus the error of randomized rounding alone.
+// weighted: cws, icws, hmt) on generated weighted documents and redraws the
+// figures of the two weighted-sampling papers.
 //
 //	cd bench && go run ./weighted -out /tmp/wout
 //
 // It prints a timing table (µs per document for n = 100, 1,000, 10,000
 // features and k = 64 … 512; hmt at weight sums 2^−64, 1, 2^64; cws with
-// each section-3 speed-up disabled) and the accuracy tables, and writes
-// figures.tsv, timing.tsv, fig5_1_mae_k*.png and fig5_2_sd_k*.png to -out;
-// and it redraws Figures 1 and 2 of Manasse, McSherry and Talwar,
-// "Consistent Weighted Sampling" (numerical inversions and exact z per
-// sample, section 3.2/3.4; full β drawn by the oblivious 8-bit and adaptive
-// unary approximations of section 3.5) into mmt.tsv, mmt_fig1.png and
-// mmt_fig2.png, for equal weights and n = 10 … 100,000.
+// each section-3 speed-up disabled) into timing.tsv; redraws Figures 1 and 2
+// of Manasse, McSherry and Talwar, "Consistent Weighted Sampling" (numerical
+// inversions and exact z per sample, section 3.2/3.4; full β drawn by the
+// oblivious 8-bit and adaptive unary approximations of section 3.5) into
+// mmt.tsv, mmt_fig1.png and mmt_fig2.png, for equal weights and
+// n = 10 … 100,000; and reproduces Figures 5.1 and 5.2 of Haeupler,
+// Manasse and Talwar, "Consistent Weighted Sampling Made Fast, Small, and
+// Easy", in the paper's setup (section 5: one scale, 8·k rounded elements
+// into k bins, against Ioffe's ICWS with k samples and the rounding alone;
+// full, 2-, 1- and ½-bit; k = 64 … 512) plus the multi-scale HMT sketch,
+// into hmt.tsv, hmt_fig5_{1,2}_<variant>_k<k>.png, and the bytes each
+// sketch needs at equal error into hmt_size.tsv.
 // No Go weighted-minhash peer resolves from the module proxy (the proxy
 // answers 403 for github.com/src-d/go-license-detector and its gopkg.in
 // paths, and its wmh package lives under internal/ anyway), so the run
@@ -42,16 +44,13 @@ import (
 	"github.com/neardup/neardup/internal/rng"
 	"github.com/neardup/neardup/weighted"
 	"gonum.org/v1/gonum/stat/distuv"
-	"gonum.org/v1/plot"
-	"gonum.org/v1/plot/plotter"
-	"gonum.org/v1/plot/vg"
 )
 
 func main() {
 	out := flag.String("out", "weighted-out", "directory for tables and plots")
 	pairs := flag.Int("pairs", 200, "pairs of documents per Jaccard level")
 	n := flag.Int("n", 200, "features per document in the accuracy runs")
-	ks := flag.String("k", "128,256", "comma-separated sample counts for the accuracy runs")
+	ks := flag.String("k", "64,128,256,512", "comma-separated (even) sample counts for the HMT figures")
 	skipTiming := flag.Bool("skip-timing", false, "skip the timing tables")
 	skipAcc := flag.Bool("skip-accuracy", false, "skip the accuracy tables and figures")
 	mmtK := flag.Int("mmt-k", 64, "sample functions for MMT Figures 1 and 2 (0 skips them)")
@@ -82,20 +81,27 @@ func main() {
 	if *skipAcc {
 		return
 	}
-	f, err := os.Create(filepath.Join(*out, "figures.tsv"))
+	var kl []int
+	for _, s := range strings.Split(*ks, ",") {
+		k, err := strconv.Atoi(strings.TrimSpace(s))
+		if err != nil || k < 2 || k%2 != 0 {
+			log.Fatalf("bad -k %q: want even sample counts", s)
+		}
+		kl = append(kl, k)
+	}
+	f, err := os.Create(filepath.Join(*out, "hmt.tsv"))
 	if err != nil {
 		log.Fatal(err)
 	}
-	defer f.Close()
-	w := io.MultiWriter(os.Stdout, f)
-	for _, s := range strings.Split(*ks, ",") {
-		k, err := strconv.Atoi(strings.TrimSpace(s))
-		if err != nil {
-			log.Fatalf("bad -k %q", s)
-		}
-		rows := accuracy(k, *pairs, *n)
-		printRows(w, k, rows)
-		if err := plotRows(*out, k, rows); err != nil {
+	fs, err := os.Create(filepath.Join(*out, "hmt_size.tsv"))
+	if err != nil {
+		log.Fatal(err)
+	}
+	if err := hmtFigures(*out, kl, *pairs, *n, io.MultiWriter(os.Stdout, f), io.MultiWriter(os.Stdout, fs)); err != nil {
+		log.Fatal(err)
+	}
+	for _, c := range []*os.File{f, fs} {
+		if err := c.Close(); err != nil {
 			log.Fatal(err)
 		}
 	}
@@ -234,65 +240,7 @@ func (s stat) sd(n int) float64 {
 	return math.Sqrt(math.Max(0, s.sum2/float64(n)-m*m))
 }
 
-type row struct {
-	j                     float64
-	icws, cws, hmt, round stat
-	ideal                 float64
-	n                     int
-	below                 int
-}
-
 var levels = []float64{0.96, 0.95, 0.90, 0.85, 0.80, 0.70, 0.65, 0.60, 0.55, 0.50, 0.40}
-
-func accuracy(k, pairs, n int) []row {
-	rows := make([]row, len(levels))
-	var va, vb []uint64
-	for li, target := range levels {
-		r := &rows[li]
-		r.n = pairs
-		for p := range pairs {
-			a, b := pairAt(uint64(1000*li+p), n, target)
-			j := weighted.Jaccard(a, b)
-			r.j += j / float64(pairs)
-			seed := uint64(p)
-			ic, _ := weighted.NewICWS(weighted.Options{K: k, Seed: seed})
-			c, _ := weighted.NewCWS(weighted.Options{K: k, Seed: seed})
-			h, _ := weighted.NewHMT(weighted.Options{K: k, Seed: seed})
-			va, vb = ic.Sketch(va[:0], a), ic.Sketch(vb[:0], b)
-			r.icws.add(frac(va, vb) - j)
-			va, vb = c.Sketch(va[:0], a), c.Sketch(vb[:0], b)
-			r.cws.add(frac(va, vb) - j)
-			va, vb = h.Sketch(va[:0], a), h.Sketch(vb[:0], b)
-			res, err := h.Estimate(va, vb)
-			if err != nil {
-				log.Fatal(err)
-			}
-			if res.Below {
-				r.below++
-			}
-			r.hmt.add(res.J - j)
-			// Randomized rounding alone: exact Jaccard of the rounded sets at
-			// the larger first scale (a scale both sketches hold).
-			sa, _ := h.Scale(a)
-			sb, _ := h.Scale(b)
-			s := max(sa, sb)
-			r.round.add(jaccElems(h.Reduce(nil, a, s), h.Reduce(nil, b, s)) - j)
-		}
-		r.ideal = binomialMAE(k, r.j)
-		log.Printf("k=%d J=%.2f done", k, target)
-	}
-	return rows
-}
-
-func frac(a, b []uint64) float64 {
-	eq := 0
-	for i := range a {
-		if a[i] == b[i] {
-			eq++
-		}
-	}
-	return float64(eq) / float64(len(a))
-}
 
 func jaccElems(e1, e2 []weighted.Element) float64 {
 	n1, n2 := map[uint64]uint64{}, map[uint64]uint64{}
@@ -322,76 +270,6 @@ func binomialMAE(k int, j float64) float64 {
 		m += b.Prob(float64(i)) * math.Abs(float64(i)/float64(k)-j)
 	}
 	return m
-}
-
-func printRows(w io.Writer, k int, rows []row) {
-	fmt.Fprintf(w, "# HMT Figures 5.1–5.2 at k = %d (%d pairs per level; error = estimate − true weighted J)\n", k, rows[0].n)
-	fmt.Fprintln(w, "J\tMAE icws\tMAE cws\tMAE hmt\tMAE rounding\tbinomial ideal\tSD icws\tSD cws\tSD hmt\tSD rounding\tbias hmt\thmt below-α")
-	for _, r := range rows {
-		n := r.n
-		fmt.Fprintf(w, "%.3f\t%.4f\t%.4f\t%.4f\t%.4f\t%.4f\t%.4f\t%.4f\t%.4f\t%.4f\t%+.4f\t%d\n", r.j,
-			r.icws.mae(n), r.cws.mae(n), r.hmt.mae(n), r.round.mae(n), r.ideal,
-			r.icws.sd(n), r.cws.sd(n), r.hmt.sd(n), r.round.sd(n), r.hmt.sum/float64(n), r.below)
-	}
-	fmt.Fprintln(w)
-}
-
-// plotRows draws the two figures as grouped bar charts.
-func plotRows(dir string, k int, rows []row) error {
-	for _, fig := range []struct {
-		file, title string
-		val         func(s stat, n int) float64
-	}{
-		{fmt.Sprintf("fig5_1_mae_k%d.png", k), fmt.Sprintf("Mean absolute error, k = %d", k), stat.mae},
-		{fmt.Sprintf("fig5_2_sd_k%d.png", k), fmt.Sprintf("Standard deviation of the error, k = %d", k), stat.sd},
-	} {
-		p := plot.New()
-		p.Title.Text = fig.title
-		p.Y.Label.Text = "error"
-		p.X.Label.Text = "true weighted Jaccard"
-		names := make([]string, len(rows))
-		for i, r := range rows {
-			names[i] = fmt.Sprintf("%.2f", r.j)
-		}
-		series := []struct {
-			name string
-			get  func(r row) stat
-		}{{"icws", func(r row) stat { return r.icws }}, {"hmt", func(r row) stat { return r.hmt }}, {"rounding", func(r row) stat { return r.round }}}
-		w := vg.Points(7)
-		for si, s := range series {
-			vals := make(plotter.Values, len(rows))
-			for i, r := range rows {
-				vals[i] = fig.val(s.get(r), r.n)
-			}
-			bars, err := plotter.NewBarChart(vals, w)
-			if err != nil {
-				return err
-			}
-			bars.LineStyle.Width = 0
-			bars.Color = plotColor(si)
-			bars.Offset = vg.Length(si-1) * w
-			p.Add(bars)
-			p.Legend.Add(s.name, bars)
-		}
-		if fig.file[5] == '1' {
-			ideal := make(plotter.XYs, len(rows))
-			for i, r := range rows {
-				ideal[i].X, ideal[i].Y = float64(i), r.ideal
-			}
-			l, err := plotter.NewLine(ideal)
-			if err != nil {
-				return err
-			}
-			p.Add(l)
-			p.Legend.Add("binomial ideal", l)
-		}
-		p.Legend.Top = true
-		p.NominalX(names...)
-		if err := p.Save(8*vg.Inch, 4*vg.Inch, filepath.Join(dir, fig.file)); err != nil {
-			return err
-		}
-	}
-	return nil
 }
 
 func plotColor(i int) color.Color {

@@ -34,7 +34,7 @@ func newCompareCmd(env *Env) *cobra.Command {
 chosen sampler and prints the estimated Jaccard similarity with its standard
 error (the true value lies within two standard errors about 95% of the
 time), and the exact Jaccard similarity of the two feature sets. With a
-weighted sampler (cws, icws, hmt, hmt-dep) the exact value is the weighted
+weighted sampler (cws, cws-oblivious, cws-unary, icws, hmt, hmt-dep) the exact value is the weighted
 Jaccard similarity sum(min)/sum(max). hmt and hmt-dep may instead answer
 "below α" when the total weights differ by more than a factor 1/α: the
 similarity is then at most their ratio min/max, printed as the bound.

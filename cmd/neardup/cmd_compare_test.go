@@ -138,8 +138,9 @@ func TestRunCompareFilesAndWeighted(t *testing.T) {
 	}
 
 	// Weighted: exact is Σmin/Σmax of the shingle counts; ICWS collides
-	// with probability exactly that (book 5.2), variance J(1−J)/k.
-	for _, sampler := range []string{"icws", "cws"} {
+	// with probability exactly that (book 5.2), variance J(1−J)/k; so do
+	// CWS and its MMT 3.5 approximate-β variants (same distribution).
+	for _, sampler := range []string{"icws", "cws", "cws-oblivious", "cws-unary"} {
 		r = runCompareJSON(t, compareOpts(t, pa, pb, "--sampler", sampler, "--k", "512"))
 		wantW := oracleJaccard(ca, cb, true)
 		if math.Abs(r.Exact-wantW) > 1e-12 || math.Abs(wantW-want) < 0.01 {
@@ -254,7 +255,7 @@ func TestRunCompareBBitWeighted(t *testing.T) {
 	pa := featWrite(t, filepath.Join(dir, "a.txt"), textA)
 	pb := featWrite(t, filepath.Join(dir, "b.txt"), textB)
 	want := oracleJaccard(shingleCounts(textA), shingleCounts(textB), true)
-	for _, sampler := range []string{"icws", "cws"} {
+	for _, sampler := range []string{"icws", "cws", "cws-oblivious", "cws-unary"} {
 		r := runCompareJSON(t, compareOpts(t, pa, pb, "--sampler", sampler, "--k", "1024", "--bits", "8"))
 		if math.Abs(r.Estimate-want) > 0.063 || r.BelowAlpha || r.Alpha != 0 || r.Bound != nil {
 			t.Fatalf("%s 8-bit: %+v, exact %v", sampler, r, want)

@@ -136,7 +136,7 @@ over a share of the input files, into --work; "neardup dedup merge" joins
 the shards and finishes the run (see its help).
 
 Standard input ("-") is read once: while it is sketched, its bytes are
-copied zstd-compressed to --work/stdin.spool.zst (removed at the end
+copied S2-compressed to --work/stdin.spool.s2 (removed at the end
 unless --keep-work; the disk needs room for it), from which the kept
 documents are written.
 
@@ -172,7 +172,7 @@ naming the commonest reason and an example record.`,
 	fl.StringVarP(&opts.Out, "out", "o", "neardup-out", "output directory")
 	fl.StringVar(&opts.Store, "store", "", `index store: a Pebble directory (kept between runs), or "memory"; default OUT/index, made afresh`)
 	fl.Float64VarP(&opts.Threshold, "threshold", "t", 0.8, "Jaccard similarity at or above which documents are near-duplicates, in (0, 1]")
-	fl.StringVar(&opts.Sampler, "sampler", "oph", "sampler: oph, minhash, superminhash, prefix, lazybits, lazybits-batched; weighted: cws, icws")
+	fl.StringVar(&opts.Sampler, "sampler", "oph", "sampler: oph, minhash, superminhash, prefix, lazybits, lazybits-batched; weighted: cws, cws-oblivious, cws-unary, icws")
 	fl.IntVar(&opts.K, "k", 128, fmt.Sprintf("samples per sketch, 1 to %d", sample.MaxK))
 	fl.Uint64Var(&opts.Seed, "seed", 0, "seed of the sampler and the LSH keys (--feature-seed seeds the feature ids)")
 	deprecatedAlias(fl, "sketch-seed", "seed")
@@ -465,7 +465,7 @@ func dedupLibOptions(ctx context.Context, env *Env, opts *dedupOptions) (dedup.O
 		return dedup.Options{}, err
 	}
 	if fo.Weighting != feature.WeightSet && !alg.IsWeighted() && (given(set, "sampler") || given(set, "weighted")) {
-		return dedup.Options{}, usagef("--weight %v needs a weighted sampler (--sampler cws or icws); %v ignores weights", fo.Weighting, alg)
+		return dedup.Options{}, usagef("--weight %v needs a weighted sampler (--sampler cws, cws-oblivious, cws-unary or icws); %v ignores weights", fo.Weighting, alg)
 	}
 	if fo.Weighting == feature.WeightTFIDF {
 		if fo.IDFTable, err = featLoadIDF(ctx, env, opts.Feature.IDF, opts.Inputs, opts.Corpus, fo, "dedup"); err != nil {

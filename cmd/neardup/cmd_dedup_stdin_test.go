@@ -12,7 +12,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/klauspost/compress/zstd"
+	"github.com/klauspost/compress/s2"
 
 	"github.com/neardup/neardup/corpus"
 )
@@ -124,12 +124,7 @@ func TestDedupStdin(t *testing.T) {
 		t.Fatalf("--keep-work: %v", err)
 	}
 	defer f.Close()
-	zr, err := zstd.NewReader(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer zr.Close()
-	if b, err := io.ReadAll(zr); err != nil || !bytes.Equal(b, input) {
+	if b, err := io.ReadAll(s2.NewReader(f)); err != nil || !bytes.Equal(b, input) {
 		t.Fatalf("spool: %d bytes (%v), want the %d of the input", len(b), err, len(input))
 	}
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -231,5 +232,53 @@ func TestDedupOutputFaults(t *testing.T) {
 		if code != ExitFailure || strings.Contains(msg, "\n") || !strings.Contains(msg, "no space left on device") || !strings.Contains(msg, filepath.Join(out, name)) {
 			t.Errorf("%s on a full disk: exit %d: %q", name, code, msg)
 		}
+	}
+}
+
+// TestIndexBackupFaults: index backup onto a full (ENOSPC) or failing
+// (EIO: writes, then syncs) backup disk exits 1 within a second with one
+// line naming the cause and the backup, leaves nothing at the backup's
+// path, and the index is unharmed: index check passes and every document
+// is there; once the disk is freed the backup succeeds.
+func TestIndexBackupFaults(t *testing.T) {
+	syncs := func(k errorfs.OpKind) bool { return opIsSync(k) }
+	writes := func(k errorfs.OpKind) bool { return opIsWrite(k) || k == errorfs.OpMkdirAll || k == errorfs.OpLink }
+	for _, c := range []struct {
+		name string
+		err  syscall.Errno
+		kind func(errorfs.OpKind) bool
+	}{
+		{"write-enospc", syscall.ENOSPC, writes},
+		{"write-eio", syscall.EIO, writes},
+		{"sync-eio", syscall.EIO, syncs},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dir := t.TempDir()
+			acked, _ := splitDocs(t, dir, 40)
+			idx, bk := filepath.Join(dir, "idx"), filepath.Join(dir, "bk")
+			// errorfs names a link by its source: a link of the index's
+			// tables is a write of the backup's.
+			in := &storeFault{err: c.err, match: func(op errorfs.Op) bool {
+				return c.kind(op.Kind) && (strings.HasPrefix(op.Path, bk) || op.Kind == errorfs.OpLink)
+			}}
+			fs := errorfs.Wrap(vfs.Default, in)
+			if code, _, errs := mainWithFS(fs, "index", "add", "-q", "--store", idx, acked); code != 0 {
+				t.Fatalf("index add: exit %d: %s", code, errs)
+			}
+			in.on.Store(true)
+			code, _, errs := mainWithFS(fs, "index", "backup", "--store", idx, bk)
+			checkFaultExit(t, in, code, errs, bk)
+			if _, err := os.Lstat(bk); !errors.Is(err, os.ErrNotExist) {
+				t.Errorf("a failed backup left %s (%v)", bk, err)
+			}
+			if left, _ := filepath.Glob(bk + ".partial-*"); len(left) > 0 && !strings.Contains(errs, left[0]) {
+				t.Errorf("a partial copy %s is left and the error does not name it", left[0])
+			}
+			in.on.Store(false)
+			checkAcknowledged(t, idx, acked, 40)
+			if code, _, errs := mainWithFS(fs, "index", "backup", "--store", idx, bk); code != 0 {
+				t.Fatalf("backup once the disk is freed: exit %d: %s", code, errs)
+			}
+		})
 	}
 }

@@ -10,47 +10,18 @@ import (
 	"strings"
 	"testing"
 	"unicode"
-	"unicode/utf8"
+
+	"github.com/neardup/neardup/feature/featuretest"
 )
 
 const multilingualCorpus = "../../testdata/multilingual/docs.jsonl"
 
 // refShingles is the ground truth's set of 5-token shingles of s, the
-// tokens cut by the rule of the unicode-v1 tokenizer written rune by rune
-// (every Han, Hiragana, Katakana letter or number a token, every Thai,
-// Lao, Khmer or Myanmar letter or number with the combining marks after it
-// a token, other letters, numbers and '_' in runs, lower-cased), a
-// shorter text one shingle of all its tokens.
+// tokens cut by the reference tokenizer of the unicode-v1 rule
+// (featuretest.UnicodeTokens), a shorter text one shingle of all its
+// tokens.
 func refShingles(s string) map[string]bool {
-	var toks []string
-	var cur []rune
-	alone := false
-	flush := func() {
-		if len(cur) > 0 {
-			toks = append(toks, string(cur))
-		}
-		cur, alone = nil, false
-	}
-	for _, r := range s {
-		switch {
-		case r == utf8.RuneError:
-			flush()
-		case len(cur) > 0 && (unicode.In(r, unicode.Mn, unicode.Mc, unicode.Me) || r == 'ำ' || r == 'ຳ'):
-			cur = append(cur, r)
-		case (unicode.IsLetter(r) || unicode.IsNumber(r)) &&
-			unicode.In(r, unicode.Han, unicode.Hiragana, unicode.Katakana, unicode.Thai, unicode.Lao, unicode.Khmer, unicode.Myanmar):
-			flush()
-			cur, alone = []rune{r}, true
-		case unicode.IsLetter(r) || unicode.IsNumber(r) || r == '_':
-			if alone {
-				flush()
-			}
-			cur = append(cur, unicode.ToLower(r))
-		default:
-			flush()
-		}
-	}
-	flush()
+	toks := featuretest.UnicodeTokens(s)
 	set := map[string]bool{}
 	if len(toks) < 5 {
 		set[strings.Join(toks, " ")] = true

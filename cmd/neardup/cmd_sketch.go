@@ -32,7 +32,7 @@ type skSamplerFlags struct {
 }
 
 func (s *skSamplerFlags) bind(fl *pflag.FlagSet, defSampler string, defK int, bits bool) {
-	fl.StringVar(&s.Sampler, "sampler", defSampler, "sampler: minhash, prefix, lazybits, lazybits-batched, bottomk, proportional, oph, superminhash; weighted: cws, icws, hmt, hmt-dep")
+	fl.StringVar(&s.Sampler, "sampler", defSampler, "sampler: minhash, prefix, lazybits, lazybits-batched, bottomk, proportional, oph, superminhash; weighted: cws, cws-oblivious, cws-unary, icws, hmt, hmt-dep")
 	fl.IntVar(&s.K, "k", defK, "samples per sketch (bottomk: the bottom-k size; hmt: comparable bins)")
 	fl.Uint64Var(&s.Seed, "seed", 0, "seed of the sample functions (sketches compare only with equal seeds)")
 	if bits {
@@ -71,7 +71,7 @@ func skFeatureOptions(ctx context.Context, env *Env, ff featFlags, alg sketch.Al
 		ff.Weight = "count"
 	}
 	if !alg.IsWeighted() && ff.Weight != "" && ff.Weight != "set" {
-		return feature.Options{}, usagef("--weight %s needs a weighted sampler (cws, icws, hmt, hmt-dep); %v ignores weights", ff.Weight, alg)
+		return feature.Options{}, usagef("--weight %s needs a weighted sampler (cws, cws-oblivious, cws-unary, icws, hmt, hmt-dep); %v ignores weights", ff.Weight, alg)
 	}
 	o, err := ff.options()
 	if err != nil {
@@ -124,7 +124,7 @@ func newSketcher(sf skSamplerFlags, fo feature.Options) (*sketcher, error) {
 	// set sketch (bottomk, proportional) nor HMT, whose blocks of bins are
 	// aligned by scale and whose Values[0:2] hold the scale and weight.
 	if sf.Bits < 64 && !alg.SlotWise() {
-		return nil, usagef("--bits %d: b-bit compression needs a slot-wise sampler (minhash, prefix, lazybits, lazybits-batched, oph, superminhash, cws, icws), not %v", sf.Bits, alg)
+		return nil, usagef("--bits %d: b-bit compression needs a slot-wise sampler (minhash, prefix, lazybits, lazybits-batched, oph, superminhash, cws, cws-oblivious, cws-unary, icws), not %v", sf.Bits, alg)
 	}
 	if sf.K < 1 || sf.K > sample.MaxK {
 		return nil, usagef("--k %d not in [1, %d]", sf.K, sample.MaxK)

@@ -38,12 +38,14 @@ func checkSamples(flag string, k int) error {
 var (
 	// allSamplers is every sampler.
 	allSamplers = []sketch.Algorithm{sketch.MinHash, sketch.Prefix, sketch.LazyBits, sketch.LazyBitsBatched, sketch.BottomK,
-		sketch.Proportional, sketch.OPH, sketch.SuperMinHash, sketch.CWS, sketch.ICWS, sketch.HMT, sketch.HMTDep}
+		sketch.Proportional, sketch.OPH, sketch.SuperMinHash, sketch.CWS, sketch.ICWS, sketch.HMT, sketch.HMTDep,
+		sketch.CWSOblivious, sketch.CWSUnary}
 	// indexSamplers are the unweighted slot-wise samplers, whose sketches
 	// LSH keys are made of.
 	indexSamplers = []sketch.Algorithm{sketch.OPH, sketch.MinHash, sketch.SuperMinHash, sketch.Prefix, sketch.LazyBits, sketch.LazyBitsBatched}
-	// dedupSamplers adds the slot-wise weighted samplers.
-	dedupSamplers = append(append([]sketch.Algorithm(nil), indexSamplers...), sketch.CWS, sketch.ICWS)
+	// dedupSamplers adds the slot-wise weighted samplers (CWS with exact
+	// or MMT 3.5's approximate β, ICWS).
+	dedupSamplers = append(append([]sketch.Algorithm(nil), indexSamplers...), sketch.CWS, sketch.ICWS, sketch.CWSOblivious, sketch.CWSUnary)
 	// countSamplers are those with a union and a cardinality.
 	countSamplers = []sketch.Algorithm{sketch.BottomK, sketch.MinHash, sketch.Prefix, sketch.LazyBits, sketch.LazyBitsBatched,
 		sketch.Proportional, sketch.OPH, sketch.SuperMinHash}

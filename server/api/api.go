@@ -160,7 +160,12 @@ type Stats struct {
 	UptimeSeconds float64 `json:"uptime_seconds"`
 }
 
-// BackupRequest is the body of POST /v1/admin/backup.
+// BackupRequest is the body of POST /v1/admin/backup. The reply is 200
+// with a BackupResponse once the backup is complete; 400 for a dir that
+// exists or whose parent does not, 403 without a server token, 501 for a
+// store that cannot be backed up by the server (Redis), and 507 (a full
+// disk) or 500 when the backup could not be written, in which case no
+// directory is left at dir and the index serves on.
 type BackupRequest struct {
 	// Dir is the absolute path, on the server's machine, of the directory
 	// to write the backup into; it must not exist.
