@@ -5,33 +5,53 @@
 // the 128 bits agree; a document is dropped as an exact duplicate on
 // nothing less.
 //
-// Why keyed: Manasse, "On the Efficient Determination of Most Near
-// Neighbors" (the book), 2.2 and 3.3, fingerprints bodies with a Rabin
-// polynomial and asks for at least 96 bits at web scale. A Rabin
+// Why keyed, and which: Manasse, "On the Efficient Determination of Most
+// Near Neighbors" (the book), 2.2 and 3.3, fingerprints bodies with a
+// Rabin polynomial and asks for at least 96 bits at web scale. A Rabin
 // fingerprint is linear over GF(2): for bodies of one length,
 // fp(a⊕b) = fp(a)⊕fp(b)⊕fp(0). Anyone who knows the polynomial (a public
 // constant, or outputs the attacker can query) solves 64 linear equations
 // by Gaussian elimination and writes a page of arbitrary letters whose
 // fingerprint equals that of any page whose text they know, and a
-// deduplicator that trusts it drops the victim. Here the body passes
-// through two Rabin fingerprints under secret polynomials P1, P2 (book
-// 3.3's table-driven hash, with CLMUL: a fraction of a cycle per byte),
-// drawn as primitive polynomials from the key, and their 128 bits with the
-// length are then hashed by BLAKE3 in keyed mode, whose first 16 bytes
-// are the fingerprint. Without the key nobody can compute a fingerprint:
-// the polynomials are unknown and BLAKE3's keyed mode is a PRF, so the
-// outputs tell nothing of them even when seen. Two different bodies of at
-// most n bytes collide only if both polynomials divide the difference of
-// the bodies, a polynomial of degree at most 8n+64 with at most (8n+64)/64
-// irreducible factors of degree 64 among the ~2^58 primitive ones: for
-// bodies fixed without the key (an attacker's included) that is at most
-// ((n/8+1)/2^58)² — 2^-95 at n = 10 KB, 2^-82 at 1 MB — per pair, or the
-// 2^-128 of BLAKE3's 128 bits, whichever is larger. This is the issue's
-// "Rabin polynomial drawn per index plus a second independent hash"; a
-// keyed BLAKE3 of the whole body (2^-128 for every length) cost 3% more
-// instructions per deduplicated 300-word document, because zeebo/blake3
-// hashes any body over 1 KB with its 8-chunk AVX2 kernel, as much work as
-// 8 KB; the two CLMUL passes cost about a tenth of that.
+// deduplicator that trusts it drops the victim. Here (scheme
+// rabin2-blake3-keyed-128, the issue's "Rabin polynomial drawn per index
+// plus a second independent hash") the body passes through two Rabin
+// fingerprints under secret primitive polynomials P1 ≠ P2 drawn from the
+// key, both computed in one pass (rabin.Hash2: with AVX-512 VPCLMULQDQ
+// sixteen 16-byte lanes per polynomial, 256 bytes per step), and their 128
+// bits with the length are hashed by BLAKE3 in keyed mode, whose first 16
+// bytes are the fingerprint. Keyed BLAKE3 of the whole body (one keyed
+// PRF, 2^-128 per attempt at every length, and collision-resistant even
+// for whoever holds the key) was measured and rejected for its cost:
+// zeebo/blake3 (SSE4.1/AVX2 assembly, no AVX-512) takes 3.4 µs for a 2 KB
+// body, lukechampine.com/blake3 (AVX-512 for 16 chunks at once) longer, as
+// much as the whole rest of a 300-word document's sketch, against 0.2 µs
+// here.
+//
+// The attacker's bound. The key is 32 bytes from crypto/rand; the output
+// is 128 bits and the length, compared in full. Without the key nobody can
+// compute a fingerprint: the polynomials are unknown, and BLAKE3's keyed
+// mode is a PRF, so fingerprints seen (index check prints them) tell
+// nothing of the polynomials beyond which bodies are equal. Two different
+// bodies of at most n bytes collide only if both polynomials divide the
+// difference of the bodies, a polynomial of degree at most 8n+64 with at
+// most n/8+1 irreducible factors of degree 64 among the 2^57.0 primitive
+// ones; for bodies chosen without the key (an attacker's included, however
+// many outputs of the public `neardup fingerprint` it computed) that is at
+// most ((n/8+1)/2^57)² per pair, plus 2^-128 for BLAKE3's 128 bits:
+// 2^-98 at n = 2 KB, 2^-93 at 10 KB, 2^-80 at 1 MB, 2^-68 at 64 MB. An
+// attacker who plants q pages against v victims succeeds with probability
+// at most q·v times that (q·v = 2^40 on 10 KB pages: 2^-53); seeing
+// which attempts failed rules out a few polynomials each and changes the
+// bound by nothing that matters. The public command helps nothing: without
+// --key it computes under the zero key, whose polynomials and BLAKE3 key
+// are unrelated to an index's, so linear algebra over it forges
+// collisions of the public form only (TestForgedCollisionIsNotADuplicate).
+// Whoever holds the key (the index's stored configuration, a --key-file)
+// can forge at will, by linear algebra over the two known polynomials:
+// keep the key as private as the store. The bound is weaker than keyed
+// BLAKE3's flat 2^-128 for long bodies; by chance alone (no attacker)
+// collisions are rarer still, about N²/2^129 among N documents.
 //
 // The zero Key is the public key: reproducible, for printing and comparing
 // by hand, and not a security boundary. This package holds no state: keys
@@ -45,6 +65,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 
 	"github.com/zeebo/blake3"
 
@@ -122,8 +143,9 @@ func (f Fingerprint) AppendHex(dst []byte) []byte {
 
 // Hasher computes Fingerprints under one key. It holds two Rabin tables
 // and BLAKE3's state (tens of kilobytes): it is not safe for concurrent
-// use; make one per goroutine. New costs about a millisecond (it draws two
-// primitive polynomials); Sum allocates nothing.
+// use; make one per goroutine. New costs about a millisecond for the first
+// Hasher of a key (it draws two primitive polynomials), a BLAKE3 key setup
+// after; Sum allocates nothing and copies nothing.
 type Hasher struct {
 	r1, r2 *rabin.Table
 	fin    *blake3.Hasher
@@ -134,11 +156,39 @@ type Hasher struct {
 // the keyed BLAKE3 of 24 bytes, which no polynomial draw hashes.
 const polyContext = "neardup identity: the two secret Rabin polynomials"
 
-// New returns a Hasher for key k (the zero key: the public one).
+// New returns a Hasher for key k (the zero key: the public one). The
+// first Hasher of a key draws its two polynomials and builds their tables
+// (about a millisecond); later ones, in any goroutine, share those
+// read-only tables (rabin.Table is safe for concurrent use), so a pool of
+// workers, or a Sketcher made per request, pays it once per key.
 func New(k Key) *Hasher {
 	fin, err := blake3.NewKeyed(k[:])
 	if err != nil {
 		panic(err) // unreachable: the key has the right length
+	}
+	t := tablesOf(k, fin)
+	fin.Reset()
+	return &Hasher{r1: t[0], r2: t[1], fin: fin}
+}
+
+// tables holds the Rabin tables of the keys in use: a handful per process
+// (the public key, an index's, a run's). It forgets them all past
+// maxTables keys, so a long-lived process that meets many keys does not
+// grow.
+var tables struct {
+	sync.Mutex
+	m map[Key][2]*rabin.Table
+}
+
+const maxTables = 16
+
+// tablesOf returns the tables of k's two polynomials, drawn from fin (the
+// keyed BLAKE3 of k, which it leaves written to) when not already known.
+func tablesOf(k Key, fin *blake3.Hasher) [2]*rabin.Table {
+	tables.Lock()
+	defer tables.Unlock()
+	if t, ok := tables.m[k]; ok {
+		return t
 	}
 	fin.WriteString(polyContext)
 	d := fin.Digest()
@@ -152,16 +202,22 @@ func New(k Key) *Hasher {
 			i++
 		}
 	}
-	fin.Reset()
-	return &Hasher{r1: rabin.New(polys[0]), r2: rabin.New(polys[1]), fin: fin}
+	t := [2]*rabin.Table{rabin.New(polys[0]), rabin.New(polys[1])}
+	if tables.m == nil || len(tables.m) >= maxTables {
+		tables.m = map[Key][2]*rabin.Table{}
+	}
+	tables.m[k] = t
+	return t
 }
 
-// Sum returns the fingerprint of body. Cost: two CLMUL Rabin passes over
-// body and one BLAKE3 compression.
+// Sum returns the fingerprint of body. Cost: one carry-less pass over
+// body for both Rabin fingerprints (rabin.Hash2) and one BLAKE3
+// compression.
 func (h *Hasher) Sum(body []byte) Fingerprint {
 	var in [24]byte
-	binary.LittleEndian.PutUint64(in[:], h.r1.Hash(body))
-	binary.LittleEndian.PutUint64(in[8:], h.r2.Hash(body))
+	f1, f2 := rabin.Hash2(h.r1, h.r2, body)
+	binary.LittleEndian.PutUint64(in[:], f1)
+	binary.LittleEndian.PutUint64(in[8:], f2)
 	binary.LittleEndian.PutUint64(in[16:], uint64(len(body)))
 	h.fin.Reset()
 	h.fin.Write(in[:])

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+	"sync"
 	"testing"
 )
 
@@ -22,6 +23,7 @@ func TestKnownAnswers(t *testing.T) {
 		{0, elvish, "fb02b4f27bb7ca31c9d7f3f47cedeec6"},
 		{1, elvish, "3bb52efdea0e0c16bed06956ed70fa6f"},
 		{1023, elvish, "80719e0083d1df5e0c57dbf0dd607764"},
+		{70001, elvish, "f9c1fc8c3a711d9e0e1b73cfd6406f91"}, // rabin.Hash2's AVX-512 route, then its 64-byte one, then the tail
 	} {
 		in := make([]byte, c.n)
 		for i := range in {
@@ -128,4 +130,42 @@ func ExampleHasher_Sum() {
 	// Output:
 	// ae06d1b61882d3ee2b500ac3975747da
 	// true 9
+}
+
+// TestNewSharesTables: Hashers of one key share the read-only Rabin tables
+// (drawn once), and give the same fingerprints from goroutines at once;
+// other keys get their own.
+func TestNewSharesTables(t *testing.T) {
+	a, b, c := New(Key{7}), New(Key{7}), New(Key{8})
+	if a.r1 != b.r1 || a.r2 != b.r2 || a.r1 == c.r1 || a.fin == b.fin {
+		t.Fatal("tables not shared by one key's Hashers, or shared across keys, or BLAKE3 state shared")
+	}
+	body := []byte("the same body from every goroutine, long enough for the carry-less route of rabin.Hash2 ........................................................................................................................................................................")
+	want := a.Sum(body)
+	var wg sync.WaitGroup
+	errs := make(chan string, 8)
+	for range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			h := New(Key{7})
+			for range 1000 {
+				if h.Sum(body) != want {
+					errs <- "a Hasher in another goroutine disagrees"
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for e := range errs {
+		t.Fatal(e)
+	}
+	for i := range maxTables + 1 { // past the cache's size it starts again
+		New(Key{9, byte(i)})
+	}
+	if d := New(Key{7}); d.Sum(body) != want {
+		t.Fatal("a key's fingerprints changed after the cache was emptied")
+	}
 }

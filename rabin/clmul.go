@@ -37,6 +37,7 @@ type clFold struct {
 	z    uint64    // x^127 mod p: the last fold
 	m    uint64    // Barrett: m<<1
 	qc   uint64    // Barrett: p<<1
+	k2k  [2]uint64 // x^2111, x^2047 mod p: a lane's step on the AVX-512 route (Hash2)
 }
 
 // clMin is the length from which Extend takes the carry-less route.
@@ -49,7 +50,7 @@ func newCLFold(t *Table) *clFold {
 		return nil
 	}
 	xn := func(n uint64) uint64 { return t.shiftBytes(one>>(n%8), n/8) } // x^n mod p
-	c := &clFold{k512: [2]uint64{xn(575), xn(511)}, k128: [2]uint64{xn(191), xn(127)}, z: xn(127)}
+	c := &clFold{k512: [2]uint64{xn(575), xn(511)}, k128: [2]uint64{xn(191), xn(127)}, z: xn(127), k2k: [2]uint64{xn(2111), xn(2047)}}
 	// mu = floor(x^128 / p) by long division, in the normal order (bit i
 	// holds x^i).
 	p := new(big.Int).SetUint64(bits.Reverse64(t.q))

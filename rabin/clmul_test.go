@@ -10,7 +10,7 @@ import (
 func TestCLFoldLayout(t *testing.T) {
 	var c clFold
 	if unsafe.Offsetof(c.k512) != 0 || unsafe.Offsetof(c.k128) != 16 || unsafe.Offsetof(c.z) != 32 ||
-		unsafe.Offsetof(c.m) != 40 || unsafe.Offsetof(c.qc) != 48 {
+		unsafe.Offsetof(c.m) != 40 || unsafe.Offsetof(c.qc) != 48 || unsafe.Offsetof(c.k2k) != 56 {
 		t.Fatal("clFold's layout differs from the offsets clmul_amd64.s reads")
 	}
 }
@@ -78,6 +78,52 @@ func FuzzExtendCL(f *testing.F) {
 	f.Fuzz(func(t *testing.T, fp uint64, data []byte) {
 		if got, want := fast.Extend(fp, data), slow.Extend(fp, data); got != want {
 			t.Fatalf("Extend(%#x, %q) = %#x, table route %#x", fp, data, got, want)
+		}
+	})
+}
+
+// TestHash2 checks Hash2, one pass under two polynomials, against Hash
+// under each, at every length to 700 bytes (both sides of clMin, every
+// tail length) and for polynomials that do and do not take the
+// carry-less route.
+func TestHash2(t *testing.T) {
+	st := rng.New(7)
+	data := make([]byte, 700)
+	for i := range data {
+		data[i] = byte(st.Uint64())
+	}
+	pairs := [][2]*Table{
+		{New(DefaultPoly), New(RandomPrimitive(4))},
+		{New(RandomPrimitive(5)), New(RandomPrimitive(6))},
+		{New(RandomPrimitive(7)), tablesRoute(New(RandomPrimitive(8)))},
+	}
+	// Both carry-less routes where the CPU has the AVX-512 one: it, and
+	// the AVX one alone (the route of CPUs without AVX-512, and of
+	// valgrind).
+	defer func(x bool) { hasCL2x = x }(hasCL2x)
+	for _, x := range []bool{hasCL2x, false} {
+		hasCL2x = x
+		for _, tt := range pairs {
+			for n := 0; n <= len(data); n++ {
+				g1, g2 := Hash2(tt[0], tt[1], data[:n])
+				if w1, w2 := tt[0].Hash(data[:n]), tt[1].Hash(data[:n]); g1 != w1 || g2 != w2 {
+					t.Fatalf("AVX-512 %v, %#x, %#x: Hash2 of %d bytes = %#x, %#x; Hash %#x, %#x", x, tt[0].Poly(), tt[1].Poly(), n, g1, g2, w1, w2)
+				}
+			}
+		}
+	}
+}
+
+// FuzzHash2 checks Hash2 against two calls of Hash on arbitrary bytes.
+// Run: go test ./rabin -fuzz FuzzHash2.
+func FuzzHash2(f *testing.F) {
+	f.Add(make([]byte, 128))
+	f.Add([]byte("The quick brown fox jumps over the lazy dog. The quick brown fox jumps over the lazy dog. The quick brown fox jumps over the lazy dog."))
+	t1, t2 := New(DefaultPoly), New(RandomPrimitive(9))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		g1, g2 := Hash2(t1, t2, data)
+		if w1, w2 := t1.Hash(data), t2.Hash(data); g1 != w1 || g2 != w2 {
+			t.Fatalf("Hash2 of %d bytes = %#x, %#x; Hash %#x, %#x", len(data), g1, g2, w1, w2)
 		}
 	})
 }

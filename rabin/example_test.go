@@ -256,3 +256,11 @@ func ExampleByteWindow_Sum64() {
 	fmt.Println(w.Sum64() == t.Hash([]byte("z")))
 	// Output: true
 }
+
+func ExampleHash2() {
+	a, b := rabin.New(rabin.DefaultPoly), rabin.New(rabin.RandomPrimitive(1))
+	body := []byte("The quick brown fox jumps over the lazy dog")
+	f1, f2 := rabin.Hash2(a, b, body)
+	fmt.Println(f1 == a.Hash(body), f2 == b.Hash(body))
+	// Output: true true
+}

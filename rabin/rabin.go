@@ -107,6 +107,28 @@ func (t *Table) Hash(data []byte) uint64 {
 	return t.Extend(t.q, data)
 }
 
+// Hash2 returns t1.Hash(data), t2.Hash(data): two fingerprints of one
+// body under two polynomials. On the carry-less route (amd64 with AVX) it
+// reads data once for both, folding each 64-byte block into the two
+// tables' lanes side by side, which costs about 40% more than one Hash
+// rather than twice as much; elsewhere it calls Hash twice. Allocates
+// nothing.
+func Hash2(t1, t2 *Table, data []byte) (uint64, uint64) {
+	if !hasCL2 || len(data) < clMin || t1.cl == nil || t2.cl == nil {
+		return t1.Hash(data), t2.Hash(data)
+	}
+	f1, f2 := t1.q, t2.q
+	if n := len(data) &^ 255; hasCL2x && n > 0 {
+		f1, f2 = extendCL2x(f1, f2, data[:n], t1.cl, t2.cl)
+		data = data[n:]
+	}
+	if n := len(data) &^ 63; n > 0 {
+		f1, f2 = extendCL2(f1, f2, data[:n], t1.cl, t2.cl)
+		data = data[n:]
+	}
+	return t1.Extend(f1, data), t2.Extend(f2, data)
+}
+
 // Extend returns Hash(a‖data) given fp = Hash(a), so a long string can be
 // fingerprinted in pieces. Cost and allocation as Hash: the last len%8
 // bytes take one more 8-table step, not one dependent lookup each.
