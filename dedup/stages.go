@@ -309,22 +309,7 @@ func readKeyFile(dir string) (k identity.Key, ok bool, err error) {
 // writeKeyFile records the identity key of a resumable run in its work
 // directory, readable by its owner only.
 func writeKeyFile(dir string, k identity.Key) error {
-	f, err := os.CreateTemp(dir, "."+fileKey+".tmp*") // mode 0600
-	if err != nil {
-		return fmt.Errorf("dedup: %w", err)
-	}
-	_, err = f.WriteString(k.String() + "\n")
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(f.Name(), filepath.Join(dir, fileKey))
-	}
-	if err != nil {
-		os.Remove(f.Name())
+	if err := identity.WriteKeyFile(filepath.Join(dir, fileKey), k, true); err != nil {
 		return fmt.Errorf("dedup: writing %s: %w", fileKey, err)
 	}
 	return nil

@@ -1,7 +1,10 @@
 package identity_test
 
 import (
+	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 
 	"github.com/neardup/neardup/identity"
 )
@@ -41,4 +44,22 @@ func ExampleNew() {
 	body := []byte("a page")
 	fmt.Println(keyed.Sum(body) == public.Sum(body))
 	// Output: false
+}
+
+func ExampleWriteKeyFile() {
+	dir, _ := os.MkdirTemp("", "key")
+	defer os.RemoveAll(dir)
+	path := filepath.Join(dir, "shards.key")
+	k, _ := identity.NewKey()
+	fmt.Println(identity.WriteKeyFile(path, k, false))
+	// A second process that lost the race keeps the first key.
+	other, _ := identity.NewKey()
+	fmt.Println(errors.Is(identity.WriteKeyFile(path, other, false), os.ErrExist))
+	b, _ := os.ReadFile(path)
+	got, _ := identity.ParseKey(string(b))
+	fmt.Println(got == k)
+	// Output:
+	// <nil>
+	// true
+	// true
 }

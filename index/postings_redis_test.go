@@ -21,14 +21,7 @@ import (
 // notes keep both collapse tables equal to the stored documents.
 func TestLoadPostingsFollowsJournal(t *testing.T) {
 	url := redistest.Start(t).URL()
-	open := func() store.Store {
-		st, err := redis.Open(bg, url, &redis.Options{Prefix: "follow"})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { st.Close() })
-		return st
-	}
+	open := func() store.Store { return openRedis(t, url, &redis.Options{Prefix: "follow"}) }
 	cfg := minhashConfig(32, 5, lsh.Banding(4, 8), 0.5)
 	st := open()
 	a := mustOpen(t, st, cfg)
@@ -166,14 +159,7 @@ func TestJournalTrimmed(t *testing.T) {
 
 func testJournalTrimmed(t *testing.T, url string) {
 	const expiry = 2 * time.Second
-	open := func() *redis.Store {
-		st, err := redis.Open(bg, url, &redis.Options{Prefix: "trim", JournalExpiry: expiry})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { st.Close() })
-		return st
-	}
+	open := func() *redis.Store { return openRedis(t, url, &redis.Options{Prefix: "trim", JournalExpiry: expiry}) }
 	cfg := minhashConfig(32, 5, lsh.Banding(4, 8), 0.5)
 	st := open()
 	a := mustOpen(t, st, cfg)
@@ -275,4 +261,16 @@ func testJournalTrimmed(t *testing.T, url string) {
 		t.Fatal("following after ReleasePostings")
 	}
 	check(c) // from the store
+}
+
+// openRedis opens a connection to the Redis index at url, closed when the
+// test ends: each one is a server of its own on a shared index.
+func openRedis(t *testing.T, url string, o *redis.Options) *redis.Store {
+	t.Helper()
+	st, err := redis.Open(bg, url, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	return st
 }

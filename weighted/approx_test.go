@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"fmt"
 	"math"
-	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/neardup/neardup/feature"
@@ -187,18 +185,5 @@ func TestGoldenBeta(t *testing.T) {
 			fmt.Fprintf(&buf, "%s-log %s %x\n", c.Header().Algorithm, name, cl.Sketch(nil, logWeights(in[name], 0)))
 		}
 	}
-	path := filepath.Join("testdata", "golden_beta.txt")
-	if *update {
-		if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !bytes.Equal(want, buf.Bytes()) {
-		os.WriteFile(path+".got", buf.Bytes(), 0o644)
-		t.Errorf("section-3.5 sampler output changed; see %s.got", path)
-	}
+	checkGolden(t, "golden_beta.txt", buf.Bytes(), "section-3.5 sampler output changed")
 }

@@ -52,9 +52,16 @@ func TestGolden(t *testing.T) {
 			fmt.Fprintf(&buf, "cws-sample %s %d %.17g\n", name, sm.ID, sm.Y)
 		}
 	}
-	path := filepath.Join("testdata", "golden.txt")
+	checkGolden(t, "golden.txt", buf.Bytes(), "sampler output changed")
+}
+
+// checkGolden compares got with testdata/name (rewriting it under -update);
+// on a difference it writes got beside it as name.got and says what changed.
+func checkGolden(t *testing.T, name string, got []byte, what string) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
 	if *update {
-		if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+		if err := os.WriteFile(path, got, 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -62,8 +69,8 @@ func TestGolden(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !bytes.Equal(want, buf.Bytes()) {
-		os.WriteFile(path+".got", buf.Bytes(), 0o644)
-		t.Errorf("sampler output changed; see %s.got (bump Version and rerun with -update if intended)", path)
+	if !bytes.Equal(want, got) {
+		os.WriteFile(path+".got", got, 0o644)
+		t.Errorf("%s; see %s.got (bump Version and rerun with -update if intended)", what, path)
 	}
 }

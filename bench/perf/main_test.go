@@ -29,18 +29,7 @@ func TestPageUpToDate(t *testing.T) {
 func TestPageKeepsCPUKinds(t *testing.T) {
 	dir := t.TempDir()
 	results := filepath.Join(dir, "results")
-	mk := func(cpu, isa string, oph float64) *record {
-		r := &record{Command: "go run ./perf", CPU: cpu, CPUs: 2, ISA: isa, Docs: 10, Reps: 1, K: 128,
-			Sketch: &sketchReport{CPU: cpu, ShinglesPerDoc: 996}}
-		r.Sketch.Results = append(r.Sketch.Results, struct {
-			Name       string  `json:"name"`
-			Lib        string  `json:"lib"`
-			Kind       string  `json:"kind"`
-			DocsPerSec float64 `json:"docs_per_sec"`
-			NsPerDoc   float64 `json:"ns_per_doc"`
-		}{Name: "oph", DocsPerSec: oph})
-		return r
-	}
+	mk := func(cpu, isa string, oph float64) *record { return ophRecord(cpu, isa, "", "", oph) }
 	for _, r := range []*record{mk("AMD EPYC 7B13", "avx2, no AVX-512", 1000), mk("Neoverse-N1", "asimd, pmull", 2000), mk("AMD EPYC 7B13", "avx2, no AVX-512", 3000)} {
 		if err := saveRecord(results, r); err != nil {
 			t.Fatal(err)
@@ -98,16 +87,7 @@ func TestNum(t *testing.T) {
 func TestKernelSwitchRecords(t *testing.T) {
 	results := filepath.Join(t.TempDir(), "results")
 	mk := func(kernels, sw string, oph float64) *record {
-		r := &record{Command: "go run ./perf", CPU: "Intel Xeon", CPUs: 2, ISA: "avx2, avx512f", Kernels: kernels, Switch: sw,
-			Docs: 10, Reps: 1, K: 128, Sketch: &sketchReport{CPU: "Intel Xeon", ShinglesPerDoc: 996}}
-		r.Sketch.Results = append(r.Sketch.Results, struct {
-			Name       string  `json:"name"`
-			Lib        string  `json:"lib"`
-			Kind       string  `json:"kind"`
-			DocsPerSec float64 `json:"docs_per_sec"`
-			NsPerDoc   float64 `json:"ns_per_doc"`
-		}{Name: "oph", DocsPerSec: oph})
-		return r
+		return ophRecord("Intel Xeon", "avx2, avx512f", kernels, sw, oph)
 	}
 	for _, r := range []*record{mk("avx512", "", 1000), mk("avx2", "GODEBUG=cpu.avx512f=off", 2000), mk("go", "-tags purego", 3000)} {
 		if err := saveRecord(results, r); err != nil {
@@ -133,4 +113,19 @@ func TestKernelSwitchRecords(t *testing.T) {
 	if got := kernelSwitch("purego"); got != "-tags purego GODEBUG=cpu.avx512f=off" {
 		t.Errorf("kernelSwitch = %q", got)
 	}
+}
+
+// ophRecord is a saved run of one OPH sketch row, on a CPU with the given
+// instruction sets, kernels and kernel switch.
+func ophRecord(cpu, isa, kernels, sw string, oph float64) *record {
+	r := &record{Command: "go run ./perf", CPU: cpu, CPUs: 2, ISA: isa, Kernels: kernels, Switch: sw,
+		Docs: 10, Reps: 1, K: 128, Sketch: &sketchReport{CPU: cpu, ShinglesPerDoc: 996}}
+	r.Sketch.Results = append(r.Sketch.Results, struct {
+		Name       string  `json:"name"`
+		Lib        string  `json:"lib"`
+		Kind       string  `json:"kind"`
+		DocsPerSec float64 `json:"docs_per_sec"`
+		NsPerDoc   float64 `json:"ns_per_doc"`
+	}{Name: "oph", DocsPerSec: oph})
+	return r
 }

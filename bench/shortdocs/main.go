@@ -29,6 +29,8 @@ import (
 	"os"
 	"slices"
 	"strconv"
+
+	"github.com/neardup/neardup/sketch"
 )
 
 func main() {
@@ -59,7 +61,7 @@ func main() {
 	want := 0 // ordered pairs at -threshold or more
 	for i, a := range ids {
 		for _, b := range ids[i+1:] {
-			if j := jaccard(sets[a], sets[b]); j >= *floor {
+			if j := sketch.ExactJaccard(sets[a], sets[b]); j >= *floor {
 				jac[[2]string{a, b}], jac[[2]string{b, a}] = j, j
 				if j >= *threshold {
 					want += 2
@@ -99,27 +101,6 @@ func pct(a, b int) float64 {
 		return 100
 	}
 	return 100 * float64(a) / float64(b)
-}
-
-// jaccard of two sorted sets.
-func jaccard(a, b []uint64) float64 {
-	if len(a) == 0 && len(b) == 0 {
-		return 1
-	}
-	n := 0
-	for i, j := 0, 0; i < len(a) && j < len(b); {
-		switch {
-		case a[i] < b[j]:
-			i++
-		case a[i] > b[j]:
-			j++
-		default:
-			n++
-			i++
-			j++
-		}
-	}
-	return float64(n) / float64(len(a)+len(b)-n)
 }
 
 func lines(path string, fn func([]byte) error) error {

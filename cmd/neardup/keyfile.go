@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 
 	"github.com/neardup/neardup/identity"
 )
@@ -36,21 +35,7 @@ func loadKeyFile(path string) (identity.Key, error) {
 	if k, err = identity.NewKey(); err != nil {
 		return k, err
 	}
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*") // mode 0600
-	if err != nil {
-		return k, fmt.Errorf("--key-file: %w", err)
-	}
-	defer os.Remove(f.Name())
-	_, err = f.WriteString(k.String() + "\n")
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Link(f.Name(), path)
-	}
+	err = identity.WriteKeyFile(path, k, false)
 	if errors.Is(err, os.ErrExist) {
 		return read() // another process made it first
 	}
