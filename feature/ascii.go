@@ -66,7 +66,9 @@ type asciiPath struct {
 	buf   []byte   // 8 zero bytes, the text, zero padding (load)
 	st    []int32  // word start offsets in the text
 	en    []int32  // word end offsets in the text
-	lens  []uint8  // word lengths, 255 for 255 or more
+	long  []int32  // the words of more than 8 bytes (words)
+	xs    []uint64 // per word: its last 8 bytes, bytes before it zero (words)
+	rs    []uint8  // per word: its length mod 256 (words)
 	sd    []wordSD // per word: step(tok), dropOf(tok) (then the first K-1 again with Wrap)
 	u     []uint64 // per word: the window's term (terms)
 	lower []byte   // a word of more than 16 bytes, lowered (asciiLong)
@@ -174,7 +176,6 @@ func (a *asciiPath) spans() bool {
 		a.st = make([]int32, n/2+2+32, n/2+2+32+n/8) // spans512 writes up to 31 past the words
 		a.en = make([]int32, n/2+2+32, n/2+2+32+n/8)
 	}
-	st, en := a.st[:n/2+2], a.en[:n/2+2]
 	if a.cl != nil && (a.cl.spans || a.cl.span2) {
 		spans := spans256
 		if a.cl.spans {
@@ -201,6 +202,7 @@ func (a *asciiPath) spans() bool {
 		a.masks = make([]uint64, nb, nb+nb/4)
 	}
 	masks := a.masks[:nb]
+	st, en := a.st[:cap(a.st)], a.en[:cap(a.en)]
 	if a.cl != nil && a.cl.wide {
 		if wordMasks(masks, text[:64*nb], a.digits) {
 			return false
@@ -208,31 +210,65 @@ func (a *asciiPath) spans() bool {
 	} else if swarMasks(masks, text[:64*nb], a.digits) {
 		return false
 	}
-	np := 0          // transitions so far
+	// Word starts (a word byte after a non-word byte) and ends (the
+	// reverse) of each block, listed by counting trailing zeros eight at
+	// a time without a branch per word: the slots past the last word
+	// get garbage (64 past the block), and the count advances by the
+	// number of transitions.
+	ns, ne := 0, 0
 	var carry uint64 // the byte before the block is a word byte
 	for i, m := range masks {
-		b := 64 * i
-		// Transitions: word starts (a word byte after a non-word byte)
-		// and ends (the reverse) alternate.
-		t := m ^ (m<<1 | carry)
+		b := int32(64 * i)
+		prev := m<<1 | carry
 		carry = m >> 63
-		// Transition np is the start of word np/2 if np is even, its
-		// end if odd. Writing every transition to both arrays, at
-		// st[(np+1)/2] and en[np/2], puts each in its place; the other
-		// write lands on a slot that a later transition overwrites.
-		for t != 0 {
-			p := int32(b + bits.TrailingZeros64(t))
-			st[(np+1)>>1] = p
-			en[np>>1] = p
-			np++
-			t &= t - 1
+		s, e := m&^prev, prev&^m
+		cs, ce := bits.OnesCount64(s), bits.OnesCount64(e)
+		for p := ns; s != 0; p += 8 {
+			q := (*[8]int32)(st[p : p+8])
+			q[0] = b + int32(bits.TrailingZeros64(s))
+			s &= s - 1
+			q[1] = b + int32(bits.TrailingZeros64(s))
+			s &= s - 1
+			q[2] = b + int32(bits.TrailingZeros64(s))
+			s &= s - 1
+			q[3] = b + int32(bits.TrailingZeros64(s))
+			s &= s - 1
+			q[4] = b + int32(bits.TrailingZeros64(s))
+			s &= s - 1
+			q[5] = b + int32(bits.TrailingZeros64(s))
+			s &= s - 1
+			q[6] = b + int32(bits.TrailingZeros64(s))
+			s &= s - 1
+			q[7] = b + int32(bits.TrailingZeros64(s))
+			s &= s - 1
 		}
+		for p := ne; e != 0; p += 8 {
+			q := (*[8]int32)(en[p : p+8])
+			q[0] = b + int32(bits.TrailingZeros64(e))
+			e &= e - 1
+			q[1] = b + int32(bits.TrailingZeros64(e))
+			e &= e - 1
+			q[2] = b + int32(bits.TrailingZeros64(e))
+			e &= e - 1
+			q[3] = b + int32(bits.TrailingZeros64(e))
+			e &= e - 1
+			q[4] = b + int32(bits.TrailingZeros64(e))
+			e &= e - 1
+			q[5] = b + int32(bits.TrailingZeros64(e))
+			e &= e - 1
+			q[6] = b + int32(bits.TrailingZeros64(e))
+			e &= e - 1
+			q[7] = b + int32(bits.TrailingZeros64(e))
+			e &= e - 1
+		}
+		ns += cs
+		ne += ce
 	}
-	if carry != 0 { // the text ends inside a word
-		en[np>>1] = int32(n)
-		np++
+	if ne < ns { // the text ends inside a word
+		en[ne] = int32(n)
+		ne++
 	}
-	a.st, a.en = st[:np>>1], en[:np>>1]
+	a.st, a.en = st[:ns], en[:ne]
 	return true
 }
 
@@ -274,61 +310,77 @@ func swarMasks(masks []uint64, text []byte, digits uint64) bool {
 }
 
 // words sets a.sd[j] = (step(tok), dropOf(tok)) for every word j that
-// spans listed, and returns their number. The main loop has no branch that
-// depends on the text: it takes each word's last 8 bytes (fewer for a
-// shorter word), and asciiLong then adds the rest of longer words.
+// spans listed, and returns their number. Its loops have no branch that
+// depends on the text: the first takes each word's last 8 bytes (fewer
+// for a shorter word) and lists the words of more than 8 bytes, the
+// second looks their bytes up (two short loops that keep their variables
+// in registers), and asciiLong then adds the rest of the longer words.
 func (e *Extractor) words() int {
 	a := e.fast
 	nw := len(a.st)
 	if cap(a.sd) < nw+e.o.K {
 		a.sd = make([]wordSD, nw+e.o.K, (nw+e.o.K)*5/4)
 	}
-	if cap(a.lens) < nw {
-		a.lens = make([]uint8, nw, nw*5/4)
+	if cap(a.long) < nw+1 {
+		a.long = make([]int32, nw+1, (nw+1)*5/4)
+		a.xs = make([]uint64, nw, (nw+1)*5/4)
+		a.rs = make([]uint8, nw, (nw+1)*5/4)
 	}
-	a.sd, a.lens = a.sd[:nw], a.lens[:nw]
-	t := &a.tab
+	a.sd = a.sd[:nw]
 	buf := a.buf[:cap(a.buf)]
-	sd, st, en, lens := a.sd, a.st[:nw], a.en[:nw], a.lens[:nw]
-	longest := 0
-	for j := range sd {
+	st, en, long, xs, rs := a.st[:nw], a.en[:nw], a.long[:nw+1], a.xs[:nw], a.rs[:nw]
+	nl := 0
+	for j := range xs {
 		end := int(en[j])
 		r := end - int(st[j])
 		// The word's last 8 bytes (buf is the text shifted by 8),
 		// bytes before the word masked off: byte p of x is the byte at
-		// distance 8-p from the word's end. (Computed without branches:
-		// max(v, 0) = v &^ (v >> 63), as the compiler makes a branch of
-		// min and max here.)
-		short := 8 - r
-		short &^= short >> 63 // bytes short of 8
-		x := le64(buf, end) & (^uint64(0) << (uint(8*short) & 63))
-		// The constants of length r, garbage for r > 16 (asciiLong).
-		sj, dj := t.cs[uint8(r)], t.cd[uint8(r)]
-		sj ^= t.s1[0][byte(x)]
-		dj ^= t.d1[0][byte(x)]
-		sj ^= t.s1[1][byte(x>>8)]
-		dj ^= t.d1[1][byte(x>>8)]
-		sj ^= t.s1[2][byte(x>>16)]
-		dj ^= t.d1[2][byte(x>>16)]
-		sj ^= t.s1[3][byte(x>>24)]
-		dj ^= t.d1[3][byte(x>>24)]
-		sj ^= t.s1[4][byte(x>>32)]
-		dj ^= t.d1[4][byte(x>>32)]
-		sj ^= t.s1[5][byte(x>>40)]
-		dj ^= t.d1[5][byte(x>>40)]
-		sj ^= t.s1[6][byte(x>>48)]
-		dj ^= t.d1[6][byte(x>>48)]
-		sj ^= t.s1[7][byte(x>>56)]
-		dj ^= t.d1[7][byte(x>>56)]
-		sd[j] = wordSD{sj, dj}
-		lens[j] = uint8(min(r, 255))
-		longest |= r
+		// distance 8-p from the word's end. The mask of length r mod 256
+		// is wrong only for words of more than 255 bytes, which
+		// asciiLong redoes.
+		long[nl] = int32(j)
+		nl += int(uint(8-r) >> 63) // r > 8
+		xs[j] = le64(buf, end) & lastBytes[uint8(r)]
+		rs[j] = uint8(r) // r mod 256: asciiLong redoes the words of more than 16 bytes
 	}
-	if longest > 8 {
-		e.asciiLong()
+	t := &a.tab
+	sd := a.sd
+	rs = rs[:len(sd)]
+	for j, x := range xs[:len(sd)] {
+		// The constants of length r, garbage for r > 16 (asciiLong).
+		r := rs[j]
+		sj, dj := t.cs[r], t.cd[r]
+		sj ^= t.s1[0][uint8(x)]
+		dj ^= t.d1[0][uint8(x)]
+		sj ^= t.s1[1][uint8(x>>8)]
+		dj ^= t.d1[1][uint8(x>>8)]
+		sj ^= t.s1[2][uint8(x>>16)]
+		dj ^= t.d1[2][uint8(x>>16)]
+		sj ^= t.s1[3][uint8(x>>24)]
+		dj ^= t.d1[3][uint8(x>>24)]
+		sj ^= t.s1[4][uint8(x>>32)]
+		dj ^= t.d1[4][uint8(x>>32)]
+		sj ^= t.s1[5][uint8(x>>40)]
+		dj ^= t.d1[5][uint8(x>>40)]
+		sj ^= t.s1[6][uint8(x>>48)]
+		dj ^= t.d1[6][uint8(x>>48)]
+		sj ^= t.s1[7][uint8(x>>56)]
+		dj ^= t.d1[7][uint8(x>>56)]
+		sd[j] = wordSD{sj, dj}
+	}
+	if nl > 0 {
+		e.asciiLong(long[:nl])
 	}
 	return nw
 }
+
+// lastBytes[r] keeps the last min(r, 8) bytes of a little-endian word.
+var lastBytes = func() (m [256]uint64) {
+	for r := range m {
+		m[r] = ^uint64(0) << (8 * max(8-r, 0))
+	}
+	return m
+}()
 
 // le64 returns the 8 bytes of b from i, little-endian (one load, one
 // bounds check).
@@ -337,18 +389,15 @@ func le64(b []byte, i int) uint64 {
 	return binary.LittleEndian.Uint64(b)
 }
 
-// asciiLong adds to the values of the words of more than 8 bytes the terms
-// of their bytes at distance 9 to 16 from the end (s2, d2), and recomputes
-// those of more than 16 bytes from their token fingerprints, hashed from
-// the lowered bytes.
-func (e *Extractor) asciiLong() {
+// asciiLong adds to the values of the words long lists (those of more
+// than 8 bytes) the terms of their bytes at distance 9 to 16 from the end
+// (s2, d2), and recomputes those of more than 16 bytes from their token
+// fingerprints, hashed from the lowered bytes.
+func (e *Extractor) asciiLong(long []int32) {
 	a := e.fast
 	t := &a.tab
 	buf := a.buf[:cap(a.buf)]
-	for j, l := range a.lens {
-		if l <= 8 {
-			continue
-		}
+	for _, j := range long {
 		s, end := int(a.st[j]), int(a.en[j])
 		r := end - s
 		if r > maxShortWord {
@@ -362,22 +411,29 @@ func (e *Extractor) asciiLong() {
 		}
 		y := le64(buf, end-8) & (^uint64(0) << ((128 - 8*uint(r)) & 63))
 		sj, dj := a.sd[j].s, a.sd[j].d
-		sj ^= t.s2[0][byte(y)]
-		dj ^= t.d2[0][byte(y)]
-		sj ^= t.s2[1][byte(y>>8)]
-		dj ^= t.d2[1][byte(y>>8)]
-		sj ^= t.s2[2][byte(y>>16)]
-		dj ^= t.d2[2][byte(y>>16)]
-		sj ^= t.s2[3][byte(y>>24)]
-		dj ^= t.d2[3][byte(y>>24)]
-		sj ^= t.s2[4][byte(y>>32)]
-		dj ^= t.d2[4][byte(y>>32)]
-		sj ^= t.s2[5][byte(y>>40)]
-		dj ^= t.d2[5][byte(y>>40)]
-		sj ^= t.s2[6][byte(y>>48)]
-		dj ^= t.d2[6][byte(y>>48)]
-		sj ^= t.s2[7][byte(y>>56)]
-		dj ^= t.d2[7][byte(y>>56)]
+		sj ^= t.s2[0][uint8(y)]
+		dj ^= t.d2[0][uint8(y)]
+		y >>= 8
+		sj ^= t.s2[1][uint8(y)]
+		dj ^= t.d2[1][uint8(y)]
+		y >>= 8
+		sj ^= t.s2[2][uint8(y)]
+		dj ^= t.d2[2][uint8(y)]
+		y >>= 8
+		sj ^= t.s2[3][uint8(y)]
+		dj ^= t.d2[3][uint8(y)]
+		y >>= 8
+		sj ^= t.s2[4][uint8(y)]
+		dj ^= t.d2[4][uint8(y)]
+		y >>= 8
+		sj ^= t.s2[5][uint8(y)]
+		dj ^= t.d2[5][uint8(y)]
+		y >>= 8
+		sj ^= t.s2[6][uint8(y)]
+		dj ^= t.d2[6][uint8(y)]
+		y >>= 8
+		sj ^= t.s2[7][uint8(y)]
+		dj ^= t.d2[7][uint8(y)]
 		a.sd[j] = wordSD{sj, dj}
 	}
 }
