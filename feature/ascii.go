@@ -57,10 +57,7 @@ type asciiPath struct {
 	// one pointer reaches every table of the loop. cs[r], cd[r]:
 	// step(Hash(0^r)) and dropOf(Hash(0^r)), r = 0..16 (256 entries, so
 	// that a byte indexes them without a bounds check).
-	tab struct {
-		s1, d1, s2, d2, step [8][256]uint64
-		cs, cd               [256]uint64
-	}
+	tab    asciiTables
 	digits uint64 // wordBits: 0x80 in every byte if digits are word bytes, else 0
 
 	buf   []byte   // 8 zero bytes, the text, zero padding (load)
@@ -68,12 +65,17 @@ type asciiPath struct {
 	en    []int32  // word end offsets in the text
 	long  []int32  // the words of more than 8 bytes (words)
 	xs    []uint64 // per word: its last 8 bytes, bytes before it zero (words)
-	rs    []uint8  // per word: its length mod 256 (words)
 	sd    []wordSD // per word: step(tok), dropOf(tok) (then the first K-1 again with Wrap)
 	u     []uint64 // per word: the window's term (terms)
 	lower []byte   // a word of more than 16 bytes, lowered (asciiLong)
 	masks []uint64 // the word-byte mask of each 64-byte block (wordMasks)
 	cl    *clRoute // the carry-less route, or nil for the table route
+}
+
+// asciiTables are the table route's tables (asciiPath.tab).
+type asciiTables struct {
+	s1, d1, s2, d2, step [8][256]uint64
+	cs, cd               [256]uint64
 }
 
 // maxShortWord is the longest word the tables cover; longer words are
@@ -310,11 +312,11 @@ func swarMasks(masks []uint64, text []byte, digits uint64) bool {
 }
 
 // words sets a.sd[j] = (step(tok), dropOf(tok)) for every word j that
-// spans listed, and returns their number. Its loops have no branch that
-// depends on the text: the first takes each word's last 8 bytes (fewer
-// for a shorter word) and lists the words of more than 8 bytes, the
-// second looks their bytes up (two short loops that keep their variables
-// in registers), and asciiLong then adds the rest of the longer words.
+// spans listed, and returns their number. Its loops are short, keep their
+// variables in registers and have no branch that depends on the text: the
+// first takes each word's last 8 bytes (fewer for a shorter word), the
+// second looks them up, the third lists the words of more than 8 bytes,
+// to which asciiLong then adds the rest.
 func (e *Extractor) words() int {
 	a := e.fast
 	nw := len(a.st)
@@ -323,32 +325,43 @@ func (e *Extractor) words() int {
 	}
 	if cap(a.long) < nw+1 {
 		a.long = make([]int32, nw+1, (nw+1)*5/4)
-		a.xs = make([]uint64, nw, (nw+1)*5/4)
-		a.rs = make([]uint8, nw, (nw+1)*5/4)
 	}
-	a.sd = a.sd[:nw]
-	buf := a.buf[:cap(a.buf)]
-	st, en, long, xs, rs := a.st[:nw], a.en[:nw], a.long[:nw+1], a.xs[:nw], a.rs[:nw]
-	nl := 0
+	if cap(a.xs) < nw {
+		a.xs = make([]uint64, nw, nw*5/4)
+	}
+	a.sd, a.xs = a.sd[:nw], a.xs[:nw]
+	st, en := a.st[:nw], a.en[:nw]
+	lastBytesOf(a.xs, a.buf[:cap(a.buf)], st, en)
+	lookUp(a.sd, a.xs, st, en, &a.tab)
+	nl := longWords(a.long[:nw+1], st, en)
+	if nl > 0 {
+		e.asciiLong(a.long[:nl])
+	}
+	return nw
+}
+
+// lastBytesOf sets xs[j] to the last 8 bytes of word j (buf is the text
+// shifted by 8), bytes before the word masked off: byte p of xs[j] is the
+// byte at distance 8-p from the word's end. The mask of length r mod 256
+// is wrong only for words of more than 255 bytes, which asciiLong redoes.
+// (words' loops are functions of their own so that the compiler keeps
+// their variables in registers.)
+//go:noinline
+func lastBytesOf(xs []uint64, buf []byte, st, en []int32) {
+	st, en = st[:len(xs)], en[:len(xs)]
 	for j := range xs {
 		end := int(en[j])
-		r := end - int(st[j])
-		// The word's last 8 bytes (buf is the text shifted by 8),
-		// bytes before the word masked off: byte p of x is the byte at
-		// distance 8-p from the word's end. The mask of length r mod 256
-		// is wrong only for words of more than 255 bytes, which
-		// asciiLong redoes.
-		long[nl] = int32(j)
-		nl += int(uint(8-r) >> 63) // r > 8
-		xs[j] = le64(buf, end) & lastBytes[uint8(r)]
-		rs[j] = uint8(r) // r mod 256: asciiLong redoes the words of more than 16 bytes
+		xs[j] = le64(buf, end) & lastBytes[uint8(end-int(st[j]))]
 	}
-	t := &a.tab
-	sd := a.sd
-	rs = rs[:len(sd)]
-	for j, x := range xs[:len(sd)] {
-		// The constants of length r, garbage for r > 16 (asciiLong).
-		r := rs[j]
+}
+
+// lookUp sets sd[j] to the step and drop values of the word of length
+// en[j]-st[j] whose last 8 bytes are xs[j] (garbage for words of more than
+// 16 bytes): its length's constants and eight lookups in each table.
+func lookUp(sd []wordSD, xs []uint64, st, en []int32, t *asciiTables) {
+	xs, st, en = xs[:len(sd)], st[:len(sd)], en[:len(sd)]
+	for j, x := range xs {
+		r := uint8(en[j] - st[j])
 		sj, dj := t.cs[r], t.cd[r]
 		sj ^= t.s1[0][uint8(x)]
 		dj ^= t.d1[0][uint8(x)]
@@ -364,14 +377,23 @@ func (e *Extractor) words() int {
 		dj ^= t.d1[5][uint8(x>>40)]
 		sj ^= t.s1[6][uint8(x>>48)]
 		dj ^= t.d1[6][uint8(x>>48)]
-		sj ^= t.s1[7][uint8(x>>56)]
-		dj ^= t.d1[7][uint8(x>>56)]
+		sj ^= t.s1[7][x>>56]
+		dj ^= t.d1[7][x>>56]
 		sd[j] = wordSD{sj, dj}
 	}
-	if nl > 0 {
-		e.asciiLong(long[:nl])
+}
+
+// longWords lists in long the words of more than 8 bytes, without a
+// branch, and returns their number; long has room for one more.
+//go:noinline
+func longWords(long []int32, st, en []int32) int {
+	en = en[:len(st)]
+	nl := 0
+	for j := range st {
+		long[nl] = int32(j)
+		nl += int(uint(8-(en[j]-st[j])) >> 63) // r > 8
 	}
-	return nw
+	return nl
 }
 
 // lastBytes[r] keeps the last min(r, 8) bytes of a little-endian word.
