@@ -346,6 +346,7 @@ func (e *Extractor) words() int {
 // is wrong only for words of more than 255 bytes, which asciiLong redoes.
 // (words' loops are functions of their own so that the compiler keeps
 // their variables in registers.)
+//
 //go:noinline
 func lastBytesOf(xs []uint64, buf []byte, st, en []int32) {
 	st, en = st[:len(xs)], en[:len(xs)]
@@ -385,6 +386,7 @@ func lookUp(sd []wordSD, xs []uint64, st, en []int32, t *asciiTables) {
 
 // longWords lists in long the words of more than 8 bytes, without a
 // branch, and returns their number; long has room for one more.
+//
 //go:noinline
 func longWords(long []int32, st, en []int32) int {
 	en = en[:len(st)]
