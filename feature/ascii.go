@@ -589,11 +589,7 @@ func (e *Extractor) chain(u []uint64) []uint64 {
 	}
 	a, b := u[:mid+1], u[mid+1:]
 	n := min(len(a), len(b))
-	for j := range n {
-		fa = stepBy(by, fa) ^ a[j]
-		fb = stepBy(by, fb) ^ b[j]
-		a[j], b[j] = fa, fb
-	}
+	fa, fb = chain2(by, a[:n], b[:n], fa, fb)
 	for j := n; j < len(a); j++ {
 		fa = stepBy(by, fa) ^ a[j]
 		a[j] = fa
@@ -603,6 +599,21 @@ func (e *Extractor) chain(u []uint64) []uint64 {
 		b[j] = fb
 	}
 	return u[k-1:]
+}
+
+// chain2 is chain's loop over two chains at once, from fa over a and from
+// fb over b (of the same length), returning where they end (a function of
+// its own so that the compiler keeps its variables in registers).
+//
+//go:noinline
+func chain2(by *[8][256]uint64, a, b []uint64, fa, fb uint64) (uint64, uint64) {
+	b = b[:len(a)]
+	for j := range a {
+		fa = stepBy(by, fa) ^ a[j]
+		fb = stepBy(by, fb) ^ b[j]
+		a[j], b[j] = fa, fb
+	}
+	return fa, fb
 }
 
 // terms returns, for every word j of a.sd, the part of the window's step
@@ -683,7 +694,15 @@ func (a *accum) dedupSet(db []Feature, fb []int32, ids []uint64) int {
 	if useDedup4 {
 		return dedupSet4(a.keys, db[:len(ids)], fb[:len(ids)], ids, a.shift+2)
 	}
-	keys, shift := a.keys, a.shift&63
+	return dedupSet1(a.keys, db, fb, ids, a.shift)
+}
+
+// dedupSet1 is dedupSet's loop over a table of single slots (a function of
+// its own so that the compiler keeps its variables in registers).
+//
+//go:noinline
+func dedupSet1(keys []uint64, db []Feature, fb []int32, ids []uint64, shift uint) int {
+	shift &= 63
 	mask := uint64(len(keys) - 1)
 	db, fb = db[:len(ids)], fb[:len(ids)]
 	zero := false
