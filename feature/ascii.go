@@ -331,9 +331,8 @@ func (e *Extractor) words() int {
 	}
 	a.sd, a.xs = a.sd[:nw], a.xs[:nw]
 	st, en := a.st[:nw], a.en[:nw]
-	lastBytesOf(a.xs, a.buf[:cap(a.buf)], st, en)
+	nl := lastBytesOf(a.xs, a.long[:nw+1], a.buf[:cap(a.buf)], st, en)
 	lookUp(a.sd, a.xs, st, en, &a.tab)
-	nl := longWords(a.long[:nw+1], st, en)
 	if nl > 0 {
 		e.asciiLong(a.long[:nl])
 	}
@@ -344,16 +343,23 @@ func (e *Extractor) words() int {
 // shifted by 8), bytes before the word masked off: byte p of xs[j] is the
 // byte at distance 8-p from the word's end. The mask of length r mod 256
 // is wrong only for words of more than 255 bytes, which asciiLong redoes.
-// (words' loops are functions of their own so that the compiler keeps
-// their variables in registers.)
+// It lists in long the words of more than 8 bytes, without a branch, and
+// returns their number; long has room for one more. (words' loops are
+// functions of their own so that the compiler keeps their variables in
+// registers.)
 //
 //go:noinline
-func lastBytesOf(xs []uint64, buf []byte, st, en []int32) {
+func lastBytesOf(xs []uint64, long []int32, buf []byte, st, en []int32) int {
 	st, en = st[:len(xs)], en[:len(xs)]
+	nl := 0
 	for j := range xs {
 		end := int(en[j])
-		xs[j] = le64(buf, end) & lastBytes[uint8(end-int(st[j]))]
+		r := end - int(st[j])
+		xs[j] = le64(buf, end) & lastBytes[uint8(r)]
+		long[nl] = int32(j)
+		nl += int(uint(8-r) >> 63) // r > 8
 	}
+	return nl
 }
 
 // lookUp sets sd[j] to the step and drop values of the word of length
@@ -382,20 +388,6 @@ func lookUp(sd []wordSD, xs []uint64, st, en []int32, t *asciiTables) {
 		dj ^= t.d1[7][x>>56]
 		sd[j] = wordSD{sj, dj}
 	}
-}
-
-// longWords lists in long the words of more than 8 bytes, without a
-// branch, and returns their number; long has room for one more.
-//
-//go:noinline
-func longWords(long []int32, st, en []int32) int {
-	en = en[:len(st)]
-	nl := 0
-	for j := range st {
-		long[nl] = int32(j)
-		nl += int(uint(8-(en[j]-st[j])) >> 63) // r > 8
-	}
-	return nl
 }
 
 // lastBytes[r] keeps the last min(r, 8) bytes of a little-endian word.
