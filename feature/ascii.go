@@ -686,7 +686,111 @@ func (a *accum) dedupSet(db []Feature, fb []int32, ids []uint64) int {
 	if useDedup4 {
 		return dedupSet4(a.keys, db[:len(ids)], fb[:len(ids)], ids, a.shift+2)
 	}
+	if useDedup2 {
+		return dedupSet2(a.keys, db, fb, ids, a.shift)
+	}
 	return dedupSet1(a.keys, db, fb, ids, a.shift)
+}
+
+// useDedup2 says whether dedupSet takes dedupSet2 where there is no
+// dedupSet4: the table route's (the AVX-512 route keeps dedupSet1, as it
+// was measured with).
+var useDedup2 = !hasCLMUL512
+
+// dedupSet2 is dedupSet over a table of buckets of two slots (keys,
+// len(keys) a power of two >= 2, zero, with at least one free slot left
+// after the inserts), the bucket of id starting at slot
+// ((id·φ) >> shift) &^ 1. Slots fill in order, an id going to the first
+// free slot of its bucket or, if it is full, of the next bucket with one,
+// so an id absent from a bucket with a free slot is absent from the table.
+// At the load of at most 1/4 that extractASCII gives the table, a bucket
+// is full with probability under 1/16, so the one branch that depends on
+// the ids is rarely mispredicted: the slot an id takes in its bucket is
+// chosen by arithmetic, where dedupSet1's probe branches on every
+// occupied slot it meets (one id in eight on average). A function of its
+// own so that the compiler keeps its variables in registers.
+//
+//go:noinline
+func dedupSet2(keys []uint64, db []Feature, fb []int32, ids []uint64, shift uint) int {
+	db, fb = db[:len(ids)], fb[:len(ids)]
+	zero := false
+	i, c := 0, 0
+	for {
+		i, c = dedupFast2(keys, db, fb, ids, shift, i, c)
+		if i == len(ids) {
+			return c
+		}
+		// The rare cases, out of the fast loop (which then holds no
+		// call, whose registers Go's calling convention would spill):
+		// id 0, which no slot stands for, and a full bucket.
+		id := ids[i]
+		if id == 0 {
+			if zero {
+				i++
+				continue
+			}
+			zero = true
+		} else if !insertFar(keys, (id*0x9e3779b97f4a7c15)>>(shift&63)&^1, id) {
+			i++
+			continue
+		}
+		db[c] = Feature{ID: id, Weight: 1}
+		fb[c] = int32(i)
+		c++
+		i++
+	}
+}
+
+// dedupFast2 is dedupSet2's loop from ids[i], with c ids written so far,
+// up to the end or to an id that is 0 or whose bucket is full and does not
+// hold it; it returns where it stopped and the new c.
+//
+//go:noinline
+func dedupFast2(keys []uint64, db []Feature, fb []int32, ids []uint64, shift uint, i, c int) (int, int) {
+	shift &= 63
+	db, fb = db[:len(ids)], fb[:len(ids)]
+	for ; i < len(ids); i++ {
+		id := ids[i]
+		b := (id * 0x9e3779b97f4a7c15) >> shift &^ 1
+		bk := (*[2]uint64)(keys[b : b+2])
+		k0, k1 := bk[0], bk[1]
+		if k0 == id || k1 == id {
+			if id != 0 {
+				continue
+			}
+			return i, c
+		}
+		if k1 != 0 || id == 0 {
+			return i, c
+		}
+		bk[(k0|-k0)>>63] = id // slot 1 if slot 0 is taken
+		db[c] = Feature{ID: id, Weight: 1}
+		fb[c] = int32(i)
+		c++
+	}
+	return i, c
+}
+
+// insertFar is dedupSet2's insert of id, not in the full bucket at b, into
+// the next bucket with a free slot; it reports false if id is in one of
+// the buckets before that.
+func insertFar(keys []uint64, b, id uint64) bool {
+	mask := uint64(len(keys)-1) &^ 1
+	for {
+		b = (b + 2) & mask
+		bk := (*[2]uint64)(keys[b : b+2])
+		if bk[0] == id || bk[1] == id {
+			return false
+		}
+		if bk[0] == 0 {
+			bk[0] = id
+			return true
+		}
+		if bk[1] == 0 {
+			bk[1] = id
+			return true
+		}
+	}
 }
 
 // dedupSet1 is dedupSet's loop over a table of single slots (a function of
