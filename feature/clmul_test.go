@@ -413,12 +413,12 @@ func TestSpans512(t *testing.T) {
 	}
 }
 
-// TestDedupSet4 checks dedupSet4 (assembly, where the CPU has AVX2) and
-// its pure-Go form against the one-slot probing of dedupSet, on ids with
-// repeats and zeros, and on ids crafted to fill one bucket and overflow
-// into the next ones, the last bucket wrapping around to the first.
+// TestDedupSet4 checks dedupSet4 (assembly, where the CPU has AVX2), its
+// pure-Go form and dedupSet2 (buckets of two slots) against the one-slot
+// probing of dedupSet1, on ids with repeats and zeros, and on ids crafted
+// to fill one bucket and overflow into the next ones, the last bucket
+// wrapping around to the first.
 func TestDedupSet4(t *testing.T) {
-	defer func(u bool) { useDedup4 = u }(useDedup4)
 	// The inverse of the hash's odd multiplier modulo 2^64 (Newton's
 	// iteration doubles the bits that are right).
 	const phi = 0x9e3779b97f4a7c15
@@ -464,14 +464,15 @@ func TestDedupSet4(t *testing.T) {
 			c := f(db, fb)
 			return out{c, db[:c], fb[:c]}
 		}
-		useDedup4 = false
-		want := run(func(db []Feature, fb []int32) int { return a.dedupSet(db, fb, ids) })
+		want := run(func(db []Feature, fb []int32) int { return dedupSet1(a.keys, db, fb, ids, a.shift) })
 		for _, f := range []struct {
 			name string
 			f    func(db []Feature, fb []int32) int
 		}{
 			{"dedupSet4", func(db []Feature, fb []int32) int { return dedupSet4(a.keys, db, fb, ids, a.shift+2) }},
 			{"dedupSet4Go", func(db []Feature, fb []int32) int { return dedupSet4Go(a.keys, db, fb, ids, a.shift+2) }},
+			{"dedupSet2", func(db []Feature, fb []int32) int { return dedupSet2(a.keys, db, fb, ids, a.shift) }},
+			{"dedupSet", func(db []Feature, fb []int32) int { return a.dedupSet(db, fb, ids) }},
 		} {
 			if f.name == "dedupSet4" && !hasDedup4 {
 				continue
