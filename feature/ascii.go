@@ -215,9 +215,8 @@ func (a *asciiPath) spans() bool {
 	// Word starts (a word byte after a non-word byte) and ends (the
 	// reverse) of each block, listed by counting trailing zeros eight at
 	// a time without a branch per word: the slots past the last word
-	// get garbage (63 past the block: the bit or'ed in, which spares the
-	// compiler's test for zero), and the count advances by the number of
-	// transitions.
+	// get garbage (64 past the block), and the count advances by the
+	// number of transitions.
 	ns, ne := 0, 0
 	var carry uint64 // the byte before the block is a word byte
 	for i, m := range masks {
@@ -228,40 +227,40 @@ func (a *asciiPath) spans() bool {
 		cs, ce := bits.OnesCount64(s), bits.OnesCount64(e)
 		for p := ns; s != 0; p += 8 {
 			q := (*[8]int32)(st[p : p+8])
-			q[0] = b + int32(bits.TrailingZeros64(s|1<<63))
+			q[0] = b + int32(bits.TrailingZeros64(s))
 			s &= s - 1
-			q[1] = b + int32(bits.TrailingZeros64(s|1<<63))
+			q[1] = b + int32(bits.TrailingZeros64(s))
 			s &= s - 1
-			q[2] = b + int32(bits.TrailingZeros64(s|1<<63))
+			q[2] = b + int32(bits.TrailingZeros64(s))
 			s &= s - 1
-			q[3] = b + int32(bits.TrailingZeros64(s|1<<63))
+			q[3] = b + int32(bits.TrailingZeros64(s))
 			s &= s - 1
-			q[4] = b + int32(bits.TrailingZeros64(s|1<<63))
+			q[4] = b + int32(bits.TrailingZeros64(s))
 			s &= s - 1
-			q[5] = b + int32(bits.TrailingZeros64(s|1<<63))
+			q[5] = b + int32(bits.TrailingZeros64(s))
 			s &= s - 1
-			q[6] = b + int32(bits.TrailingZeros64(s|1<<63))
+			q[6] = b + int32(bits.TrailingZeros64(s))
 			s &= s - 1
-			q[7] = b + int32(bits.TrailingZeros64(s|1<<63))
+			q[7] = b + int32(bits.TrailingZeros64(s))
 			s &= s - 1
 		}
 		for p := ne; e != 0; p += 8 {
 			q := (*[8]int32)(en[p : p+8])
-			q[0] = b + int32(bits.TrailingZeros64(e|1<<63))
+			q[0] = b + int32(bits.TrailingZeros64(e))
 			e &= e - 1
-			q[1] = b + int32(bits.TrailingZeros64(e|1<<63))
+			q[1] = b + int32(bits.TrailingZeros64(e))
 			e &= e - 1
-			q[2] = b + int32(bits.TrailingZeros64(e|1<<63))
+			q[2] = b + int32(bits.TrailingZeros64(e))
 			e &= e - 1
-			q[3] = b + int32(bits.TrailingZeros64(e|1<<63))
+			q[3] = b + int32(bits.TrailingZeros64(e))
 			e &= e - 1
-			q[4] = b + int32(bits.TrailingZeros64(e|1<<63))
+			q[4] = b + int32(bits.TrailingZeros64(e))
 			e &= e - 1
-			q[5] = b + int32(bits.TrailingZeros64(e|1<<63))
+			q[5] = b + int32(bits.TrailingZeros64(e))
 			e &= e - 1
-			q[6] = b + int32(bits.TrailingZeros64(e|1<<63))
+			q[6] = b + int32(bits.TrailingZeros64(e))
 			e &= e - 1
-			q[7] = b + int32(bits.TrailingZeros64(e|1<<63))
+			q[7] = b + int32(bits.TrailingZeros64(e))
 			e &= e - 1
 		}
 		ns += cs
