@@ -234,6 +234,53 @@ type faultCase struct {
 	// store is reopened (the fault came before its write reached the
 	// disk; after a failed sync the write may be there).
 	failedAbsent bool
+	// partial: the failing write writes half its bytes before it fails,
+	// as a real full disk can (partialFS), rather than none (errorfs).
+	partial bool
+}
+
+// partialFS fails the writes in selects the way a full disk does in the
+// middle of a write: half of the bytes are written, then the error.
+type partialFS struct {
+	vfs.FS
+	in *inject
+}
+
+func (fs partialFS) Create(name string, c vfs.DiskWriteCategory) (vfs.File, error) {
+	f, err := fs.FS.Create(name, c)
+	return fs.wrap(name, f, err)
+}
+
+func (fs partialFS) OpenReadWrite(name string, c vfs.DiskWriteCategory, opts ...vfs.OpenOption) (vfs.File, error) {
+	f, err := fs.FS.OpenReadWrite(name, c, opts...)
+	return fs.wrap(name, f, err)
+}
+
+func (fs partialFS) ReuseForWrite(oldname, newname string, c vfs.DiskWriteCategory) (vfs.File, error) {
+	f, err := fs.FS.ReuseForWrite(oldname, newname, c)
+	return fs.wrap(newname, f, err)
+}
+
+func (fs partialFS) wrap(name string, f vfs.File, err error) (vfs.File, error) {
+	if err != nil {
+		return nil, err
+	}
+	return partialFile{File: f, in: fs.in, name: name}, nil
+}
+
+type partialFile struct {
+	vfs.File
+	in   *inject
+	name string
+}
+
+func (f partialFile) Write(p []byte) (int, error) {
+	if f.in.on.Load() && f.in.match(errorfs.Op{Kind: errorfs.OpFileWrite, Path: f.name}) {
+		f.in.hits.Add(1)
+		n, _ := f.File.Write(p[:len(p)/2])
+		return n, &os.PathError{Op: "write", Path: f.name, Err: f.in.err}
+	}
+	return f.File.Write(p)
 }
 
 // commitUntilError commits batches until one fails (at most 2,000).
@@ -308,6 +355,9 @@ func TestPebbleFaults(t *testing.T) {
 	cases := []faultCase{
 		{name: "wal-write-enospc", match: writesTo(".log"), err: syscall.ENOSPC, act: commitUntilError, failedAbsent: true},
 		{name: "wal-write-eio", match: writesTo(".log"), err: syscall.EIO, act: commitUntilError, failedAbsent: true},
+		// Half the failing write reaches the log: reopening finds a torn
+		// record at its end and drops it.
+		{name: "wal-write-partial-enospc", match: writesTo(".log"), err: syscall.ENOSPC, act: commitUntilError, failedAbsent: true, partial: true},
 		{name: "wal-sync-eio", err: syscall.EIO, act: commitUntilError, match: logSync},
 		{name: "wal-sync-enospc", err: syscall.ENOSPC, act: commitUntilError, match: logSync},
 		// A new log, made when the memtable fills: the commit that
@@ -321,6 +371,7 @@ func TestPebbleFaults(t *testing.T) {
 			match: func(op errorfs.Op) bool { return isSync(op.Kind) && strings.HasSuffix(op.Path, ".log") },
 			act:   func(s *store.Pebble, _ store.Batch, _ *int) error { return s.Compact(context.Background()) }},
 		{name: "flush-enospc", match: writesTo(".sst"), err: syscall.ENOSPC, act: commitUntilError},
+		{name: "flush-partial-enospc", match: writesTo(".sst"), err: syscall.ENOSPC, act: commitUntilError, partial: true},
 		{name: "flush-sync-eio", err: syscall.EIO, act: commitUntilError,
 			match: func(op errorfs.Op) bool { return isSync(op.Kind) && strings.HasSuffix(op.Path, ".sst") }},
 		{name: "manifest-enospc", match: writesTo("MANIFEST"), err: syscall.ENOSPC, act: commitUntilError},
@@ -352,8 +403,12 @@ func runFault(t *testing.T, c faultCase) {
 	before := pebbleBefore(t)
 	dir := filepath.Join(t.TempDir(), "index")
 	in := &inject{match: c.match, err: c.err}
+	var fs vfs.FS = errorfs.Wrap(vfs.Default, in)
+	if c.partial {
+		fs = partialFS{FS: vfs.Default, in: in}
+	}
 	s, err := store.OpenPebble(dir, &store.PebbleOptions{
-		FS: errorfs.Wrap(vfs.Default, in), CacheBytes: 8 << 20, MemTableBytes: 1 << 20,
+		FS: fs, CacheBytes: 8 << 20, MemTableBytes: 1 << 20,
 	})
 	if err != nil {
 		t.Fatal(err)
