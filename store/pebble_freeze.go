@@ -331,21 +331,23 @@ type faultFile struct {
 	name string
 	kind fileKind
 
-	mu  sync.Mutex
-	off int64    // the end of what was written to the disk
-	mem *memFile // set once writes go to memory
+	mu  sync.Mutex              // held by writes and syncs
+	off int64                   // the end of what was written to the disk
+	mem atomic.Pointer[memFile] // set once writes go to memory
 }
 
 // moved returns the file's memory, moving it there if the store has failed
 // (nil: the file is still the disk's).
 func (f *faultFile) moved() *memFile {
-	if f.mem == nil && f.fs.frozen() {
-		f.mem = &memFile{sink: f.kind == fileSink, disk: f.name, diskLen: f.off}
-		if f.kind == fileKept {
-			f.fs.ov.put(f.name, f.mem)
-		}
+	if m := f.mem.Load(); m != nil || !f.fs.frozen() {
+		return m
 	}
-	return f.mem
+	m := &memFile{sink: f.kind == fileSink, disk: f.name, diskLen: f.off}
+	if f.kind == fileKept {
+		f.fs.ov.put(f.name, m)
+	}
+	f.mem.Store(m)
+	return m
 }
 
 // failed handles the error of a write or sync to the disk: the store's
@@ -383,7 +385,7 @@ func (f *faultFile) WriteAt(p []byte, off int64) (int, error) {
 // writeAtLocked writes p at off, to the disk before the fault and to
 // memory after it (seq: a sequential Write).
 func (f *faultFile) writeAtLocked(p []byte, off int64, seq bool) (int, error) {
-	if f.mem == nil && !f.fs.frozen() {
+	if f.mem.Load() == nil && !f.fs.frozen() {
 		var n int
 		var err error
 		if seq {
@@ -411,10 +413,7 @@ func (f *faultFile) writeAtLocked(p []byte, off int64, seq bool) (int, error) {
 }
 
 func (f *faultFile) ReadAt(p []byte, off int64) (int, error) {
-	f.mu.Lock()
-	m := f.mem
-	f.mu.Unlock()
-	if m != nil && !m.sink {
+	if m := f.mem.Load(); m != nil && !m.sink {
 		return m.readAt(p, off, f.File)
 	}
 	n, err := f.File.ReadAt(p, off)
@@ -437,7 +436,7 @@ func (f *faultFile) sync(fn func() error) error {
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if f.mem == nil && !f.fs.frozen() {
+	if f.mem.Load() == nil && !f.fs.frozen() {
 		err := fn()
 		if err == nil {
 			return nil
@@ -469,10 +468,7 @@ func (f *faultFile) SyncTo(length int64) (bool, error) {
 }
 
 func (f *faultFile) Stat() (vfs.FileInfo, error) {
-	f.mu.Lock()
-	m := f.mem
-	f.mu.Unlock()
-	if m != nil {
+	if m := f.mem.Load(); m != nil {
 		return m.info(f.name), nil
 	}
 	return f.File.Stat()
