@@ -49,10 +49,10 @@ var ErrBulkOpen = errors.New("index: a bulk build is open")
 type Bulk struct {
 	x      *Index
 	b      store.Batch
-	bulk   bool                // b is a store bulk
-	docs   int                 // documents staged in b
-	ids    map[uint64]struct{} // their ids, unless inOrder
-	err    error               // the first failure since the last commit
+	bulk   bool  // b is a store bulk
+	docs   int   // documents staged in b
+	ids    idSet // their ids, unless inOrder
+	err    error // the first failure since the last commit
 	closed bool
 	sorted bool // documents come in increasing id order (NewSortedBulk)
 
@@ -74,7 +74,7 @@ func (x *Index) NewBulk() (*Bulk, error) {
 	}
 	x.bulkOpen = true
 	x.dropPostings() // a Bulk's writes do not reach the in-memory postings
-	return &Bulk{x: x, b: &logBatch{}, ids: map[uint64]struct{}{}}, nil
+	return &Bulk{x: x, b: &logBatch{}}, nil
 }
 
 // NewSortedBulk opens a Bulk whose documents the caller adds in strictly
@@ -159,8 +159,7 @@ func (k *Bulk) Add(ctx context.Context, docs ...*Doc) (AddResult, error) {
 // rest of staging its documents).
 func (k *Bulk) holds(id uint64) bool {
 	if !k.inOrder {
-		_, ok := k.ids[id]
-		return ok
+		return k.ids.has(id)
 	}
 	if n := len(k.staged); n == 0 || id > k.staged[n-1] {
 		return false
@@ -177,16 +176,16 @@ func (k *Bulk) note(id uint64) {
 			return
 		}
 		for _, s := range k.staged {
-			k.ids[s] = struct{}{}
+			k.ids.add(s)
 		}
 		k.staged, k.inOrder = k.staged[:0], false
 	}
-	k.ids[id] = struct{}{}
+	k.ids.add(id)
 }
 
 // forget empties the record of staged ids.
 func (k *Bulk) forget() {
-	clear(k.ids)
+	k.ids.clear()
 	k.staged, k.inOrder = k.staged[:0], k.sorted
 }
 
@@ -257,7 +256,7 @@ func (k *Bulk) Close() {
 	}
 	k.closed = true
 	k.b.Close()
-	k.ids, k.staged = nil, nil
+	k.ids, k.staged = idSet{}, nil
 	k.x.bulkOpen = false
 }
 
@@ -278,4 +277,68 @@ func (l *logBatch) Close() { l.Writes = store.Writes{} }
 func (l *logBatch) replay(b store.Batch) {
 	l.Replay(b)
 	l.Close()
+}
+
+// idSet is the set of the ids staged in a Bulk whose documents do not
+// come in id order: sorted runs whose lengths halve from the first (the
+// logarithmic method), the latest ids unsorted in tail. It takes 8 bytes
+// an id where a Go map took about 29 (at 300,000 documents under a 96 MiB
+// budget the map was a tenth of the heap), and a lookup is a scan of tail
+// and a binary search of each run. The zero value is empty.
+type idSet struct {
+	tail []uint64
+	runs [][]uint64 // sorted; each at least twice as long as the next
+}
+
+// idSetTail is the most ids idSet keeps unsorted.
+const idSetTail = 256
+
+// has reports whether id is in the set.
+func (s *idSet) has(id uint64) bool {
+	if slices.Contains(s.tail, id) {
+		return true
+	}
+	for _, r := range s.runs {
+		if _, ok := slices.BinarySearch(r, id); ok {
+			return true
+		}
+	}
+	return false
+}
+
+// add adds id, which the set does not hold.
+func (s *idSet) add(id uint64) {
+	s.tail = append(s.tail, id)
+	if len(s.tail) < idSetTail {
+		return
+	}
+	run := slices.Clone(s.tail)
+	slices.Sort(run)
+	s.tail = s.tail[:0]
+	for n := len(s.runs); n > 0 && len(s.runs[n-1]) < 2*len(run); n = len(s.runs) {
+		run = mergeIDs(s.runs[n-1], run)
+		s.runs[n-1] = nil
+		s.runs = s.runs[:n-1]
+	}
+	s.runs = append(s.runs, run)
+}
+
+// clear empties the set.
+func (s *idSet) clear() {
+	s.tail = s.tail[:0]
+	clear(s.runs)
+	s.runs = s.runs[:0]
+}
+
+// mergeIDs returns the sorted union of the sorted a and b, in a new array.
+func mergeIDs(a, b []uint64) []uint64 {
+	out := make([]uint64, 0, len(a)+len(b))
+	for len(a) > 0 && len(b) > 0 {
+		if a[0] <= b[0] {
+			out, a = append(out, a[0]), a[1:]
+		} else {
+			out, b = append(out, b[0]), b[1:]
+		}
+	}
+	return append(append(out, a...), b...)
 }

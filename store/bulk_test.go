@@ -232,6 +232,7 @@ func TestPebbleBulkFaults(t *testing.T) {
 		{"ingest-manifest", writesTo("MANIFEST"), false, false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
+			before := pebbleBefore(t)
 			dir := filepath.Join(t.TempDir(), "index")
 			in := &inject{match: c.match, err: syscall.ENOSPC}
 			s, err := store.OpenPebble(dir, &store.PebbleOptions{FS: errorfs.Wrap(vfs.Default, in), CacheBytes: 8 << 20, BulkBytes: 16 << 10})
@@ -263,6 +264,7 @@ func TestPebbleBulkFaults(t *testing.T) {
 					t.Errorf("bulk committed around the fault: %d postings, %v; want 52", len(ids), err)
 				}
 				s.Close()
+				checkNoPebble(t, before)
 				return
 			}
 			if !errors.Is(err, syscall.ENOSPC) || strings.Contains(err.Error(), "\n") || !strings.Contains(err.Error(), dir) {
@@ -273,6 +275,7 @@ func TestPebbleBulkFaults(t *testing.T) {
 				t.Errorf("a failed bulk was applied: %d postings", len(ids))
 			}
 			within(t, "Close", s.Close)
+			checkNoPebble(t, before)
 			in.on.Store(false)
 			copyDir := copyStore(t, dir)
 			checkAcked(t, copyDir, next-1)

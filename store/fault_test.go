@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -69,7 +70,8 @@ func within[T any](t *testing.T, what string, fn func() T) (T, time.Duration) {
 	case v := <-done:
 		return v, time.Since(start)
 	case <-time.After(faultWait):
-		t.Fatalf("%s did not return within %v", what, faultWait)
+		t.Fatalf("%s did not return within %v; goroutines of Pebble's or the store's:\n%s",
+			what, faultWait, strings.Join(pebbleGoroutines(), "\n\n"))
 		panic("unreachable")
 	}
 }
@@ -131,6 +133,14 @@ func copyStore(t *testing.T, dir string) string {
 // that the next one is all there or absent.
 func checkAcked(t *testing.T, dir string, acked int) {
 	t.Helper()
+	checkAckedOnly(t, dir, acked, false)
+}
+
+// checkAckedOnly is checkAcked; if failedAbsent, the batch whose commit
+// failed (the next one) must be absent: its write never reached the disk.
+// The ones after it never reached Pebble.
+func checkAckedOnly(t *testing.T, dir string, acked int, failedAbsent bool) {
+	t.Helper()
 	s, err := store.OpenPebble(dir, &store.PebbleOptions{CacheBytes: 8 << 20})
 	if err != nil {
 		t.Fatalf("reopen after the fault: %v", err)
@@ -140,7 +150,73 @@ func checkAcked(t *testing.T, dir string, acked int) {
 		checkCrashBatch(t, s, n)
 	}
 	if _, ok, _ := s.Doc(context.Background(), uint64(acked+1), nil); ok {
+		if failedAbsent {
+			t.Errorf("batch %d, whose commit failed before its write reached the disk, is there after reopening", acked+1)
+		}
 		checkCrashBatch(t, s, acked+1)
+	}
+	for n := acked + 2; n < acked+4; n++ {
+		if _, ok, _ := s.Doc(context.Background(), uint64(n), nil); ok {
+			t.Errorf("batch %d, committed after the fault, is there after reopening", n)
+		}
+	}
+}
+
+// pebbleGoroutines returns the stacks of the goroutines running Pebble's
+// code or this store's.
+func pebbleGoroutines() []string {
+	buf := make([]byte, 1<<20)
+	for {
+		n := runtime.Stack(buf, true)
+		if n < len(buf) {
+			buf = buf[:n]
+			break
+		}
+		buf = make([]byte, 2*len(buf))
+	}
+	var out []string
+	for _, g := range strings.Split(string(buf), "\n\n") {
+		if strings.Contains(g, "cockroachdb/pebble") || strings.Contains(g, "neardup/neardup/store.") {
+			out = append(out, g)
+		}
+	}
+	return out
+}
+
+// pebbleBefore counts the goroutines of Pebble's or the store's before a
+// test opens its store, once those of stores closed before have ended
+// (they end shortly after Close returns), or after a second.
+func pebbleBefore(t *testing.T) int {
+	t.Helper()
+	deadline := time.Now().Add(time.Second)
+	for {
+		n := len(pebbleGoroutines())
+		if n == 0 || time.Now().After(deadline) {
+			if n > 0 {
+				t.Logf("%d goroutines of Pebble's or the store's run before the test", n)
+			}
+			return n
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// checkNoPebble fails the test unless, within faultWait, no more goroutines
+// of Pebble's or the store's run than before (the count taken before the
+// store was opened): a closed store, failed or not, leaves nothing behind.
+func checkNoPebble(t *testing.T, before int) {
+	t.Helper()
+	deadline := time.Now().Add(faultWait)
+	for {
+		gs := pebbleGoroutines()
+		if len(gs) <= before {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d goroutines of Pebble's or the store's still run after Close (%d before Open):\n%s",
+				len(gs), before, strings.Join(gs, "\n\n"))
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 }
 
@@ -154,6 +230,57 @@ type faultCase struct {
 	// came; next is the next batch number (batches before it are
 	// acknowledged).
 	act func(s *store.Pebble, b store.Batch, next *int) error
+	// failedAbsent: the batch whose commit failed must be absent when the
+	// store is reopened (the fault came before its write reached the
+	// disk; after a failed sync the write may be there).
+	failedAbsent bool
+	// partial: the failing write writes half its bytes before it fails,
+	// as a real full disk can (partialFS), rather than none (errorfs).
+	partial bool
+}
+
+// partialFS fails the writes in selects the way a full disk does in the
+// middle of a write: half of the bytes are written, then the error.
+type partialFS struct {
+	vfs.FS
+	in *inject
+}
+
+func (fs partialFS) Create(name string, c vfs.DiskWriteCategory) (vfs.File, error) {
+	f, err := fs.FS.Create(name, c)
+	return fs.wrap(name, f, err)
+}
+
+func (fs partialFS) OpenReadWrite(name string, c vfs.DiskWriteCategory, opts ...vfs.OpenOption) (vfs.File, error) {
+	f, err := fs.FS.OpenReadWrite(name, c, opts...)
+	return fs.wrap(name, f, err)
+}
+
+func (fs partialFS) ReuseForWrite(oldname, newname string, c vfs.DiskWriteCategory) (vfs.File, error) {
+	f, err := fs.FS.ReuseForWrite(oldname, newname, c)
+	return fs.wrap(newname, f, err)
+}
+
+func (fs partialFS) wrap(name string, f vfs.File, err error) (vfs.File, error) {
+	if err != nil {
+		return nil, err
+	}
+	return partialFile{File: f, in: fs.in, name: name}, nil
+}
+
+type partialFile struct {
+	vfs.File
+	in   *inject
+	name string
+}
+
+func (f partialFile) Write(p []byte) (int, error) {
+	if f.in.on.Load() && f.in.match(errorfs.Op{Kind: errorfs.OpFileWrite, Path: f.name}) {
+		f.in.hits.Add(1)
+		n, _ := f.File.Write(p[:len(p)/2])
+		return n, &os.PathError{Op: "write", Path: f.name, Err: f.in.err}
+	}
+	return f.File.Write(p)
 }
 
 // commitUntilError commits batches until one fails (at most 2,000).
@@ -217,13 +344,26 @@ func commitBatches(t *testing.T, b store.Batch, next *int, n int) {
 // errorfs, and checks that each surfaces as a one-line error naming the
 // directory and the cause, within faultWait (the goal is under a second;
 // the latency is logged), that the failed store refuses later work at
-// once, that nothing panics, and that every batch acknowledged before the
-// fault is there when the store is reopened without the fault.
+// once, that nothing panics, that Close returns and leaves no goroutine of
+// Pebble's running (Pebble is closed, never abandoned), and that every
+// batch acknowledged before the fault is there when the store is reopened
+// without the fault, in place or copied, and none that failed before its
+// write reached the disk.
 func TestPebbleFaults(t *testing.T) {
+	logCreate := func(op errorfs.Op) bool { return op.Kind == errorfs.OpCreate && strings.HasSuffix(op.Path, ".log") }
+	logSync := func(op errorfs.Op) bool { return isSync(op.Kind) && strings.HasSuffix(op.Path, ".log") }
 	cases := []faultCase{
-		{name: "wal-write-enospc", match: writesTo(".log"), err: syscall.ENOSPC, act: commitUntilError},
-		{name: "wal-sync-eio", err: syscall.EIO, act: commitUntilError,
-			match: func(op errorfs.Op) bool { return isSync(op.Kind) && strings.HasSuffix(op.Path, ".log") }},
+		{name: "wal-write-enospc", match: writesTo(".log"), err: syscall.ENOSPC, act: commitUntilError, failedAbsent: true},
+		{name: "wal-write-eio", match: writesTo(".log"), err: syscall.EIO, act: commitUntilError, failedAbsent: true},
+		// Half the failing write reaches the log: reopening finds a torn
+		// record at its end and drops it.
+		{name: "wal-write-partial-enospc", match: writesTo(".log"), err: syscall.ENOSPC, act: commitUntilError, failedAbsent: true, partial: true},
+		{name: "wal-sync-eio", err: syscall.EIO, act: commitUntilError, match: logSync},
+		{name: "wal-sync-enospc", err: syscall.ENOSPC, act: commitUntilError, match: logSync},
+		// A new log, made when the memtable fills: the commit that
+		// needed it fails.
+		{name: "wal-create-enospc", err: syscall.ENOSPC, act: commitUntilError, match: logCreate, failedAbsent: true},
+		{name: "wal-create-eio", err: syscall.EIO, act: commitUntilError, match: logCreate, failedAbsent: true},
 		// A failed sync of the log being closed when the memtable is
 		// flushed: Pebble panics there with its mutex released, a fatal
 		// error no recover stops (see pebble_fault.go).
@@ -231,6 +371,7 @@ func TestPebbleFaults(t *testing.T) {
 			match: func(op errorfs.Op) bool { return isSync(op.Kind) && strings.HasSuffix(op.Path, ".log") },
 			act:   func(s *store.Pebble, _ store.Batch, _ *int) error { return s.Compact(context.Background()) }},
 		{name: "flush-enospc", match: writesTo(".sst"), err: syscall.ENOSPC, act: commitUntilError},
+		{name: "flush-partial-enospc", match: writesTo(".sst"), err: syscall.ENOSPC, act: commitUntilError, partial: true},
 		{name: "flush-sync-eio", err: syscall.EIO, act: commitUntilError,
 			match: func(op errorfs.Op) bool { return isSync(op.Kind) && strings.HasSuffix(op.Path, ".sst") }},
 		{name: "manifest-enospc", match: writesTo("MANIFEST"), err: syscall.ENOSPC, act: commitUntilError},
@@ -259,10 +400,15 @@ func TestPebbleFaults(t *testing.T) {
 }
 
 func runFault(t *testing.T, c faultCase) {
+	before := pebbleBefore(t)
 	dir := filepath.Join(t.TempDir(), "index")
 	in := &inject{match: c.match, err: c.err}
+	var fs vfs.FS = errorfs.Wrap(vfs.Default, in)
+	if c.partial {
+		fs = partialFS{FS: vfs.Default, in: in}
+	}
 	s, err := store.OpenPebble(dir, &store.PebbleOptions{
-		FS: errorfs.Wrap(vfs.Default, in), CacheBytes: 8 << 20, MemTableBytes: 1 << 20,
+		FS: fs, CacheBytes: 8 << 20, MemTableBytes: 1 << 20,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -282,9 +428,11 @@ func runFault(t *testing.T, c faultCase) {
 	checkFault(t, err, dir, c.err)
 	acked := next - 1
 
-	if c.name == "flush-enospc" {
-		// Pebble retries a failed flush at once and for ever; the failed
-		// store must not spin a core meanwhile (it used to, at 100%).
+	if c.name == "flush-enospc" || c.name == "compaction-read-eio" || c.name == "compaction-enospc" {
+		// Pebble retries a failed flush or compaction at once and for
+		// ever; the failed store must not spin a core meanwhile (it used
+		// to, at 100%): flushes now finish in memory, and a refused
+		// compaction output is refused once a second.
 		cpu := processCPU()
 		time.Sleep(time.Second)
 		if used := time.Duration(processCPU() - cpu); cpu >= 0 && used > 300*time.Millisecond*slowdown {
@@ -306,18 +454,13 @@ func runFault(t *testing.T, c faultCase) {
 		b.Close()
 		closeErr, tookClose := within(t, "Close", s.Close)
 		t.Logf("Close after %v: %v", tookClose, closeErr)
+		checkFault(t, closeErr, dir, c.err)
 	}
+	checkNoPebble(t, before)
 
 	in.on.Store(false) // the disk is freed; a new process opens the store
-	checkAcked(t, copyStore(t, dir), acked)
-	if s2, err := store.OpenPebble(dir, nil); err == nil { // in place, if Close released it
-		s2.Close()
-		checkAcked(t, dir, acked)
-	} else if !errors.Is(err, store.ErrInUse) {
-		t.Errorf("reopen in place: %v", err)
-	} else {
-		t.Logf("reopen in place refused (Pebble could not be closed): %v", err)
-	}
+	checkAckedOnly(t, copyStore(t, dir), acked, c.failedAbsent)
+	checkAckedOnly(t, dir, acked, c.failedAbsent) // in place: Close released it
 }
 
 // TestPebbleOpenFaults fails each kind of write while a store is created
@@ -347,6 +490,7 @@ func TestPebbleOpenFaults(t *testing.T) {
 						return (isWrite(op.Kind) || isSync(op.Kind)) && strings.Contains(filepath.Base(op.Path), file)
 					}}
 					in.on.Store(true)
+					before := pebbleBefore(t)
 					type result struct {
 						s   *store.Pebble
 						err error
@@ -364,13 +508,19 @@ func TestPebbleOpenFaults(t *testing.T) {
 						t.Logf("open failed after %v: %v", took, r.err)
 						checkFault(t, r.err, dir, errno)
 					}
+					checkNoPebble(t, before)
 					in.on.Store(false)
 					if acked >= 0 {
 						checkAcked(t, copyStore(t, dir), acked)
-					} else if s, err := store.OpenPebble(copyStore(t, dir), nil); err != nil {
-						t.Errorf("open after the fault: %v", err)
+						checkAcked(t, dir, acked) // in place: the failed open released it
 					} else {
-						s.Close()
+						for _, d := range []string{copyStore(t, dir), dir} {
+							if s, err := store.OpenPebble(d, nil); err != nil {
+								t.Errorf("open after the fault: %v", err)
+							} else {
+								s.Close()
+							}
+						}
 					}
 				})
 			}

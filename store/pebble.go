@@ -145,6 +145,7 @@ type Pebble struct {
 	h         *health
 	lock      *fileLock
 	closed    atomic.Bool
+	inflight  sync.WaitGroup // calls into Pebble made by run
 	// gen counts commits. An iterator sees the database as of its
 	// creation, so a pooled one is reused only while gen is unchanged.
 	gen atomic.Uint64
@@ -212,7 +213,7 @@ func OpenPebble(dir string, o *PebbleOptions) (_ *Pebble, err error) {
 	if err != nil {
 		return nil, inUse("store", dir, err)
 	}
-	keepLock := false // set while Pebble may still hold the directory
+	keepLock := false // set once the store owns the lock
 	defer func() {
 		if err != nil && !keepLock {
 			lock.unlock()
@@ -255,10 +256,7 @@ func OpenPebble(dir string, o *PebbleOptions) (_ *Pebble, err error) {
 	if opts.Repair && !opts.ReadOnly {
 		dropBadOptions(dir, po)
 	}
-	db, err, abandoned := openDB(dir, po, h)
-	if abandoned {
-		keepLock = true // Pebble's Open is stuck holding the directory
-	}
+	db, err := openDB(dir, po, h)
 	if err != nil {
 		return nil, err
 	}
@@ -313,50 +311,81 @@ func checkFiles(fs vfs.FS, dir string) error {
 	return checkLogTail(fs, dir)
 }
 
-// openGrace is how long OpenPebble still waits for Pebble's Open to
-// return its own error once the store has failed.
-const openGrace = 100 * time.Millisecond
-
-// openDB runs pebble.Open on a goroutine of its own, so that a write fault
-// in a background job Open waits for (the flush of a replayed log failing
-// to write its table or the MANIFEST, which Pebble retries for ever) is
-// returned, rather than waited for for ever: then Open is abandoned, and
-// the directory stays locked by this process.
-func openDB(dir string, po *pebble.Options, h *health) (_ *pebble.DB, _ error, abandoned bool) {
-	type opened struct {
-		db  *pebble.DB
-		err error
+// openDB runs pebble.Open. A fault while opening (the flush of a
+// replayed log, the new log, the MANIFEST) freezes the directory
+// (pebble_freeze.go): Pebble's Open then finishes in memory, and is closed
+// again at once, with the fault as the error.
+func openDB(dir string, po *pebble.Options, h *health) (*pebble.DB, error) {
+	if !po.ReadOnly && !po.DisableAutomaticCompactions && hasLog(po.FS, dir) {
+		// Pebble's Open flushes the replayed logs, and the end of that
+		// flush can start a compaction; if Open then fails, its error
+		// path closes the table cache under the running compaction,
+		// which panics in Pebble's own goroutine (a divide by zero),
+		// where no recover reaches. So the logs are replayed by an Open
+		// that starts no compactions and is closed at once; the store is
+		// then opened with an empty log.
+		replay := po.Clone()
+		replay.DisableAutomaticCompactions = true
+		db, err := openOnce(dir, replay, h)
+		if err != nil {
+			return nil, err
+		}
+		if err := closePebble(db, h, false); err != nil {
+			return nil, err
+		}
 	}
-	done := make(chan opened, 1)
-	go func() {
-		var o opened
-		defer func() { done <- o }()
-		defer h.recoverFault("open", &o.err)
-		if o.db, o.err = pebble.Open(dir, po); o.err != nil {
-			o.err = openError(dir, po.FS, h, o.err)
+	return openOnce(dir, po, h)
+}
+
+// closePebble closes db, with the store's fault, if any, as the error;
+// final ends faultFS's waits first (the store's last Close).
+func closePebble(db *pebble.DB, h *health, final bool) (err error) {
+	if final || h.err() != nil {
+		h.startClosing()
+	}
+	defer func() {
+		if f := h.err(); f != nil {
+			err = f
 		}
 	}()
-	var o opened
-	select {
-	case o = <-done:
-	case <-h.failed:
-		if f := h.fault.Load(); f.Corrupt {
-			// A background job read a corrupt table. Open does not wait
-			// on such jobs, and abandoning it would leave them running
-			// while Pebble's error path closes what they use.
-			o = <-done
-			break
+	defer h.recoverFault("close", &err)
+	if err := db.Close(); err != nil {
+		return h.describe("close", err)
+	}
+	return nil
+}
+
+// hasLog reports whether dir holds a write-ahead log with anything in it.
+func hasLog(fs vfs.FS, dir string) bool {
+	names, err := fs.List(dir)
+	if err != nil {
+		return true // let Open find and report what is wrong
+	}
+	for _, name := range names {
+		if !strings.HasSuffix(name, ".log") {
+			continue
 		}
-		t := time.NewTimer(openGrace)
-		defer t.Stop()
-		select {
-		case o = <-done:
-		case <-t.C:
-			h.abandon()
-			return nil, h.err(), true
+		if fi, err := fs.Stat(fs.PathJoin(dir, name)); err != nil || fi.Size() > 0 {
+			return true
 		}
 	}
-	return o.db, o.err, false
+	return false
+}
+
+// openOnce is one pebble.Open. A Pebble that opened on a store that
+// failed meanwhile is closed again, and the fault returned.
+func openOnce(dir string, po *pebble.Options, h *health) (db *pebble.DB, err error) {
+	defer h.recoverFault("open", &err)
+	if db, err = pebble.Open(dir, po); err != nil {
+		if f := h.err(); f != nil {
+			return nil, f
+		}
+		return nil, openError(dir, po.FS, h, err)
+	}
+	if h.err() != nil {
+		return nil, closePebble(db, h, true)
+	}
+	return db, nil
 }
 
 // openError describes an error of pebble.Open. One that is neither an I/O
@@ -842,17 +871,28 @@ func (s *Pebble) ScanDocs(ctx context.Context, fn func(id uint64, rec []byte) er
 // run calls fn, which waits on Pebble (a commit, a flush, a compaction, an
 // ingestion), on a goroutine of its own, and returns its error, unless the
 // store fails or ctx is done first: then it returns that error at once and
-// reports that fn was abandoned (it may still complete later, or never,
-// if Pebble is stuck in a write stall behind a failing flush). A panic in
-// fn, and any error it returns, are the store's fault.
+// reports that fn was abandoned by the caller. It still completes (Pebble
+// goes on in memory once the store has failed, pebble_freeze.go), and
+// Close waits for it. A panic in fn, and any error it returns, are the
+// store's fault; so is a fault recorded by the time fn returns, even if
+// fn succeeded: faultFS records the fault before it reports a dropped log
+// write or sync done to Pebble, so what Pebble acknowledged after the
+// fault may not be on disk, and is not acknowledged.
 func (s *Pebble) run(ctx context.Context, op string, fn func() error) (err error, abandoned bool) {
 	done := make(chan error, 1)
+	s.inflight.Add(1)
 	go func() {
+		defer s.inflight.Done()
 		var err error
 		defer func() { done <- err }()
 		defer s.h.recoverFault(op, &err)
 		if err = fn(); err != nil {
+			if ctx.Err() != nil && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)) {
+				return // the caller gave up: not a fault
+			}
 			err = s.h.failWith(op, err)
+		} else if f := s.h.err(); f != nil {
+			err = f
 		}
 	}()
 	select {
@@ -883,26 +923,29 @@ func (s *Pebble) Compact(ctx context.Context) error {
 		return err
 	}
 	s.dropIters() // they would pin the tables being replaced
+	// Pebble's Compact waits for its compactions, which a failed store
+	// refuses (and Pebble retries the automatic ones first, so a waiting
+	// manual one may never run): when this call returns first, at the
+	// fault or when ctx is done, cctx makes Pebble drop the rest.
+	cctx, cancel := context.WithCancel(ctx)
+	defer cancel()
 	err, _ := s.run(ctx, "compact", func() error {
 		if err := s.db.Flush(); err != nil {
 			return err
 		}
-		return s.db.Compact(ctx, []byte{0}, []byte{0xff}, true)
+		return s.db.Compact(cctx, []byte{0}, []byte{0xff}, true)
 	})
 	return err
 }
 
-// closeWait bounds how long Close waits for Pebble once the store has
-// failed: a commit stuck in a write stall behind a failing flush holds
-// Pebble's commit lock for ever, and Pebble's Close waits for it.
-const closeWait = time.Second
-
 // Close implements Store. It waits for posting lookups in flight, flushes
 // the memtable (so that the write-ahead log holds nothing live and the
-// store reopens without replaying it), closes Pebble and releases the
-// directory's lock. On a failed store it returns the fault, within about a
-// second; the lock is then kept until the process exits if Pebble could
-// not be closed, so the directory is never opened twice.
+// store reopens without replaying it), waits for the calls into Pebble
+// that callers stopped waiting for (a commit abandoned at a fault or a
+// done context), closes Pebble and releases the directory's lock. On a
+// failed store it returns the fault; Pebble, which went on in memory
+// since (pebble_freeze.go), is closed all the same, and the lock
+// released: the directory holds what it held at the fault.
 func (s *Pebble) Close() (err error) {
 	if s.closed.Swap(true) {
 		return ErrClosed
@@ -922,20 +965,13 @@ func (s *Pebble) Close() (err error) {
 	return s.closeDB(err)
 }
 
-// closeDB closes Pebble (waiting at most closeWait once the store has
-// failed) and releases the lock; first is an error met before.
+// closeDB waits for the calls into Pebble in flight, closes Pebble and
+// releases the lock; first is an error met before.
 func (s *Pebble) closeDB(first ...error) error {
 	s.h.startClosing()
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	if s.h.err() != nil {
-		ctx, cancel = context.WithTimeout(ctx, closeWait)
-		defer cancel()
-	}
-	closeErr, abandoned := s.runClose(ctx)
-	if !abandoned {
-		s.lock.unlock()
-	}
+	s.inflight.Wait()
+	closeErr := closePebble(s.db, s.h, true)
+	s.lock.unlock()
 	for _, e := range first {
 		if e != nil {
 			return e
@@ -945,39 +981,6 @@ func (s *Pebble) closeDB(first ...error) error {
 		return err
 	}
 	return closeErr
-}
-
-// runClose is run for Pebble's Close, which may also be abandoned, but
-// only for the deadline: a store failing during Close still gets its
-// second.
-func (s *Pebble) runClose(ctx context.Context) (error, bool) {
-	done := make(chan error, 1)
-	go func() {
-		var err error
-		defer func() { done <- err }()
-		defer s.h.recoverFault("close", &err)
-		if err = s.db.Close(); err != nil && s.h.err() == nil {
-			err = s.h.describe("close", err)
-		}
-	}()
-	select {
-	case err := <-done:
-		return err, false
-	case <-s.h.failed:
-	case <-ctx.Done():
-		s.h.abandon()
-		return s.h.err(), true
-	}
-	t := time.NewTimer(closeWait)
-	defer t.Stop()
-	select {
-	case err := <-done:
-		return err, false
-	case <-t.C:
-	case <-s.h.parked: // Pebble waits for a goroutine that never returns
-	}
-	s.h.abandon()
-	return s.h.err(), true
 }
 
 // NewBatch implements Store.
@@ -1125,6 +1128,9 @@ func (s *Pebble) Checkpoint(ctx context.Context, dir string) error {
 		cpErr = s.db.Checkpoint(partial)
 		if cpErr == nil && ctx.Err() != nil {
 			cpErr = ctx.Err() // the caller is gone: no backup appears after it was told it failed
+		}
+		if cpErr == nil && s.h.err() != nil {
+			cpErr = s.h.err() // copied from a store that failed meanwhile: no backup
 		}
 		if cpErr == nil {
 			cpErr = s.fs.Rename(partial, dir)

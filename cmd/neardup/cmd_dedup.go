@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -191,7 +192,7 @@ naming the commonest reason and an example record.`,
 	fl.Float64Var(&opts.MaxRejected, "max-rejected", 0.10, "fail (exit 1, after writing the output) when more than this fraction of the records is rejected")
 	fl.StringVar(&opts.ExportBands, "export-bands", "", "also write the band keys (doc, seq, band, key) of the indexed documents to this zstd Parquet file, for the SQL self-join in docs/beam.md")
 	fl.BoolVar(&opts.JSON, "json", false, "print the summary (summary.json) to standard output instead of the text lines")
-	fl.StringVar(&opts.Memory, "memory", "", "memory budget of the whole run, e.g. 2GiB (default 75% of physical memory): the index store takes its share (Pebble: cache, memtables, bulk buffer; --store memory: half, and the run is refused with exit 2 past it), and past a quarter of the rest in sketches and feature sets the run goes out of core (sketches, feature sets and sorted runs in --work) with the same output; the Go memory limit is the budget less Pebble's cache and memtables")
+	fl.StringVar(&opts.Memory, "memory", "", "memory budget of the whole run, e.g. 2GiB (default 75% of physical memory): the index store takes its share (Pebble: cache, memtables, bulk buffer; --store memory: half, and the run is refused with exit 2 past it: at the start when its estimate from the input files' size passes it, on standard input once it does), and past a quarter of the rest in sketches and feature sets the run goes out of core (sketches, feature sets and sorted runs in --work) with the same output; the Go memory limit is the budget less Pebble's cache and memtables")
 	fl.StringVar(&opts.Work, "work", "", "directory of the out-of-core spill files (default OUT/work)")
 	fl.BoolVar(&opts.KeepWork, "keep-work", false, "keep the spill files after the run")
 	fl.StringVar(&opts.Shard, "shard", "", "run only stage 1 (read + sketch) of shard i of n (i/n, 1 <= i <= n): the input files numbered i-1 modulo n in reading order, into --work; then join the shards with neardup dedup merge")
@@ -268,6 +269,13 @@ func runDedup(ctx context.Context, env *Env, opts dedupOptions) error {
 	}
 	if err := checkInputs(opts.Inputs); err != nil {
 		return err
+	}
+	if opts.Store == "memory" {
+		sc := copts
+		sc.ExcludePaths = append(slices.Clip(sc.ExcludePaths), opts.Out)
+		if err := checkMemoryStore(ctx, opts.Inputs, sc, do); err != nil {
+			return err
+		}
 	}
 	// Lock the output directory first, then clean it: a second run on the
 	// same --out fails here instead of removing the first one's live index.

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -138,15 +140,43 @@ func TestPebbleShare(t *testing.T) {
 }
 
 // --store memory holds the index in the process: under a budget too small
-// for it the run is refused with exit 2 and the numbers, not let grow
-// past the budget; with room it writes the default run's pairs.
+// for it the run is refused with exit 2 and the numbers, in one line, not
+// let grow past the budget: at the start when the input is a file (the
+// estimate from its size), once the store passes its share on standard
+// input (whose size is unknown); with room it writes the default run's
+// pairs.
 func TestDedupMemoryStoreBudget(t *testing.T) {
 	base := t.TempDir()
-	env, _, stderr := testEnv()
-	code := Main(context.Background(), []string{"dedup", sampleCorpus, "--out", filepath.Join(base, "small"), "--store", "memory", "--memory", "2MiB", "-q"}, env)
+	env, stdout, stderr := testEnv()
+	small := filepath.Join(base, "small")
+	code := Main(context.Background(), []string{"dedup", sampleCorpus, "--out", small, "--store", "memory", "--memory", "2MiB", "-q"}, env)
 	msg := stderr.String()
-	if code != ExitUsage || !strings.Contains(msg, "--store memory needs more than 1MiB, its share (half) of --memory 2MiB") {
+	// 474 documents of 2.6 KB each in the store (1.2 MiB): more than its
+	// 1 MiB, refused before anything is written.
+	if code != ExitUsage || !strings.HasPrefix(msg, "neardup: --store memory would hold about 1.2MiB (about 474 documents in 1.0MiB of input, ") ||
+		!strings.HasSuffix(msg, "more than its share 1MiB (half) of --memory 2MiB: use the default store (Pebble, on disk), or --memory 4MiB or more\n") ||
+		strings.Count(msg, "\n") != 1 {
 		t.Fatalf("--store memory --memory 2MiB: exit %d, %q", code, msg)
+	}
+	if _, err := os.Stat(small); !os.IsNotExist(err) || stdout.Len() != 0 {
+		t.Fatalf("a refused run wrote its --out (%v) or %q", err, stdout)
+	}
+	// The suggested budget is enough (the estimate holds), and so is
+	// the file read from standard input once the run reaches its adds.
+	env, _, stderr = testEnv()
+	if code := Main(context.Background(), []string{"dedup", sampleCorpus, "--out", filepath.Join(base, "enough"), "--store", "memory", "--memory", "4MiB", "-q"}, env); code != ExitOK {
+		t.Fatalf("--store memory --memory 4MiB: exit %d: %s", code, stderr)
+	}
+	body, err := os.ReadFile(sampleCorpus)
+	if err != nil {
+		t.Fatal(err)
+	}
+	env, _, stderr = testEnv()
+	env.Stdin = bytes.NewReader(body)
+	code = Main(context.Background(), []string{"dedup", "-", "--out", filepath.Join(base, "stdin"), "--store", "memory", "--memory", "2MiB", "-q"}, env)
+	msg = stderr.String()
+	if want := "neardup: --store memory needs more than 1MiB, its share (half) of --memory 2MiB: use the default store (Pebble, on disk), or a larger --memory\n"; code != ExitUsage || msg != want {
+		t.Fatalf("standard input, --store memory --memory 2MiB: exit %d, %q; want exit 2, %q", code, msg, want)
 	}
 	ref, got := filepath.Join(base, "ref"), filepath.Join(base, "mem")
 	for _, c := range []struct{ dir, store string }{{ref, ""}, {got, "memory"}} {
@@ -163,5 +193,50 @@ func TestDedupMemoryStoreBudget(t *testing.T) {
 	b, _ := os.ReadFile(filepath.Join(got, "pairs.jsonl"))
 	if len(a) == 0 || !bytes.Equal(a, b) {
 		t.Fatalf("--store memory --memory 256MiB: pairs differ (%d and %d bytes)", len(a), len(b))
+	}
+}
+
+// An input larger than the sample (storeSampleDocs) is estimated from its
+// size: 6,000 documents of about equal length are estimated at 6,000
+// within 10% (the bytes read when the sample ends are counted in whole
+// reads of the input's buffer, 64 KiB, against about 700 KiB sampled).
+func TestCheckMemoryStoreEstimate(t *testing.T) {
+	var b strings.Builder
+	const n = 3 * storeSampleDocs
+	for i := range n {
+		fmt.Fprintf(&b, `{"id":"d%05d","text":"`, i)
+		for w := range 40 {
+			fmt.Fprintf(&b, "w%05d ", (i*7919+w*104729)%99991)
+		}
+		b.WriteString("\"}\n")
+	}
+	in := filepath.Join(t.TempDir(), "docs.jsonl")
+	if err := os.WriteFile(in, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	o := dedupDefaults([]string{in}, filepath.Join(t.TempDir(), "out"))
+	env, _, _ := testEnv()
+	do, err := dedupLibOptions(context.Background(), env, &o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	copts, err := o.Corpus.options()
+	if err != nil {
+		t.Fatal(err)
+	}
+	do.Memory = 1 << 20
+	err = checkMemoryStore(context.Background(), []string{in}, copts, do)
+	var ue *UsageError
+	if !errors.As(err, &ue) || !ue.Bare {
+		t.Fatalf("checkMemoryStore: %v, want a usage error", err)
+	}
+	var docs int
+	t.Log(err)
+	if _, serr := fmt.Sscanf(err.Error()[strings.Index(err.Error(), "(about ")+len("(about "):], "%d", &docs); serr != nil || docs < n*90/100 || docs > n*110/100 {
+		t.Fatalf("estimated %d documents (%v), want about %d: %v", docs, serr, n, err)
+	}
+	do.Memory = 1 << 30
+	if err := checkMemoryStore(context.Background(), []string{in}, copts, do); err != nil {
+		t.Fatalf("--memory 1GiB: %v", err)
 	}
 }

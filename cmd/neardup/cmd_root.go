@@ -54,7 +54,12 @@ const (
 )
 
 // UsageError marks an error in the command line rather than in the work.
-type UsageError struct{ Err error }
+// Bare: the message says all there is (a budget too small, with its
+// numbers), and Main adds no pointer to the help.
+type UsageError struct {
+	Err  error
+	Bare bool
+}
 
 func (e *UsageError) Error() string { return e.Err.Error() }
 func (e *UsageError) Unwrap() error { return e.Err }
@@ -126,9 +131,15 @@ func Main(ctx context.Context, args []string, env *Env) int {
 		fmt.Fprintln(env.Stderr, "neardup: interrupted; stopped without finishing")
 		return ExitFailure
 	}
-	fmt.Fprintf(env.Stderr, "neardup: %v\n", err)
 	var ue *UsageError
-	if errors.As(err, &ue) || isCobraUsage(err) {
+	if errors.As(err, &ue) && ue.Bare {
+		// The one line of the usage error itself, without the wrapping
+		// of the layers it came up through.
+		fmt.Fprintf(env.Stderr, "neardup: %v\n", ue)
+		return ExitUsage
+	}
+	fmt.Fprintf(env.Stderr, "neardup: %v\n", err)
+	if ue != nil || isCobraUsage(err) {
 		fmt.Fprintln(env.Stderr, "Run 'neardup --help' for usage.")
 		return ExitUsage
 	}

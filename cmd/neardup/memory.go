@@ -5,12 +5,16 @@ package main
 import (
 	"bufio"
 	"context"
+	"fmt"
+	"math"
 	"os"
 	"runtime/debug"
 	"strconv"
 	"strings"
 	"sync/atomic"
 
+	"github.com/neardup/neardup/corpus"
+	"github.com/neardup/neardup/dedup"
 	"github.com/neardup/neardup/store"
 )
 
@@ -146,9 +150,77 @@ func (b *budgetedBatch) PutDoc(id uint64, rec []byte) {
 
 func (b *budgetedBatch) Commit(ctx context.Context) error {
 	if used := b.m.used.Add(b.n); used > b.m.limit {
-		return usagef("--store memory needs more than %s, its share (half) of --memory %s: use the default store (Pebble, on disk), or a larger --memory",
-			formatBytes(b.m.limit), formatBytes(b.m.budget))
+		return &UsageError{Bare: true, Err: fmt.Errorf("--store memory needs more than %s, its share (half) of --memory %s: use the default store (Pebble, on disk), or a larger --memory",
+			formatBytes(b.m.limit), formatBytes(b.m.budget))}
 	}
 	b.n = 0
 	return b.Batch.Commit(ctx)
 }
+
+// Sampling the inputs for checkMemoryStore: the first documents up to
+// these many, or these many bytes of the inputs.
+const (
+	storeSampleDocs  = 2000
+	storeSampleBytes = 4 << 20
+)
+
+// checkMemoryStore refuses at the start, with a usage error giving the
+// estimate and the budget, a run of --store memory whose index cannot fit
+// in its share of the budget (memoryShare). The first documents of the
+// inputs (storeSampleDocs, storeSampleBytes) are deduplicated as the run
+// would (its index configuration, exact verification and stored
+// features decide the records' sizes) into a store that counts as
+// budgetedMemory does: that gives the bytes a document takes in the store
+// and in the inputs' size on disk, and the number of documents follows
+// from the inputs' size (all of them are counted when the inputs are that
+// small). Standard input has no size: the run is then refused only once
+// the store passes its share (budgetedMemory), with the same kind of
+// one-line error.
+func checkMemoryStore(ctx context.Context, inputs []string, copts corpus.Options, do dedup.Options) error {
+	budget := do.Memory
+	if budget <= 0 || hasStdin(inputs) {
+		return nil
+	}
+	copts.OnWarning, copts.OnReject, copts.OnInputEnd = nil, nil, nil
+	r, err := corpus.Open(inputs, copts)
+	if err != nil {
+		return nil // the run says what is wrong with the inputs
+	}
+	defer r.Close()
+	total := r.TotalBytes()
+	m := &budgetedMemory{Memory: store.NewMemory(), limit: math.MaxInt64, budget: budget}
+	var n int64
+	sample := func(yield func(*corpus.Document, error) bool) {
+		for n < storeSampleDocs && r.BytesRead() < storeSampleBytes && r.Next() {
+			n++
+			if !yield(r.Doc(), nil) {
+				return
+			}
+		}
+	}
+	if _, err := dedup.Run(ctx, sample, dedup.Options{Index: do.Index, Store: m, Exact: do.Exact, StoreFeatures: do.StoreFeatures, Workers: 1}); err != nil {
+		return nil // the run itself says what fails
+	}
+	read := r.BytesRead()
+	if n == 0 || read <= 0 || total <= 0 {
+		return nil
+	}
+	docs := n
+	if r.Next() { // more than the sample: scaled to the inputs' size
+		docs = max(n+1, int64(float64(n)*float64(total)/float64(read)))
+	}
+	per := m.used.Load() / n
+	need := docs * per
+	if limit := memoryShare(budget); need > limit {
+		return &UsageError{Bare: true, Err: fmt.Errorf("--store memory would hold about %s (about %d documents in %s of input, %d bytes each in the store), more than its share %s (half) of --memory %s: use the default store (Pebble, on disk), or --memory %s or more",
+			mib(need), docs, mib(total), per, formatBytes(limit), formatBytes(budget), formatBytes(2*roundMiB(need+need/8)))}
+	}
+	return nil
+}
+
+// roundMiB rounds n up to whole MiB (a size to print, or to give as
+// --memory).
+func roundMiB(n int64) int64 { return (n + 1<<20 - 1) &^ (1<<20 - 1) }
+
+// mib formats n in MiB with one decimal.
+func mib(n int64) string { return strconv.FormatFloat(float64(n)/(1<<20), 'f', 1, 64) + "MiB" }
