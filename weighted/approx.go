@@ -62,21 +62,27 @@ var obliviousC = func() (c [256]int16) {
 }()
 
 // groupOblivious is the quick test of runApprox in integers for a group of
-// up to 8 samples, their bytes of interval bits in zw and of prefixes in
-// pw, hi their thresholds, base = 16·blk: pair jj is ruled out when
-// 2·k1 + c ≤ hi[jj] − base' with k1 = 8·blk + tz(b) and c = obliviousC[p],
-// that is k1 + c/2 ≤ h − 1e−6, which implies the float quick test. When
-// the byte b has no bit in mask (the intervals at or above the weight's)
-// tz is 60 and, the threshold being capped at 119, the pair survives. It
-// returns the survivors, bit jj for pair jj.
-func groupOblivious(zw, pw, mask uint64, hi []int, base int) (surv uint) {
+// up to 8 samples, their bytes of interval bits in zw (block blk) and zn
+// (block blk+1), of prefixes in pw, hi their thresholds, base = 16·blk:
+// pair jj is ruled out when 2·(k1 − 8·blk) + c ≤ hi[jj] − base, c =
+// obliviousC[p], that is k1 + c/2 ≤ h − 1e−6, which implies the float
+// quick test. k1 − 8·blk is the trailing zeros of the pair's byte of zw
+// under mask (the intervals above the weight's) followed by its byte of zn;
+// when both are empty it is 60 and, the threshold being capped at 119, the
+// pair survives. It returns the survivors, bit jj for pair jj.
+//
+// It is kept out of line: inlined into runApprox's loop its registers spill.
+//
+//go:noinline
+func groupOblivious(zw, zn, pw, mask uint64, hi []int, base int) (surv uint) {
 	for jj, hj := range hi {
 		c := int(obliviousC[uint8(pw)])
-		tz := bits.TrailingZeros64(zw&mask | 1<<60)
+		tz := bits.TrailingZeros64(zw&mask | zn&0xff<<8 | 1<<60)
 		if 2*tz+c > min(hj-base, 119) {
 			surv |= 1 << uint(jj&7)
 		}
 		zw >>= 8
+		zn >>= 8
 		pw >>= 8
 	}
 	return surv
@@ -89,30 +95,48 @@ type unaryBits struct {
 	left        int
 }
 
+// slow reads the next prefix when it runs past the current word.
+//
+//go:noinline
+func (s *unaryBits) slow() int {
+	m := 0
+	for {
+		o := bits.TrailingZeros64(^s.cur)
+		if o < s.left {
+			s.cur = s.cur >> (uint(o) & 63) >> 1
+			s.left -= o + 1
+			return m + o
+		}
+		m += s.left
+		s.wi++
+		s.cur, s.left = rng.Mix64(s.hu+s.wi*golden), 64
+	}
+}
+
 // group is groupOblivious for BetaUnary, c = m, the run of ones of each
 // pair's prefix read from the stream and stored in ms.
-func (s *unaryBits) group(zw, mask uint64, hi []int, base int, ms *[8]int) (surv uint) {
+//
+//go:noinline
+func (s *unaryBits) group(zw, zn, mask uint64, hi []int, base int, ms *[8]int) (surv uint) {
 	cur, left := s.cur, s.left
 	for jj, hj := range hi {
-		m := 0
-		for {
-			o := bits.TrailingZeros64(^cur)
-			if o < left {
-				m += o
-				cur = cur >> (uint(o) & 63) >> 1 // o < left ≤ 64
-				left -= o + 1
-				break
-			}
-			m += left
-			s.wi++
-			cur, left = rng.Mix64(s.hu+s.wi*golden), 64
+		var m int
+		if o := bits.TrailingZeros64(^cur); o < left {
+			m = o
+			cur = cur >> (uint(o) & 63) >> 1 // o < left ≤ 64
+			left -= o + 1
+		} else {
+			s.cur, s.left = cur, left
+			m = s.slow()
+			cur, left = s.cur, s.left
 		}
 		ms[jj&7] = m
-		tz := bits.TrailingZeros64(zw&mask | 1<<60)
+		tz := bits.TrailingZeros64(zw&mask | zn&0xff<<8 | 1<<60)
 		if 2*tz+m > min(hj-base, 119) {
 			surv |= 1 << uint(jj&7)
 		}
 		zw >>= 8
+		zn >>= 8
 	}
 	s.cur, s.left = cur, left
 	return surv
@@ -125,12 +149,12 @@ func (s *unaryBits) group(zw, mask uint64, hi []int, base int, ms *[8]int) (surv
 //
 // Samples go in groups of 8, the samples that share a word of interval bits
 // (and, for BetaOblivious, a word of prefixes). Once a sample's best hash is
-// good, almost every pair of the group is ruled out by its prefix, so the
-// group is first tested as a whole (groupOut): the greatest k1 and the least
-// prefix limit of its 8 pairs against the worst best hash among its samples.
-// The test implies every pair's own test, so it rules out exactly pairs the
-// per-pair loop would have ruled out, and the random bits read are the same:
-// the samples do not change, only the cost of the pairs that cannot win.
+// good, almost every pair is ruled out by its prefix, so each group is first
+// tested in integers, without floating point and out of line
+// (groupOblivious, unaryBits.group); only the pairs that test leaves go
+// through the per-pair loop. The integer test implies the loop's own quick
+// test, and the random bits read are the same, so the samples do not change:
+// only the cost of the pairs that cannot win does.
 func (c *CWS) runApprox(fs []feature.Feature, n *Counts) *cwsScratch {
 	sc := c.pool.Get().(*cwsScratch)
 	inf := math.Inf(1)
@@ -160,6 +184,9 @@ func (c *CWS) runApprox(fs []feature.Feature, n *Counts) *cwsScratch {
 		pos := uint((k0 + 1) & 7)
 		hiMask := uint64(0xff << pos & 0xff) // the bits ≥ pos of a byte
 		hb := rng.Hash2(c.seedB, x, uint64(int64(blk)))
+		var hb1 uint64 // the key of block blk+1, drawn when first needed
+		hb1OK := false
+		rep := hiMask * 0x0101010101010101
 		var bw0, bw1 uint64
 		ub := unaryBits{hu: hu} // unary: the feature's stream of prefixes
 		for g0 := 0; g0 < c.k; g0 += 8 {
@@ -178,11 +205,21 @@ func (c *CWS) runApprox(fs []feature.Feature, n *Counts) *cwsScratch {
 			}
 			// The quick test in integers, for the whole group; surv has bit
 			// j−g0 set for the pairs it does not rule out.
+			// zn is the group's word of block blk+1, drawn when a byte of
+			// zw has no bit at or above pos (k1 is then in block blk+1).
+			var zn uint64
+			znOK := false
+			if zm := zw & rep; (zm-0x0101010101010101)&^zm&0x8080808080808080 != 0 {
+				if !hb1OK {
+					hb1, hb1OK = rng.Hash2(c.seedB, x, uint64(int64(blk+1))), true
+				}
+				zn, znOK = rng.Mix64(hb1+uint64(g0>>3+1)*golden), true
+			}
 			var surv uint
 			if unary {
-				surv = ub.group(zw, hiMask, hi[g0:g1], blk<<4, &ms)
+				surv = ub.group(zw, zn, hiMask, hi[g0:g1], blk<<4, &ms)
 			} else {
-				surv = groupOblivious(zw, pw, hiMask, hi[g0:g1], blk<<4)
+				surv = groupOblivious(zw, zn, pw, hiMask, hi[g0:g1], blk<<4)
 			}
 			if n != nil {
 				n.Pairs += g1 - g0
@@ -197,16 +234,17 @@ func (c *CWS) runApprox(fs []feature.Feature, n *Counts) *cwsScratch {
 			if !approx {
 				surv = uint(1)<<(g1-g0) - 1
 			}
-			znOK := false // zn, the group's word of the next block, is drawn
-			var zn uint64
 			for ; surv != 0; surv &= surv - 1 {
 				j := g0 + bits.TrailingZeros(surv)
 				var k1 int
 				if w := (zw >> (8 * uint(j&7)) & 0xff) >> pos; w != 0 {
 					k1 = k0 + 1 + bits.TrailingZeros64(w)
 				} else {
-					if !znOK {
-						zn, znOK = rng.Mix64(rng.Hash2(c.seedB, x, uint64(int64(blk+1)))+uint64(j>>3+1)*golden), true
+					if !znOK { // drawn by the group test when needed
+						if !hb1OK {
+							hb1, hb1OK = rng.Hash2(c.seedB, x, uint64(int64(blk+1))), true
+						}
+						zn, znOK = rng.Mix64(hb1+uint64(g0>>3+1)*golden), true
 					}
 					if w := zn >> (8 * uint(j&7)) & 0xff; w != 0 {
 						k1 = (blk+1)<<3 + bits.TrailingZeros64(w)
