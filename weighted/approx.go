@@ -95,7 +95,7 @@ type unaryBits struct {
 	left        int
 }
 
-// slow reads the next prefix when it runs past the current word.
+// slow reads the next prefix, also when it runs past the current word.
 //
 //go:noinline
 func (s *unaryBits) slow() int {
@@ -110,6 +110,20 @@ func (s *unaryBits) slow() int {
 		m += s.left
 		s.wi++
 		s.cur, s.left = rng.Mix64(s.hu+s.wi*golden), 64
+	}
+}
+
+// decode reads len(ms) prefixes into ms (the reference, without the group
+// test).
+func (s *unaryBits) decode(ms []int) {
+	for jj := range ms {
+		if o := bits.TrailingZeros64(^s.cur); o < s.left {
+			ms[jj] = o
+			s.cur = s.cur >> (uint(o) & 63) >> 1 // o < left ≤ 64
+			s.left -= o + 1
+		} else {
+			ms[jj] = s.slow()
+		}
 	}
 }
 
@@ -207,18 +221,22 @@ func (c *CWS) runApprox(fs []feature.Feature, n *Counts) *cwsScratch {
 			// j−g0 set for the pairs it does not rule out.
 			// zn is the group's word of block blk+1, drawn when a byte of
 			// zw has no bit at or above pos (k1 is then in block blk+1).
+			// Without ApproxBeta every pair survives (the unary prefixes are
+			// still read, by the group test).
 			var zn uint64
 			znOK := false
-			if zm := zw & rep; (zm-0x0101010101010101)&^zm&0x8080808080808080 != 0 {
+			if zm := zw & rep; approx && (zm-0x0101010101010101)&^zm&0x8080808080808080 != 0 {
 				if !hb1OK {
 					hb1, hb1OK = rng.Hash2(c.seedB, x, uint64(int64(blk+1))), true
 				}
 				zn, znOK = rng.Mix64(hb1+uint64(g0>>3+1)*golden), true
 			}
-			var surv uint
-			if unary {
+			surv := uint(1)<<(g1-g0) - 1
+			if unary && !approx {
+				ub.decode(ms[:g1-g0])
+			} else if unary {
 				surv = ub.group(zw, zn, hiMask, hi[g0:g1], blk<<4, &ms)
-			} else {
+			} else if approx {
 				surv = groupOblivious(zw, zn, pw, hiMask, hi[g0:g1], blk<<4)
 			}
 			if n != nil {
@@ -230,9 +248,6 @@ func (c *CWS) runApprox(fs []feature.Feature, n *Counts) *cwsScratch {
 				} else {
 					n.BetaBits += prefixBits * (g1 - g0)
 				}
-			}
-			if !approx {
-				surv = uint(1)<<(g1-g0) - 1
 			}
 			for ; surv != 0; surv &= surv - 1 {
 				j := g0 + bits.TrailingZeros(surv)
