@@ -323,6 +323,46 @@ const openGrace = 100 * time.Millisecond
 // returned, rather than waited for for ever: then Open is abandoned, and
 // the directory stays locked by this process.
 func openDB(dir string, po *pebble.Options, h *health) (_ *pebble.DB, _ error, abandoned bool) {
+	if !po.ReadOnly && !po.DisableAutomaticCompactions && hasLog(po.FS, dir) {
+		// Pebble's Open flushes the replayed logs, and the end of that
+		// flush can start a compaction; if Open then fails (creating the
+		// new log on a full disk), its error path closes the table cache
+		// under the running compaction, which panics in Pebble's own
+		// goroutine (a divide by zero), where no recover reaches. So the
+		// logs are replayed by an Open that starts no compactions and is
+		// closed at once; the store is then opened with an empty log.
+		replay := po.Clone()
+		replay.DisableAutomaticCompactions = true
+		db, err, abandoned := openOnce(dir, replay, h)
+		if err != nil || abandoned {
+			return nil, err, abandoned
+		}
+		if err := db.Close(); err != nil {
+			return nil, h.describe("open", err), false
+		}
+	}
+	return openOnce(dir, po, h)
+}
+
+// hasLog reports whether dir holds a write-ahead log with anything in it.
+func hasLog(fs vfs.FS, dir string) bool {
+	names, err := fs.List(dir)
+	if err != nil {
+		return true // let Open find and report what is wrong
+	}
+	for _, name := range names {
+		if !strings.HasSuffix(name, ".log") {
+			continue
+		}
+		if fi, err := fs.Stat(fs.PathJoin(dir, name)); err != nil || fi.Size() > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// openOnce is one pebble.Open, run as openDB describes.
+func openOnce(dir string, po *pebble.Options, h *health) (_ *pebble.DB, _ error, abandoned bool) {
 	type opened struct {
 		db  *pebble.DB
 		err error
