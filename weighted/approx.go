@@ -47,10 +47,128 @@ var obliviousLim = func() (l [256]float64) {
 	return l
 }()
 
+// obliviousC[p] is an integer c ≥ −2·(log2 ulo + 1)/2 for the least u that
+// prefix p allows (ulo as in obliviousLim; 1,000 for p = 255, never ruled
+// out): the group test of runApprox in integers.
+var obliviousC = func() (c [256]int16) {
+	for p := range c {
+		if p == 255 {
+			c[p] = 1000
+			continue
+		}
+		c[p] = int16(math.Ceil(-(math.Log2(float64(255-p)/256) + 1)))
+	}
+	return c
+}()
+
+// groupOblivious is the quick test of runApprox in integers for a group of
+// up to 8 samples, their bytes of interval bits in zw (block blk) and zn
+// (block blk+1), of prefixes in pw, hi their thresholds, base = 16·blk:
+// pair jj is ruled out when 2·(k1 − 8·blk) + c ≤ hi[jj] − base, c =
+// obliviousC[p], that is k1 + c/2 ≤ h − 1e−6, which implies the float
+// quick test. k1 − 8·blk is the trailing zeros of the pair's byte of zw
+// under mask (the intervals above the weight's) followed by its byte of zn;
+// when both are empty it is 60 and, the threshold being capped at 119, the
+// pair survives. It returns the survivors, bit jj for pair jj.
+//
+// It is kept out of line: inlined into runApprox's loop its registers spill.
+//
+//go:noinline
+func groupOblivious(zw, zn, pw, mask uint64, hi []int, base int) (surv uint) {
+	for jj, hj := range hi {
+		c := int(obliviousC[uint8(pw)])
+		tz := bits.TrailingZeros64(zw&mask | zn&0xff<<8 | 1<<60)
+		if 2*tz+c > min(hj-base, 119) {
+			surv |= 1 << uint(jj&7)
+		}
+		zw >>= 8
+		zn >>= 8
+		pw >>= 8
+	}
+	return surv
+}
+
+// unaryBits is a feature's stream of unary prefixes (BetaUnary): word wi
+// of the stream keyed by hu, of which left bits remain in cur.
+type unaryBits struct {
+	cur, wi, hu uint64
+	left        int
+}
+
+// slow reads the next prefix, also when it runs past the current word.
+//
+//go:noinline
+func (s *unaryBits) slow() int {
+	m := 0
+	for {
+		o := bits.TrailingZeros64(^s.cur)
+		if o < s.left {
+			s.cur = s.cur >> (uint(o) & 63) >> 1
+			s.left -= o + 1
+			return m + o
+		}
+		m += s.left
+		s.wi++
+		s.cur, s.left = rng.Mix64(s.hu+s.wi*golden), 64
+	}
+}
+
+// decode reads len(ms) prefixes into ms (the reference, without the group
+// test).
+func (s *unaryBits) decode(ms []int) {
+	for jj := range ms {
+		if o := bits.TrailingZeros64(^s.cur); o < s.left {
+			ms[jj] = o
+			s.cur = s.cur >> (uint(o) & 63) >> 1 // o < left ≤ 64
+			s.left -= o + 1
+		} else {
+			ms[jj] = s.slow()
+		}
+	}
+}
+
+// group is groupOblivious for BetaUnary, c = m, the run of ones of each
+// pair's prefix read from the stream and stored in ms.
+//
+//go:noinline
+func (s *unaryBits) group(zw, zn, mask uint64, hi []int, base int, ms *[8]int) (surv uint) {
+	cur, left := s.cur, s.left
+	for jj, hj := range hi {
+		var m int
+		if o := bits.TrailingZeros64(^cur); o < left {
+			m = o
+			cur = cur >> (uint(o) & 63) >> 1 // o < left ≤ 64
+			left -= o + 1
+		} else {
+			s.cur, s.left = cur, left
+			m = s.slow()
+			cur, left = s.cur, s.left
+		}
+		ms[jj&7] = m
+		tz := bits.TrailingZeros64(zw&mask | zn&0xff<<8 | 1<<60)
+		if 2*tz+m > min(hj-base, 119) {
+			surv |= 1 << uint(jj&7)
+		}
+		zw >>= 8
+		zn >>= 8
+	}
+	s.cur, s.left = cur, left
+	return surv
+}
+
 // runApprox is run for BetaOblivious and BetaUnary. It makes the same
 // samples whether or not ApproxBeta is disabled: a pair is ruled out from
 // β's prefix only when the least u = 1 − β the prefix allows already fails
 // eq. 7's test, and mayWin is monotone in u, so the full β would fail too.
+//
+// Samples go in groups of 8, the samples that share a word of interval bits
+// (and, for BetaOblivious, a word of prefixes). Once a sample's best hash is
+// good, almost every pair is ruled out by its prefix, so each group is first
+// tested in integers, without floating point and out of line
+// (groupOblivious, unaryBits.group); only the pairs that test leaves go
+// through the per-pair loop. The integer test implies the loop's own quick
+// test, and the random bits read are the same, so the samples do not change:
+// only the cost of the pairs that cannot win does.
 func (c *CWS) runApprox(fs []feature.Feature, n *Counts) *cwsScratch {
 	sc := c.pool.Get().(*cwsScratch)
 	inf := math.Inf(1)
@@ -59,12 +177,15 @@ func (c *CWS) runApprox(fs []feature.Feature, n *Counts) *cwsScratch {
 	}
 	// h[j] = −log2 f − x for the best key e^q = f·2^x of sample j; |x| ≤
 	// 2^30 (frexpE), so h is within 2.4e−7 of exact, inside the margin.
-	h := sc.g[:c.k]
+	// hi[j] = ⌊2h[j] − 2e−6⌋, the integer threshold of the group test.
+	h, hi := sc.g[:c.k], sc.hi[:c.k]
 	for j := range h {
 		h[j] = -(1 << 30)
+		hi[j] = int(math.Floor(2*h[j] - 2e-6))
 	}
 	approx := c.dis&ApproxBeta == 0
 	unary := c.beta == BetaUnary
+	var ms [8]int // unary: the group's prefixes (runs of ones)
 	for i, ft := range fs {
 		k0, mS, ok := split(ft.Weight, c.logw)
 		if !ok {
@@ -75,122 +196,145 @@ func (c *CWS) runApprox(fs []feature.Feature, n *Counts) *cwsScratch {
 		he := rng.Hash(c.seedE, x) // β's remaining bits
 		blk := (k0 + 1) >> 3
 		pos := uint((k0 + 1) & 7)
+		hiMask := uint64(0xff << pos & 0xff) // the bits ≥ pos of a byte
 		hb := rng.Hash2(c.seedB, x, uint64(int64(blk)))
-		var zw, zn, bw0, bw1 uint64
-		znOK := false      // zn, the group's word of the next block, is drawn
-		var cur, wi uint64 // unary: the current word and its number
-		left := 0          // unary: bits left in cur
-		for j := range h {
-			if j&7 == 0 {
-				zw = rng.Mix64(hb + uint64(j>>3+1)*golden)
-				znOK = false
-			}
-			var k1 int
-			if w := (zw >> (8 * uint(j&7)) & 0xff) >> pos; w != 0 {
-				k1 = k0 + 1 + bits.TrailingZeros64(w)
-			} else {
-				if !znOK {
-					zn, znOK = rng.Mix64(rng.Hash2(c.seedB, x, uint64(int64(blk+1)))+uint64(j>>3+1)*golden), true
-				}
-				if w := zn >> (8 * uint(j&7)) & 0xff; w != 0 {
-					k1 = (blk+1)<<3 + bits.TrailingZeros64(w)
-				} else {
-					k1 = c.nextSet8(x, (blk+2)<<3, j)
-				}
-			}
-			// β's prefix and the least u it allows.
-			var p, m int
-			var ulo float64
-			if unary {
-				for {
-					o := bits.TrailingZeros64(^cur)
-					if o < left {
-						m += o
-						cur >>= uint(o + 1)
-						left -= o + 1
-						break
-					}
-					m += left
-					wi++
-					cur, left = rng.Mix64(hu+wi*golden), 64
-				}
-			} else {
-				if j&15 == 0 {
-					g := uint64(j >> 4)
+		var hb1 uint64 // the key of block blk+1, drawn when first needed
+		hb1OK := false
+		rep := hiMask * 0x0101010101010101
+		var bw0, bw1 uint64
+		ub := unaryBits{hu: hu} // unary: the feature's stream of prefixes
+		for g0 := 0; g0 < c.k; g0 += 8 {
+			g1 := min(g0+8, c.k)
+			zw := rng.Mix64(hb + uint64(g0>>3+1)*golden)
+			var pw uint64 // oblivious: the group's word of prefixes
+			if !unary {
+				if g0&15 == 0 {
+					g := uint64(g0 >> 4)
 					bw0, bw1 = rng.Mix64(hu+(2*g+1)*golden), rng.Mix64(hu+(2*g+2)*golden)
 				}
-				b := bw0
-				if j&15 >= 8 {
-					b = bw1
+				pw = bw0
+				if g0&15 >= 8 {
+					pw = bw1
 				}
-				p = int(b >> (8 * uint(j&7)) & 0xff)
+			}
+			// The quick test in integers, for the whole group; surv has bit
+			// j−g0 set for the pairs it does not rule out.
+			// zn is the group's word of block blk+1, drawn when a byte of
+			// zw has no bit at or above pos (k1 is then in block blk+1).
+			// Without ApproxBeta every pair survives (the unary prefixes are
+			// still read, by the group test).
+			var zn uint64
+			znOK := false
+			if zm := zw & rep; approx && (zm-0x0101010101010101)&^zm&0x8080808080808080 != 0 {
+				if !hb1OK {
+					hb1, hb1OK = rng.Hash2(c.seedB, x, uint64(int64(blk+1))), true
+				}
+				zn, znOK = rng.Mix64(hb1+uint64(g0>>3+1)*golden), true
+			}
+			surv := uint(1)<<(g1-g0) - 1
+			if unary && !approx {
+				ub.decode(ms[:g1-g0])
+			} else if unary {
+				surv = ub.group(zw, zn, hiMask, hi[g0:g1], blk<<4, &ms)
+			} else if approx {
+				surv = groupOblivious(zw, zn, pw, hiMask, hi[g0:g1], blk<<4)
 			}
 			if n != nil {
-				n.Pairs++
+				n.Pairs += g1 - g0
 				if unary {
-					n.BetaBits += m + 1
+					for _, m := range ms[:g1-g0] {
+						n.BetaBits += m + 1
+					}
 				} else {
-					n.BetaBits += prefixBits
+					n.BetaBits += prefixBits * (g1 - g0)
 				}
 			}
-			if approx {
-				// Quick test: t = f·2^(x+k1) and mayWin is false when
-				// ulo ≥ t'²/2 for t' = t(1+1e−9) (C(t) ≤ t²/2), that is
-				// k1 ≤ (log2 ulo + 1)/2 − log2 f − x − 1.5e−9; lim holds
-				// the first term less a margin of 1e−6 for rounding.
-				var lim float64
+			for ; surv != 0; surv &= surv - 1 {
+				j := g0 + bits.TrailingZeros(surv)
+				var k1 int
+				if w := (zw >> (8 * uint(j&7)) & 0xff) >> pos; w != 0 {
+					k1 = k0 + 1 + bits.TrailingZeros64(w)
+				} else {
+					if !znOK { // drawn by the group test when needed
+						if !hb1OK {
+							hb1, hb1OK = rng.Hash2(c.seedB, x, uint64(int64(blk+1))), true
+						}
+						zn, znOK = rng.Mix64(hb1+uint64(g0>>3+1)*golden), true
+					}
+					if w := zn >> (8 * uint(j&7)) & 0xff; w != 0 {
+						k1 = (blk+1)<<3 + bits.TrailingZeros64(w)
+					} else {
+						k1 = c.nextSet8(x, (blk+2)<<3, j)
+					}
+				}
+				// β's prefix and the least u it allows.
+				var p, m int
 				if unary {
-					lim = -0.5*float64(m) - 1e-6
+					m = ms[j-g0]
 				} else {
-					lim = obliviousLim[p]
+					p = int(pw >> (8 * uint(j&7)) & 0xff)
 				}
-				if float64(k1) <= lim+h[j] {
-					continue
+				if approx {
+					// Quick test: t = f·2^(x+k1) and mayWin is false when
+					// ulo ≥ t'²/2 for t' = t(1+1e−9) (C(t) ≤ t²/2), that is
+					// k1 ≤ (log2 ulo + 1)/2 − log2 f − x − 1.5e−9; lim holds
+					// the first term less a margin of 1e−6 for rounding.
+					var lim float64
+					if unary {
+						lim = -0.5*float64(m) - 1e-6
+					} else {
+						lim = obliviousLim[p]
+					}
+					if float64(k1) <= lim+h[j] {
+						continue // k1 was further than the byte's bound
+					}
+					var ulo float64
+					if unary {
+						ulo = pow2(-(m + 1))
+					} else {
+						ulo = float64(255-p) * (1.0 / 256)
+					}
+					if !mayWin(ulo, scaleT(sc.f[j], 1, sc.x[j]+k1)) {
+						continue
+					}
 				}
+				t := scaleT(sc.f[j], 1, sc.x[j]+k1)
+				// The rest of β: 53 more bits, u strictly inside the prefix's
+				// interval.
+				r := unit(rng.Mix64(he + uint64(j+1)*golden))
+				var u float64
 				if unary {
-					ulo = pow2(-(m + 1))
+					u = pow2(-(m + 1)) * (2 - r)
 				} else {
-					ulo = float64(255-p) * (1.0 / 256)
+					u = (float64(256-p) - r) * (1.0 / 256)
 				}
-				if !mayWin(ulo, scaleT(sc.f[j], 1, sc.x[j]+k1)) {
-					continue
-				}
-			}
-			t := scaleT(sc.f[j], 1, sc.x[j]+k1)
-			// The rest of β: 53 more bits, u strictly inside the prefix's
-			// interval.
-			r := unit(rng.Mix64(he + uint64(j+1)*golden))
-			var u float64
-			if unary {
-				u = pow2(-(m + 1)) * (2 - r)
-			} else {
-				u = (float64(256-p) - r) * (1.0 / 256)
-			}
-			if n != nil {
-				n.BetaBits += 53
-				n.BetaFull++
-			}
-			if !mayWin(u, t) {
-				continue
-			}
-			if n != nil {
-				n.ZExact++
-			}
-			kz, mz := c.z(x, k0, mS, j)
-			if !mayWin(u, scaleT(sc.f[j], mz, sc.x[j]+kz)) {
-				continue
-			}
-			if n != nil {
-				n.Inversions++
-			}
-			q := math.Log(invertCTol(u, 1e-13)) - (math.Log(mz) + float64(kz)*math.Ln2)
-			if q < sc.q[j] {
 				if n != nil {
-					n.BestChanges++
+					n.BetaBits += 53
+					n.BetaFull++
 				}
-				sc.q[j], sc.idx[j] = q, int32(i)
-				sc.f[j], sc.x[j] = frexpE(q)
-				h[j] = -math.Log2(sc.f[j]) - float64(sc.x[j])
+				if !mayWin(u, t) {
+					continue
+				}
+				if n != nil {
+					n.ZExact++
+				}
+				kz, mz := c.z(x, k0, mS, j)
+				if !mayWin(u, scaleT(sc.f[j], mz, sc.x[j]+kz)) {
+					continue
+				}
+				if n != nil {
+					n.Inversions++
+				}
+				q := math.Log(invertCTol(u, 1e-13)) - (math.Log(mz) + float64(kz)*math.Ln2)
+				if q < sc.q[j] {
+					if n != nil {
+						n.BestChanges++
+					}
+					sc.q[j], sc.idx[j] = q, int32(i)
+					sc.f[j], sc.x[j] = frexpE(q)
+					h[j] = -math.Log2(sc.f[j]) - float64(sc.x[j])
+					hi[j] = int(math.Floor(2*h[j] - 2e-6))
+				}
 			}
 		}
 	}

@@ -108,3 +108,27 @@ func BenchmarkCWSBeta(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkHMTChunked: HMT section 3.3's per-element 22-bit chunks against
+// one 64-bit hash per element, one scale, the paper's section-5 setup of
+// 1,024 expected elements into 128 bins, from n = 1,000 features (about
+// one element each) and from n = 32 (about 32 each, where a feature's
+// chunks share its words).
+func BenchmarkHMTChunked(b *testing.B) {
+	h, _ := NewHMT(Options{K: 256})
+	for _, n := range []int{1000, 32} {
+		fs := benchDoc(n, 1024)
+		b.Run(fmt.Sprintf("hash64/n=%d", n), func(b *testing.B) {
+			dst := h.SketchScale(nil, fs, 0)
+			for b.Loop() {
+				dst = h.SketchScale(dst[:0], fs, 0)
+			}
+		})
+		b.Run(fmt.Sprintf("chunk22/n=%d", n), func(b *testing.B) {
+			dst, _ := h.SketchScaleChunked(nil, fs, 0, 2)
+			for b.Loop() {
+				dst, _ = h.SketchScaleChunked(dst[:0], fs, 0, 2)
+			}
+		})
+	}
+}

@@ -53,6 +53,7 @@ type cwsScratch struct {
 	ky  []int // y per sample when y is not deferred
 	my  []float64
 	g   []float64 // −log2 f − x per sample (section 3.5's quick test)
+	hi  []int     // ⌊2g − 2e−6⌋ per sample (its group test)
 }
 
 // Counts reports the work of one CWS run: Pairs (feature, sample) examined,
@@ -89,7 +90,7 @@ func NewCWS(o Options) (*CWS, error) {
 	}
 	c.pool.New = func() any {
 		return &cwsScratch{q: make([]float64, c.k), f: make([]float64, c.k), x: make([]int, c.k),
-			idx: make([]int32, c.k), ky: make([]int, c.k), my: make([]float64, c.k), g: make([]float64, c.k)}
+			idx: make([]int32, c.k), ky: make([]int, c.k), my: make([]float64, c.k), g: make([]float64, c.k), hi: make([]int, c.k)}
 	}
 	return c, nil
 }

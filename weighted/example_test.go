@@ -307,3 +307,15 @@ func ExampleNewIntCWS() {
 	// exact 0.3333, estimate 0.3416
 	// 4 true
 }
+
+func ExampleHMT_SketchScaleChunked() {
+	// HMT section 3.3: one scale, 128 bins, 22-bit chunks (7 + 13 + 2).
+	h, _ := weighted.NewHMT(weighted.Options{K: 256, Seed: 1})
+	a := []feature.Feature{{ID: 1, Weight: 300}, {ID: 2, Weight: 500}, {ID: 3, Weight: 200}}
+	b := []feature.Feature{{ID: 1, Weight: 300}, {ID: 2, Weight: 400}, {ID: 3, Weight: 200}}
+	x, _ := h.SketchScaleChunked(nil, a, 0, 2)
+	y, _ := h.SketchScaleChunked(nil, b, 0, 2)
+	e, _ := sketch.BinsJaccard(x, y, 2, false)
+	fmt.Printf("%d bins of 2 bits; weighted Jaccard %.2f, estimate %.2f\n", len(x), weighted.Jaccard(a, b), e.J)
+	// Output: 128 bins of 2 bits; weighted Jaccard 0.90, estimate 0.90
+}

@@ -173,7 +173,7 @@ naming the commonest reason and an example record.`,
 	fl.StringVarP(&opts.Out, "out", "o", "neardup-out", "output directory")
 	fl.StringVar(&opts.Store, "store", "", `index store: a Pebble directory (kept between runs), or "memory"; default OUT/index, made afresh`)
 	fl.Float64VarP(&opts.Threshold, "threshold", "t", 0.8, "Jaccard similarity at or above which documents are near-duplicates, in (0, 1]")
-	fl.StringVar(&opts.Sampler, "sampler", "oph", "sampler: oph, minhash, superminhash, prefix, lazybits, lazybits-batched; weighted: cws, cws-oblivious, cws-unary, icws")
+	fl.StringVar(&opts.Sampler, "sampler", "oph", "sampler: "+samplerHelp(dedupSamplers))
 	fl.IntVar(&opts.K, "k", 128, fmt.Sprintf("samples per sketch, 1 to %d", sample.MaxK))
 	fl.Uint64Var(&opts.Seed, "seed", 0, "seed of the sampler and the LSH keys (--feature-seed seeds the feature ids)")
 	deprecatedAlias(fl, "sketch-seed", "seed")

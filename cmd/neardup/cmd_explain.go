@@ -69,7 +69,7 @@ func bindExplainFlags(cmd *cobra.Command, opts *explainOptions) {
 	fl.IntVar(&opts.Keys, "keys", 50, "colliding keys to list at most (-1: all)")
 	// The flags of 'neardup dedup', with the same names and defaults.
 	fl.Float64VarP(&opts.Threshold, "threshold", "t", 0.8, "Jaccard similarity at or above which documents are near-duplicates, in (0, 1]")
-	fl.StringVar(&opts.Sampler, "sampler", "oph", "sampler: oph, minhash, superminhash, prefix, lazybits, lazybits-batched")
+	fl.StringVar(&opts.Sampler, "sampler", "oph", "sampler: "+samplerHelp(indexSamplers))
 	fl.IntVar(&opts.K, "k", 128, fmt.Sprintf("samples per sketch, 1 to %d", sample.MaxK))
 	fl.Uint64Var(&opts.Seed, "seed", 0, "seed of the sampler and the LSH keys (--feature-seed seeds the feature ids)")
 	deprecatedAlias(fl, "sketch-seed", "seed")

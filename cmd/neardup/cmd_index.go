@@ -48,7 +48,7 @@ type indexOptions struct {
 func (o *indexOptions) bind(cmd *cobra.Command) {
 	fl := cmd.Flags()
 	fl.StringVar(&o.Store, "store", "", "the index: a Pebble directory (required)")
-	fl.StringVar(&o.Sampler, "sampler", "oph", "sampler of a new index (an existing one keeps its own; a different value is an error): oph, minhash, superminhash, prefix, lazybits, lazybits-batched; weighted: cws, icws")
+	fl.StringVar(&o.Sampler, "sampler", "oph", "sampler of a new index (an existing one keeps its own; a different value is an error): "+samplerHelp(indexSamplers))
 	fl.IntVar(&o.K, "k", 128, fmt.Sprintf("samples per sketch of a new index, 1 to %d (an existing one keeps its own)", sample.MaxK))
 	fl.Uint64Var(&o.Seed, "seed", 0, "seed of the sampler and LSH keys of a new index (an existing one keeps its own)")
 	deprecatedAlias(fl, "sketch-seed", "seed")

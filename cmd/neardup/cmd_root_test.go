@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"github.com/neardup/neardup/sketch"
 	"os"
 	"path/filepath"
 	"strings"
@@ -171,5 +172,42 @@ func TestMaxRejectedMissingText(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(dir, "out", "summary.json")); err != nil {
 		t.Errorf("dedup wrote no summary: %v", err)
+	}
+}
+
+// TestSamplerHelp: the --sampler help of index add and query, dedup and
+// explain names exactly the samplers the command then accepts (index once
+// listed cws and icws, which it rejects).
+func TestSamplerHelp(t *testing.T) {
+	for _, c := range []struct {
+		cmd   []string
+		valid []sketch.Algorithm
+	}{{[]string{"index", "add"}, indexSamplers}, {[]string{"index", "query"}, indexSamplers},
+		{[]string{"dedup"}, dedupSamplers}, {[]string{"explain"}, indexSamplers}} {
+		env, stdout, _ := testEnv()
+		Main(context.Background(), append(c.cmd, "--help"), env)
+		var line string
+		for l := range strings.Lines(stdout.String()) {
+			if strings.HasPrefix(strings.TrimSpace(l), "--sampler ") {
+				line = l
+			}
+		}
+		if line == "" {
+			t.Fatalf("%s --help has no --sampler line:\n%s", c.cmd, stdout)
+		}
+		listed := map[sketch.Algorithm]bool{}
+		for _, w := range strings.FieldsFunc(line, func(r rune) bool {
+			return r == ' ' || r == ',' || r == ';' || r == ':' || r == '"' || r == '(' || r == ')'
+		}) {
+			if a, err := sketch.ParseAlgorithm(w); err == nil {
+				listed[a] = true
+			}
+		}
+		for _, a := range allSamplers {
+			_, err := parseSampler(a.String(), c.valid)
+			if listed[a] != (err == nil) {
+				t.Errorf("%s --help lists %s: %v, accepts it: %v\n%s", c.cmd, a, listed[a], err == nil, line)
+			}
+		}
 	}
 }

@@ -51,6 +51,25 @@ var (
 		sketch.Proportional, sketch.OPH, sketch.SuperMinHash}
 )
 
+// samplerHelp lists the samplers a command accepts for its --sampler help,
+// the weighted ones after "weighted:", so that the help names exactly what
+// parseSampler accepts.
+func samplerHelp(valid []sketch.Algorithm) string {
+	var plain, weighted []string
+	for _, a := range valid {
+		if a.IsWeighted() {
+			weighted = append(weighted, a.String())
+		} else {
+			plain = append(plain, a.String())
+		}
+	}
+	h := strings.Join(plain, ", ")
+	if len(weighted) > 0 {
+		h += "; weighted: " + strings.Join(weighted, ", ")
+	}
+	return h
+}
+
 // parseSampler parses a --sampler value against the samplers a command
 // accepts; an unknown or unsuitable one is a usage error listing the valid
 // names.
