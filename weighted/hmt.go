@@ -194,19 +194,19 @@ func (h *HMT) scaled(w float64, i int) (float64, bool) {
 	return math.Exp(lnPos(w) + float64(i)*h.lnInvBeta), true
 }
 
-// copies rounds a scaled weight w at scale i for feature a: ⌊w⌋, plus one
-// when the consistent threshold falls below the fractional part.
-func (h *HMT) copies(a uint64, w float64, i int, thDep float64) uint64 {
+// copies rounds a scaled weight w for feature a: ⌊w⌋, plus one when the
+// consistent threshold falls below the fractional part. The threshold is
+// thDep (ReduceToUnwtdDep), or h(indKey, a, ⌊w⌋) when Independent, where
+// indKey is the scale's h.scaleSeed(i), hoisted by the callers.
+func (h *HMT) copies(a uint64, w, thDep float64, indKey uint64) uint64 {
 	if w >= 1<<40 {
 		w = 1 << 40
 	}
 	fl := math.Floor(w)
 	j := uint64(fl)
-	var th float64
+	th := thDep
 	if h.indep {
-		th = thresholdInd(h.scaleSeed(i), a, j)
-	} else {
-		th = thDep
+		th = thresholdInd(indKey, a, j)
 	}
 	if th < w-fl {
 		j++
@@ -305,18 +305,7 @@ func (h *HMT) Sketch(dst []uint64, fs []feature.Feature) []uint64 {
 // contend for the bins of blk: one permutation hashing of Algorithm 3.3
 // lines 6–7.
 func (h *HMT) addElems(blk []uint64, a uint64, w, thDep float64, indKey, ophKey, kb uint64) {
-	if w >= 1<<40 {
-		w = 1 << 40
-	}
-	fl := math.Floor(w)
-	n := uint64(fl)
-	th := thDep
-	if h.indep {
-		th = thresholdInd(indKey, a, n)
-	}
-	if th < w-fl {
-		n++
-	}
+	n := h.copies(a, w, thDep, indKey)
 	if n == 0 {
 		return
 	}
@@ -379,12 +368,13 @@ func (h *HMT) Scale(fs []feature.Feature) (s int, log2W float64) {
 // randomness): the set whose one-permutation sketch is the block of scale i.
 // It is for tests and for measuring the error of rounding alone.
 func (h *HMT) Reduce(dst []Element, fs []feature.Feature, i int) []Element {
+	indKey := h.scaleSeed(i)
 	for _, f := range fs {
 		w, ok := h.scaled(f.Weight, i)
 		if !ok {
 			continue
 		}
-		n := h.copies(f.ID, w, i, thresholdDep(h.rDep, f.ID))
+		n := h.copies(f.ID, w, thresholdDep(h.rDep, f.ID), indKey)
 		for p := uint64(1); p <= n; p++ {
 			dst = append(dst, Element{ID: f.ID, Copy: p})
 		}

@@ -54,6 +54,7 @@ func (h *HMT) SketchScaleChunked(dst []uint64, fs []feature.Feature, i, b int) (
 	chunkKey := rng.Mix64(rng.Hash(rng.Hash(h.rOPH, 0x63686e6b /* "chnk" */), uint64(int64(i))) + golden)
 	ophKey := rng.Mix64(h.ophSeed(i) + golden)
 	depKey := rng.Mix64(h.rDep + golden)
+	indKey := h.scaleSeed(i)
 	storeMask := uint64(1)<<uint(b) - 1
 	ck := chunker{w: uint(bb+chunkTieBits+b) & 63, tieShift: uint(bb) & 63, storeShift: uint(bb+chunkTieBits) & 63,
 		gShift: uint(chunkTieBits+b) & 63, ub: uint(b) & 63, binMask: uint64(h.kb - 1), storeMask: storeMask}
@@ -66,7 +67,7 @@ func (h *HMT) SketchScaleChunked(dst []uint64, fs []feature.Feature, i, b int) (
 		if !h.indep {
 			thDep = unit(rng.Mix64(f.ID ^ depKey))
 		}
-		n := h.copies(f.ID, wt, i, thDep)
+		n := h.copies(f.ID, wt, thDep, indKey)
 		if n == 0 {
 			continue
 		}
