@@ -40,6 +40,13 @@ func trimExecutable(budget int64) (stop func()) {
 	if err := unix.Prctl(unix.PR_SET_THP_DISABLE, 1, 0, 0, 0); err != nil {
 		return func() {}
 	}
+	// The pages of an executable just built may still be dirty in the page
+	// cache, and the kernel reclaims none of them until they are written
+	// back (up to 30 s later): write them back now.
+	if f, err := os.Open("/proc/self/exe"); err == nil {
+		_ = f.Sync() // an error only leaves them resident longer
+		f.Close()
+	}
 	done := make(chan struct{})
 	stopped := make(chan struct{})
 	go func() {
