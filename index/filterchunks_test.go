@@ -172,3 +172,57 @@ func TestFilterChunks(t *testing.T) {
 		t.Fatalf("lookup through a corrupt filter: %v", err)
 	}
 }
+
+// A Flush of a chunked filter that fails at any of its store calls (each
+// chunk's commit, the last batch, the reads) returns a one-line error
+// wrapping the fault and leaves the marker: a new Index rebuilds the
+// filter and finds every document, Check finds nothing wrong, and Flush
+// again records a whole filter.
+func TestFilterChunksFaults(t *testing.T) {
+	_, sets := corpus(40, nil, 5)
+	for _, method := range []string{"Commit", "Meta"} {
+		faults := 0
+		for n := 1; ; n++ {
+			fs := &faultStore{Store: store.NewMemory()}
+			x := mustOpen(t, fs, minhashConfig(16, 1, lsh.Banding(2, 8), 0))
+			var docs []*Doc
+			for i, s := range sets {
+				docs = append(docs, mkDoc(t, x, fmt.Sprintf("d%d", i), s, false))
+			}
+			mustAdd(t, x, docs...)
+			regrow(t, x, fs.Store, 1<<18) // about 1.3 MB: 5 chunks
+			fs.arm(method, n)
+			err := x.Flush(bg)
+			fired := fs.fired
+			fs.arm("", 0)
+			if !fired {
+				if err != nil {
+					t.Fatalf("Flush without a fault: %v", err)
+				}
+				break
+			}
+			faults++
+			if err == nil || !errors.Is(err, errInjected) || strings.Contains(err.Error(), "\n") {
+				t.Fatalf("Flush with %s #%d failing: err = %v, want a one-line error wrapping the fault", method, n, err)
+			}
+			y := mustOpen(t, fs.Store, Config{})
+			for _, d := range docs {
+				if got := identical(t, y, d.Fingerprint, nil); got != d.Name {
+					t.Fatalf("after Flush with %s #%d failing, %s: found %q", method, n, d.Name, got)
+				}
+			}
+			checkClean(t, y)
+			if err := x.Flush(bg); err != nil {
+				t.Fatalf("Flush again after %s #%d failing: %v", method, n, err)
+			}
+			if got, _ := recordedFilter(t, fs.Store); len(got) <= filterChunkBytes {
+				t.Fatalf("Flush again after %s #%d failing: recorded %d bytes", method, n, len(got))
+			}
+			checkClean(t, mustOpen(t, fs.Store, Config{}))
+		}
+		if method == "Commit" && faults < 5 {
+			t.Errorf("%d commits failed in turn, want one per chunk and the last batch", faults)
+		}
+		t.Logf("%s: %d faults injected, each one reported", method, faults)
+	}
+}
