@@ -12,8 +12,8 @@ import (
 )
 
 // trimExecutable keeps the executable's own pages out of the resident set
-// while a command runs under a small budget, and returns the function that
-// stops it.
+// while a batch command (dedup, dedup merge, index add) runs under a small
+// budget, and returns the function that stops it.
 //
 // The kernel maps the executable's text and read-only data (about 40 MB:
 // every command links every library) in large folios, up to 2 MiB at a

@@ -60,20 +60,14 @@ func memoryBudget(s string) (int64, error) {
 	return n, nil
 }
 
-// withMemoryLimit sets the Go memory limit to budget (when there is one),
-// keeps the executable's pages out of the resident set when they would
-// take a notable part of it (trimExecutable), and returns the function
-// that restores the earlier limit.
+// withMemoryLimit sets the Go memory limit to budget (when there is one)
+// and returns the function that restores the earlier limit.
 func withMemoryLimit(budget int64) (restore func()) {
 	if budget <= 0 {
 		return func() {}
 	}
 	old := debug.SetMemoryLimit(budget)
-	stop := trimExecutable(budget)
-	return func() {
-		stop()
-		debug.SetMemoryLimit(old)
-	}
+	return func() { debug.SetMemoryLimit(old) }
 }
 
 // pebbleBudget sizes a Pebble store from a memory budget, into o (a new
