@@ -24,7 +24,7 @@ import (
 // (MADV_PAGEOUT; unmapping them with MADV_DONTNEED is not enough, the next
 // fault maps the whole folio again), and PR_SET_THP_DISABLE keeps them
 // from coming back as 2 MiB mappings, so that only the code in use stays
-// resident (300k × 200 words at --memory 96MiB: 14-17 MiB instead of
+// resident (300k × 200 words at --memory 96MiB: 10-17 MiB instead of
 // 43 MiB). The kernel leaves the pages another process maps too. It runs
 // only when the executable's mappings would take more than a twentieth of
 // budget, and touches only the executable's mappings that are not
@@ -74,7 +74,7 @@ func trimExecutable(budget int64) (stop func()) {
 }
 
 // trimPeriod is how often trimExecutable drops the executable's pages.
-const trimPeriod = time.Second
+const trimPeriod = 500 * time.Millisecond
 
 type exeSpan struct {
 	addr, size uintptr
