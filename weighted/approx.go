@@ -63,29 +63,71 @@ var obliviousC = func() (c [256]int16) {
 
 // groupOblivious is the quick test of runApprox in integers for a group of
 // up to 8 samples, their bytes of interval bits in zw (block blk) and zn
-// (block blk+1), of prefixes in pw, hi their thresholds, base = 16·blk:
-// pair jj is ruled out when 2·(k1 − 8·blk) + c ≤ hi[jj] − base, c =
-// obliviousC[p], that is k1 + c/2 ≤ h − 1e−6, which implies the float
-// quick test. k1 − 8·blk is the trailing zeros of the pair's byte of zw
-// under mask (the intervals above the weight's) followed by its byte of zn;
-// when both are empty it is 60 and, the threshold being capped at 119, the
-// pair survives. It returns the survivors, bit jj for pair jj.
+// (block blk+1), of prefixes in pw: pair jj is ruled out when
+// 2·(k1 − 8·blk) + c ≤ min(hi[jj] − 16·blk, 119), c = obliviousC[p], that
+// is k1 + c/2 ≤ h − 1e−6, which implies the float quick test. k1 − 8·blk is
+// the trailing zeros of the pair's byte of zw under mask (the intervals
+// above the weight's) followed by its byte of zn; when both are empty the
+// pair survives, and so does a pair whose prefix is 255. It returns the
+// survivors, bit jj for pair jj (bits beyond the group may be set).
 //
-// It is kept out of line: inlined into runApprox's loop its registers spill.
-//
-//go:noinline
-func groupOblivious(zw, zn, pw, mask uint64, hi []int, base int) (surv uint) {
-	for jj, hj := range hi {
-		c := int(obliviousC[uint8(pw)])
-		tz := bits.TrailingZeros64(zw&mask | zn&0xff<<8 | 1<<60)
-		if 2*tz+c > min(hj-base, 119) {
-			surv |= 1 << uint(jj&7)
-		}
-		zw >>= 8
-		zn >>= 8
-		pw >>= 8
+// The eight pairs are tested at once, a byte each (SWAR): rw holds the
+// bytes r = max(min(hi − 16·blk, 119), −1) + 1 ∈ [0, 120] (obliviousR), and
+// pair jj survives when 2·tz + c ≥ r, tz the trailing zeros of its 16 bits
+// and c the leading ones of its prefix byte (obliviousC for p < 255). No
+// sum exceeds 2·15 + 8 + 16 < 128, so bytes never carry into each other.
+// zn is read only where a byte of zw&mask is empty, and must be 0 when none is.
+func groupOblivious(zw, zn, pw, mask, rw uint64) uint {
+	const (
+		lo7 = 0x7f7f7f7f7f7f7f7f
+		hb  = 0x8080808080808080
+		one = 0x0101010101010101
+	)
+	m := zw & mask
+	v := twoTZ(m) // 2·tz for the non-empty bytes of m, 0 for the empty ones
+	empty := ^((m&lo7 + lo7) | m) & hb
+	// c: y = ~p smeared right is 2^(8−c) − 1 per byte; c = 8 − popcount(y).
+	y := ^pw
+	y |= y >> 1 & lo7
+	y |= y >> 2 & 0x3f3f3f3f3f3f3f3f
+	y |= y >> 4 & 0x0f0f0f0f0f0f0f0f
+	y -= y >> 1 & 0x5555555555555555
+	y = y&0x3333333333333333 + y>>2&0x3333333333333333
+	y = (y + y>>4) & 0x0f0f0f0f0f0f0f0f
+	c := 8*one - y // c = 8 only for p = 255
+	surv := c << 4 & hb
+	if empty != 0 {
+		full := empty >> 7 * 0xff
+		v |= (twoTZ(zn) + 16*one) & full
+		surv |= empty &^ ((zn&lo7 + lo7) | zn)
 	}
-	return surv
+	surv |= ((v + c) | hb) - rw
+	surv &= hb
+	return uint(surv >> 7 * 0x0102040810204080 >> 56)
+}
+
+// twoTZ returns, per byte of m, twice the trailing zeros of the byte (0 for
+// an empty byte), from the lowest set bit of each byte.
+func twoTZ(m uint64) uint64 {
+	const hb = 0x8080808080808080
+	nm := ^m
+	b := m & ((nm&^hb + 0x0101010101010101) ^ nm&hb) // lowest set bit per byte
+	t1 := (b&0xaaaaaaaaaaaaaaaa + 0x7e7e7e7e7e7e7e7e) & hb
+	t2 := (b&0xcccccccccccccccc + 0x7c7c7c7c7c7c7c7c) & hb
+	t4 := (b&0xf0f0f0f0f0f0f0f0 + 0x7070707070707070) & hb
+	return t1>>6 | t2>>5 | t4>>4
+}
+
+// obliviousR packs the thresholds of groupOblivious for the samples of hi
+// (at most 8) and block blk: byte jj is max(min(hi[jj] − 16·blk, 119), −1)
+// + 1. The bytes beyond len(hi) are 0.
+func obliviousR(hi []int, blk int) (rw uint64) {
+	base := blk << 4
+	for jj, h := range hi {
+		r := max(min(h-base, 119), -1) + 1
+		rw |= uint64(r) << (8 * uint(jj&7))
+	}
+	return rw
 }
 
 // unaryBits is a feature's stream of unary prefixes (BetaUnary): word wi
@@ -183,6 +225,12 @@ func (c *CWS) runApprox(fs []feature.Feature, n *Counts) *cwsScratch {
 		h[j] = -(1 << 30)
 		hi[j] = int(math.Floor(2*h[j] - 2e-6))
 	}
+	// rw[2g+b] holds obliviousR of group g for block rwb[2g+b], b that
+	// block's parity; a change of hi[j] voids its group's two entries.
+	rw, rwb := sc.rw, sc.rwb
+	for i := range rwb {
+		rwb[i] = math.MinInt
+	}
 	approx := c.dis&ApproxBeta == 0
 	unary := c.beta == BetaUnary
 	var ms [8]int // unary: the group's prefixes (runs of ones)
@@ -237,7 +285,14 @@ func (c *CWS) runApprox(fs []feature.Feature, n *Counts) *cwsScratch {
 			} else if unary {
 				surv = ub.group(zw, zn, hiMask, hi[g0:g1], blk<<4, &ms)
 			} else if approx {
-				surv = groupOblivious(zw, zn, pw, hiMask, hi[g0:g1], blk<<4)
+				// The group's packed thresholds for this block, cached
+				// by the block's parity (a document's weights mostly
+				// fall in two neighbouring blocks).
+				ci := g0>>2 | blk&1
+				if rwb[ci] != blk {
+					rwb[ci], rw[ci] = blk, obliviousR(hi[g0:g1], blk)
+				}
+				surv &= groupOblivious(zw, zn, pw, rep, rw[ci])
 			}
 			if n != nil {
 				n.Pairs += g1 - g0
@@ -334,6 +389,7 @@ func (c *CWS) runApprox(fs []feature.Feature, n *Counts) *cwsScratch {
 					sc.f[j], sc.x[j] = frexpE(q)
 					h[j] = -math.Log2(sc.f[j]) - float64(sc.x[j])
 					hi[j] = int(math.Floor(2*h[j] - 2e-6))
+					rwb[j>>3<<1], rwb[j>>3<<1|1] = math.MinInt, math.MinInt
 				}
 			}
 		}

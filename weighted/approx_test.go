@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"math"
+	"math/bits"
 	"testing"
 
 	"github.com/neardup/neardup/feature"
@@ -186,4 +187,71 @@ func TestGoldenBeta(t *testing.T) {
 		}
 	}
 	checkGolden(t, "golden_beta.txt", buf.Bytes(), "section-3.5 sampler output changed")
+}
+
+// groupObliviousRef is groupOblivious one pair at a time, as written before
+// it tested the eight pairs of a group at once.
+func groupObliviousRef(zw, zn, pw, mask uint64, hi []int, base int) (surv uint) {
+	for jj, hj := range hi {
+		c := int(obliviousC[uint8(pw)])
+		tz := bits.TrailingZeros64(zw&mask | zn&0xff<<8 | 1<<60)
+		if 2*tz+c > min(hj-base, 119) {
+			surv |= 1 << uint(jj&7)
+		}
+		zw >>= 8
+		zn >>= 8
+		pw >>= 8
+	}
+	return surv
+}
+
+// TestGroupOblivious: the byte-parallel group test rules out exactly the
+// pairs the pair-by-pair one does, over random words whose bytes are
+// often empty or 255, every mask and thresholds on both sides of the
+// bounds; obliviousC is the leading ones of the prefix below 255.
+func TestGroupOblivious(t *testing.T) {
+	for p := range 255 {
+		if int(obliviousC[p]) != bits.LeadingZeros8(^uint8(p)) {
+			t.Fatalf("obliviousC[%d] = %d", p, obliviousC[p])
+		}
+	}
+	s := rng.New(9)
+	word := func() uint64 { // bytes: random, empty, 255 or one bit
+		var w uint64
+		for b := range 8 {
+			var v uint64
+			switch s.Uint64() % 4 {
+			case 0:
+				v = s.Uint64() & 0xff
+			case 2:
+				v = 0xff
+			case 3:
+				v = 1 << (s.Uint64() % 8)
+			}
+			w |= v << (8 * b)
+		}
+		return w
+	}
+	hi := make([]int, 8)
+	for range 200000 {
+		zw, zn, pw := word(), word(), word()
+		pos := s.Uint64() % 8
+		mask := uint64(0xff << pos & 0xff)
+		if zm := zw & (mask * 0x0101010101010101); (zm-0x0101010101010101)&^zm&0x8080808080808080 == 0 {
+			zn = 0 // not drawn when no byte is empty
+		}
+		n := 1 + int(s.Uint64()%8)
+		blk := int(int64(s.Uint64()%64)) - 32
+		for j := range hi[:n] {
+			hi[j] = blk<<4 + int(int64(s.Uint64()%160)) - 20
+			if s.Uint64()%16 == 0 {
+				hi[j] = -(1 << 31)
+			}
+		}
+		want := groupObliviousRef(zw, zn, pw, mask, hi[:n], blk<<4)
+		got := groupOblivious(zw, zn, pw, mask*0x0101010101010101, obliviousR(hi[:n], blk)) & (1<<n - 1)
+		if got != want {
+			t.Fatalf("zw %x zn %x pw %x mask %x hi %v blk %d: %08b, pair by pair %08b", zw, zn, pw, mask, hi[:n], blk, got, want)
+		}
+	}
 }

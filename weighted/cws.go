@@ -54,6 +54,8 @@ type cwsScratch struct {
 	my  []float64
 	g   []float64 // −log2 f − x per sample (section 3.5's quick test)
 	hi  []int     // ⌊2g − 2e−6⌋ per sample (its group test)
+	rw  []uint64  // BetaOblivious: packed thresholds, 2 per group of 8
+	rwb []int     // the block each rw entry was packed for
 }
 
 // Counts reports the work of one CWS run: Pairs (feature, sample) examined,
@@ -90,7 +92,8 @@ func NewCWS(o Options) (*CWS, error) {
 	}
 	c.pool.New = func() any {
 		return &cwsScratch{q: make([]float64, c.k), f: make([]float64, c.k), x: make([]int, c.k),
-			idx: make([]int32, c.k), ky: make([]int, c.k), my: make([]float64, c.k), g: make([]float64, c.k), hi: make([]int, c.k)}
+			idx: make([]int32, c.k), ky: make([]int, c.k), my: make([]float64, c.k), g: make([]float64, c.k), hi: make([]int, c.k),
+			rw: make([]uint64, (c.k+7)/8*2), rwb: make([]int, (c.k+7)/8*2)}
 	}
 	return c, nil
 }
