@@ -61,51 +61,6 @@ var obliviousC = func() (c [256]int16) {
 	return c
 }()
 
-// groupOblivious is the quick test of runApprox in integers for a group of
-// up to 8 samples, their bytes of interval bits in zw (block blk) and zn
-// (block blk+1), of prefixes in pw: pair jj is ruled out when
-// 2·(k1 − 8·blk) + c ≤ min(hi[jj] − 16·blk, 119), c = obliviousC[p], that
-// is k1 + c/2 ≤ h − 1e−6, which implies the float quick test. k1 − 8·blk is
-// the trailing zeros of the pair's byte of zw under mask (the intervals
-// above the weight's) followed by its byte of zn; when both are empty the
-// pair survives, and so does a pair whose prefix is 255. It returns the
-// survivors, bit jj for pair jj (bits beyond the group may be set).
-//
-// The eight pairs are tested at once, a byte each (SWAR): rw holds the
-// bytes r = max(min(hi − 16·blk, 119), −1) + 1 ∈ [0, 120] (obliviousR), and
-// pair jj survives when 2·tz + c ≥ r, tz the trailing zeros of its 16 bits
-// and c the leading ones of its prefix byte (obliviousC for p < 255). No
-// sum exceeds 2·15 + 8 + 16 < 128, so bytes never carry into each other.
-// zn is read only where a byte of zw&mask is empty, and must be 0 when none is.
-func groupOblivious(zw, zn, pw, mask, rw uint64) uint {
-	const (
-		lo7 = 0x7f7f7f7f7f7f7f7f
-		hb  = 0x8080808080808080
-		one = 0x0101010101010101
-	)
-	m := zw & mask
-	v := twoTZ(m) // 2·tz for the non-empty bytes of m, 0 for the empty ones
-	empty := ^((m&lo7 + lo7) | m) & hb
-	// c: y = ~p smeared right is 2^(8−c) − 1 per byte; c = 8 − popcount(y).
-	y := ^pw
-	y |= y >> 1 & lo7
-	y |= y >> 2 & 0x3f3f3f3f3f3f3f3f
-	y |= y >> 4 & 0x0f0f0f0f0f0f0f0f
-	y -= y >> 1 & 0x5555555555555555
-	y = y&0x3333333333333333 + y>>2&0x3333333333333333
-	y = (y + y>>4) & 0x0f0f0f0f0f0f0f0f
-	c := 8*one - y // c = 8 only for p = 255
-	surv := c << 4 & hb
-	if empty != 0 {
-		full := empty >> 7 * 0xff
-		v |= (twoTZ(zn) + 16*one) & full
-		surv |= empty &^ ((zn&lo7 + lo7) | zn)
-	}
-	surv |= ((v + c) | hb) - rw
-	surv &= hb
-	return uint(surv >> 7 * 0x0102040810204080 >> 56)
-}
-
 // twoTZ returns, per byte of m, twice the trailing zeros of the byte (0 for
 // an empty byte), from the lowest set bit of each byte.
 func twoTZ(m uint64) uint64 {
@@ -118,9 +73,9 @@ func twoTZ(m uint64) uint64 {
 	return t1>>6 | t2>>5 | t4>>4
 }
 
-// obliviousR packs the thresholds of groupOblivious for the samples of hi
-// (at most 8) and block blk: byte jj is max(min(hi[jj] − 16·blk, 119), −1)
-// + 1. The bytes beyond len(hi) are 0.
+// obliviousR packs the thresholds of scanOblivious's group test for the
+// samples of hi (at most 8) and block blk: byte jj is
+// max(min(hi[jj] − 16·blk, 119), −1) + 1. The bytes beyond len(hi) are 0.
 func obliviousR(hi []int, blk int) (rw uint64) {
 	base := blk << 4
 	for jj, h := range hi {
@@ -206,11 +161,14 @@ func (s *unaryBits) group(zw, zn, mask uint64, hi []int, base int, ms *[8]int) (
 // Samples go in groups of 8, the samples that share a word of interval bits
 // (and, for BetaOblivious, a word of prefixes). Once a sample's best hash is
 // good, almost every pair is ruled out by its prefix, so each group is first
-// tested in integers, without floating point and out of line
-// (groupOblivious, unaryBits.group); only the pairs that test leaves go
-// through the per-pair loop. The integer test implies the loop's own quick
-// test, and the random bits read are the same, so the samples do not change:
-// only the cost of the pairs that cannot win does.
+// tested in integers, without floating point (groupOblivious,
+// unaryBits.group); only the pairs that test leaves go through the per-pair
+// code (pair). The integer test implies pair's own quick test, and the random
+// bits read are the same, so the samples do not change: only the cost of the
+// pairs that cannot win does. For BetaOblivious the group tests of a
+// feature run first, in a loop that calls nothing (scanOblivious), since
+// every call makes Go spill and reload the loop's registers; the survivors
+// follow.
 func (c *CWS) runApprox(fs []feature.Feature, n *Counts) *cwsScratch {
 	sc := c.pool.Get().(*cwsScratch)
 	inf := math.Inf(1)
@@ -225,15 +183,17 @@ func (c *CWS) runApprox(fs []feature.Feature, n *Counts) *cwsScratch {
 		h[j] = -(1 << 30)
 		hi[j] = int(math.Floor(2*h[j] - 2e-6))
 	}
-	// rw[2g+b] holds obliviousR of group g for block rwb[2g+b], b that
+	// rw[b][g] holds obliviousR of group g for block rwb[b][g], b that
 	// block's parity; a change of hi[j] voids its group's two entries.
-	rw, rwb := sc.rw, sc.rwb
-	for i := range rwb {
-		rwb[i] = math.MinInt
+	for b := range sc.rwb {
+		for g := range sc.rwb[b] {
+			sc.rwb[b][g] = math.MinInt
+		}
 	}
 	approx := c.dis&ApproxBeta == 0
 	unary := c.beta == BetaUnary
 	var ms [8]int // unary: the group's prefixes (runs of ones)
+	var f apxFeature
 	for i, ft := range fs {
 		k0, mS, ok := split(ft.Weight, c.logw)
 		if !ok {
@@ -241,160 +201,274 @@ func (c *CWS) runApprox(fs []feature.Feature, n *Counts) *cwsScratch {
 		}
 		x := ft.ID
 		hu := rng.Hash(c.seedU, x) // β's prefixes
-		he := rng.Hash(c.seedE, x) // β's remaining bits
 		blk := (k0 + 1) >> 3
 		pos := uint((k0 + 1) & 7)
 		hiMask := uint64(0xff << pos & 0xff) // the bits ≥ pos of a byte
-		hb := rng.Hash2(c.seedB, x, uint64(int64(blk)))
-		var hb1 uint64 // the key of block blk+1, drawn when first needed
-		hb1OK := false
 		rep := hiMask * 0x0101010101010101
-		var bw0, bw1 uint64
+		f = apxFeature{x: x, i: int32(i), k0: k0, mS: mS, blk: blk, pos: pos,
+			he: rng.Hash(c.seedE, x), // β's remaining bits
+			hb: rng.Hash2(c.seedB, x, uint64(int64(blk))), hb1: rng.Hash2(c.seedB, x, uint64(int64(blk+1)))}
+		if n != nil {
+			n.Pairs += c.k
+			if !unary {
+				n.BetaBits += prefixBits * c.k
+			}
+		}
+		if !unary && approx {
+			par := blk & 1
+			rw, rwb := sc.rw[par], sc.rwb[par]
+			for g, b := range rwb {
+				if b != blk {
+					g0 := g << 3
+					rwb[g], rw[g] = blk, obliviousR(hi[g0:min(g0+8, c.k)], blk)
+				}
+			}
+			scanOblivious(sc.gw, f.hb, f.hb1, hu, rep, rw)
+			for g := range len(rw) {
+				w := sc.gw[4*g : 4*g+4 : 4*g+4]
+				surv := uint(w[3])
+				if g<<3+8 > c.k { // the last group is partial
+					surv &= 1<<(c.k&7) - 1
+				}
+				for ; surv != 0; surv &= surv - 1 {
+					jj := uint(bits.TrailingZeros(surv))
+					c.pair(sc, &f, n, g<<3|int(jj), w[0]>>(8*jj)&0xff, w[1]>>(8*jj)&0xff, int(w[2]>>(8*jj)&0xff), 0, true, false)
+				}
+			}
+			continue
+		}
 		ub := unaryBits{hu: hu} // unary: the feature's stream of prefixes
 		for g0 := 0; g0 < c.k; g0 += 8 {
 			g1 := min(g0+8, c.k)
-			zw := rng.Mix64(hb + uint64(g0>>3+1)*golden)
-			var pw uint64 // oblivious: the group's word of prefixes
+			gi := uint64(g0>>3 + 1)
+			zw := rng.Mix64(f.hb + gi*golden)
+			zn := rng.Mix64(f.hb1 + gi*golden) // the group's word of block blk+1
+			var pw uint64                      // oblivious: the group's word of prefixes
 			if !unary {
-				if g0&15 == 0 {
-					g := uint64(g0 >> 4)
-					bw0, bw1 = rng.Mix64(hu+(2*g+1)*golden), rng.Mix64(hu+(2*g+2)*golden)
-				}
-				pw = bw0
-				if g0&15 >= 8 {
-					pw = bw1
-				}
+				pw = rng.Mix64(hu + gi*golden)
 			}
 			// The quick test in integers, for the whole group; surv has bit
-			// j−g0 set for the pairs it does not rule out.
-			// zn is the group's word of block blk+1, drawn when a byte of
-			// zw has no bit at or above pos (k1 is then in block blk+1).
-			// Without ApproxBeta every pair survives (the unary prefixes are
-			// still read, by the group test).
-			var zn uint64
-			znOK := false
-			if zm := zw & rep; approx && (zm-0x0101010101010101)&^zm&0x8080808080808080 != 0 {
-				if !hb1OK {
-					hb1, hb1OK = rng.Hash2(c.seedB, x, uint64(int64(blk+1))), true
-				}
-				zn, znOK = rng.Mix64(hb1+uint64(g0>>3+1)*golden), true
-			}
+			// j−g0 set for the pairs it does not rule out. Without
+			// ApproxBeta every pair survives (the unary prefixes are still
+			// read, by the group test).
 			surv := uint(1)<<(g1-g0) - 1
 			if unary && !approx {
 				ub.decode(ms[:g1-g0])
 			} else if unary {
 				surv = ub.group(zw, zn, hiMask, hi[g0:g1], blk<<4, &ms)
-			} else if approx {
-				// The group's packed thresholds for this block, cached
-				// by the block's parity (a document's weights mostly
-				// fall in two neighbouring blocks).
-				ci := g0>>2 | blk&1
-				if rwb[ci] != blk {
-					rwb[ci], rw[ci] = blk, obliviousR(hi[g0:g1], blk)
-				}
-				surv &= groupOblivious(zw, zn, pw, rep, rw[ci])
 			}
-			if n != nil {
-				n.Pairs += g1 - g0
-				if unary {
-					for _, m := range ms[:g1-g0] {
-						n.BetaBits += m + 1
-					}
-				} else {
-					n.BetaBits += prefixBits * (g1 - g0)
+			if n != nil && unary {
+				for _, m := range ms[:g1-g0] {
+					n.BetaBits += m + 1
 				}
 			}
 			for ; surv != 0; surv &= surv - 1 {
-				j := g0 + bits.TrailingZeros(surv)
-				var k1 int
-				if w := (zw >> (8 * uint(j&7)) & 0xff) >> pos; w != 0 {
-					k1 = k0 + 1 + bits.TrailingZeros64(w)
-				} else {
-					if !znOK { // drawn by the group test when needed
-						if !hb1OK {
-							hb1, hb1OK = rng.Hash2(c.seedB, x, uint64(int64(blk+1))), true
-						}
-						zn, znOK = rng.Mix64(hb1+uint64(g0>>3+1)*golden), true
-					}
-					if w := zn >> (8 * uint(j&7)) & 0xff; w != 0 {
-						k1 = (blk+1)<<3 + bits.TrailingZeros64(w)
-					} else {
-						k1 = c.nextSet8(x, (blk+2)<<3, j)
-					}
-				}
-				// β's prefix and the least u it allows.
-				var p, m int
-				if unary {
-					m = ms[j-g0]
-				} else {
-					p = int(pw >> (8 * uint(j&7)) & 0xff)
-				}
-				if approx {
-					// Quick test: t = f·2^(x+k1) and mayWin is false when
-					// ulo ≥ t'²/2 for t' = t(1+1e−9) (C(t) ≤ t²/2), that is
-					// k1 ≤ (log2 ulo + 1)/2 − log2 f − x − 1.5e−9; lim holds
-					// the first term less a margin of 1e−6 for rounding.
-					var lim float64
-					if unary {
-						lim = -0.5*float64(m) - 1e-6
-					} else {
-						lim = obliviousLim[p]
-					}
-					if float64(k1) <= lim+h[j] {
-						continue // k1 was further than the byte's bound
-					}
-					var ulo float64
-					if unary {
-						ulo = pow2(-(m + 1))
-					} else {
-						ulo = float64(255-p) * (1.0 / 256)
-					}
-					if !mayWin(ulo, scaleT(sc.f[j], 1, sc.x[j]+k1)) {
-						continue
-					}
-				}
-				t := scaleT(sc.f[j], 1, sc.x[j]+k1)
-				// The rest of β: 53 more bits, u strictly inside the prefix's
-				// interval.
-				r := unit(rng.Mix64(he + uint64(j+1)*golden))
-				var u float64
-				if unary {
-					u = pow2(-(m + 1)) * (2 - r)
-				} else {
-					u = (float64(256-p) - r) * (1.0 / 256)
-				}
-				if n != nil {
-					n.BetaBits += 53
-					n.BetaFull++
-				}
-				if !mayWin(u, t) {
-					continue
-				}
-				if n != nil {
-					n.ZExact++
-				}
-				kz, mz := c.z(x, k0, mS, j)
-				if !mayWin(u, scaleT(sc.f[j], mz, sc.x[j]+kz)) {
-					continue
-				}
-				if n != nil {
-					n.Inversions++
-				}
-				q := math.Log(invertCTol(u, 1e-13)) - (math.Log(mz) + float64(kz)*math.Ln2)
-				if q < sc.q[j] {
-					if n != nil {
-						n.BestChanges++
-					}
-					sc.q[j], sc.idx[j] = q, int32(i)
-					sc.f[j], sc.x[j] = frexpE(q)
-					h[j] = -math.Log2(sc.f[j]) - float64(sc.x[j])
-					hi[j] = int(math.Floor(2*h[j] - 2e-6))
-					rwb[j>>3<<1], rwb[j>>3<<1|1] = math.MinInt, math.MinInt
-				}
+				jj := uint(bits.TrailingZeros(surv))
+				c.pair(sc, &f, n, g0+int(jj), zw>>(8*jj)&0xff, zn>>(8*jj)&0xff, int(pw>>(8*jj)&0xff), ms[jj], approx, unary)
 			}
 		}
 	}
 	return sc
+}
+
+// apxFeature is what runApprox's per-pair code needs of the current feature:
+// its ID and index, S = mS·2^k0, the block blk of interval k0+1 and its bit
+// pos, and the keys of β's remaining bits (he), of the interval bits of
+// blocks blk and blk+1 (hb, hb1) and of the mantissas (hm, drawn when hmOK
+// is false).
+type apxFeature struct {
+	x           uint64
+	i           int32
+	k0, blk     int
+	pos         uint
+	mS          float64
+	he, hb, hb1 uint64
+	hm          uint64
+	hmOK        bool
+}
+
+// scanOblivious is the quick test of runApprox in integers for every group
+// of 8 samples of a feature, its interval bits keyed by hb (block blk) and
+// hb1 (block blk+1), its prefixes by hu, mask rep the intervals above the
+// weight's (the bits ≥ pos of every byte), rw the groups' thresholds for
+// blk (obliviousR). It writes group g's words of interval bits and of
+// prefixes and its survivors, bit jj for pair jj, to gw[4g:4g+4] (zw, zn,
+// pw, survivors); in a last partial group, pairs beyond K may be set.
+//
+// Pair jj of a group is ruled out when 2·(k1 − 8·blk) + c ≤
+// min(hi[jj] − 16·blk, 119), c = obliviousC[p], that is k1 + c/2 ≤
+// h − 1e−6, which implies the float quick test of pair. k1 − 8·blk is tz,
+// the trailing zeros of the pair's byte of zw&rep followed by its byte of
+// zn; when both are empty the pair survives, and so does a pair whose
+// prefix is 255. The eight pairs are tested at once, a byte each (SWAR):
+// with r = max(min(hi − 16·blk, 119), −1) + 1 ∈ [0, 120] the byte of rw,
+// pair jj survives when 2·tz + c ≥ r, c being the leading ones of the
+// prefix byte (obliviousC below 255). No byte's sum exceeds 2·15 + 8 < 128,
+// so bytes never carry into each other. The loop calls nothing and keeps
+// few values live: in Go a call, or too many values, spills the loop's
+// registers to the stack.
+func scanOblivious(gw []uint64, hb, hb1, hu, rep uint64, rw []uint64) {
+	const (
+		lo7 = 0x7f7f7f7f7f7f7f7f
+		hbt = 0x8080808080808080
+		one = 0x0101010101010101
+	)
+	gw = gw[:4*len(rw)]
+	for g, r := range rw {
+		gi := uint64(g+1) * golden
+		zw, zn, pw := rng.Mix64(hb+gi), rng.Mix64(hb1+gi), rng.Mix64(hu+gi)
+		m := zw & rep
+		empty := ^((m&lo7 + lo7) | m) & hbt // bit 7 of the empty bytes of m
+		// x: m's byte, or zn's where m's is empty (k1 in block blk+1).
+		x := m | zn&(empty>>7*0xff)
+		v := twoTZ(x) | empty>>3 // 2·tz
+		// c: y = ~p smeared right is 2^(8−c) − 1 per byte; c = 8 −
+		// popcount(y), 8 only for p = 255.
+		y := ^pw
+		y |= y >> 1 & lo7
+		y |= y >> 2 & 0x3f3f3f3f3f3f3f3f
+		y |= y >> 4 & 0x0f0f0f0f0f0f0f0f
+		y -= y >> 1 & 0x5555555555555555
+		y = y&0x3333333333333333 + y>>2&0x3333333333333333
+		y = (y + y>>4) & 0x0f0f0f0f0f0f0f0f
+		c := 8*one - y
+		// Survivors: p = 255 (c = 8), both bytes empty (x's byte empty),
+		// and 2·tz + c ≥ r.
+		surv := (c<<4 | ^((x&lo7 + lo7) | x) | (((v + c) | hbt) - r)) & hbt
+		w := gw[4*g : 4*g+4 : 4*g+4]
+		w[0], w[1], w[2], w[3] = zw, zn, pw, surv>>7*0x0102040810204080>>56
+	}
+}
+
+// pair finishes the pair of the current feature f and sample j that the
+// group test left: zb and znb are j's bytes of interval bits of blocks blk
+// and blk+1, p its oblivious prefix byte or m its unary run of ones. With
+// approx it rules the pair out from the prefix when it can; then it draws
+// the rest of β and, if the pair may win, z and the key.
+func (c *CWS) pair(sc *cwsScratch, f *apxFeature, n *Counts, j int, zb, znb uint64, p, m int, approx, unary bool) {
+	var k1 int
+	if w := zb >> f.pos; w != 0 {
+		k1 = f.k0 + 1 + bits.TrailingZeros64(w)
+	} else if znb != 0 {
+		k1 = (f.blk+1)<<3 + bits.TrailingZeros64(znb)
+	} else {
+		k1 = c.nextSet8(f.x, (f.blk+2)<<3, j)
+	}
+	t := scaleT(sc.f[j], 1, sc.x[j]+k1)
+	var cl float64 // C(t(1+1e−9)) once computed by mayWinC, else −1
+	if approx {
+		// Quick test: t = f·2^(x+k1) and mayWin is false when
+		// ulo ≥ t'²/2 for t' = t(1+1e−9) (C(t) ≤ t²/2), that is
+		// k1 ≤ (log2 ulo + 1)/2 − log2 f − x − 1.5e−9; lim holds
+		// the first term less a margin of 1e−6 for rounding.
+		var lim, ulo float64
+		if unary {
+			lim = -0.5*float64(m) - 1e-6
+		} else {
+			lim = obliviousLim[p]
+		}
+		if float64(k1) <= lim+sc.g[j] {
+			return // k1 was further than the byte's bound
+		}
+		if unary {
+			ulo = pow2(-(m + 1))
+		} else {
+			ulo = float64(255-p) * (1.0 / 256)
+		}
+		var win bool
+		if win, cl = mayWinC(ulo, t, -1); !win {
+			return
+		}
+	}
+	// The rest of β: 53 more bits, u strictly inside the prefix's interval.
+	r := unit(rng.Mix64(f.he + uint64(j+1)*golden))
+	var u float64
+	if unary {
+		u = pow2(-(m + 1)) * (2 - r)
+	} else {
+		u = (float64(256-p) - r) * (1.0 / 256)
+	}
+	if n != nil {
+		n.BetaBits += 53
+		n.BetaFull++
+	}
+	if win, _ := mayWinC(u, t, cl); !win {
+		return
+	}
+	if n != nil {
+		n.ZExact++
+	}
+	if !f.hmOK {
+		f.hm, f.hmOK = rng.Hash(c.seedM, f.x), true
+	}
+	kz, mz := c.zApprox(f, j, k1, zb)
+	if !mayWin(u, scaleT(sc.f[j], mz, sc.x[j]+kz)) {
+		return
+	}
+	if n != nil {
+		n.Inversions++
+	}
+	q := math.Log(invertCTol(u, 1e-13)) - (math.Log(mz) + float64(kz)*math.Ln2)
+	if q < sc.q[j] {
+		if n != nil {
+			n.BestChanges++
+		}
+		sc.q[j], sc.idx[j] = q, f.i
+		sc.f[j], sc.x[j] = frexpE(q)
+		sc.g[j] = -math.Log2(sc.f[j]) - float64(sc.x[j])
+		sc.hi[j] = int(math.Floor(2*sc.g[j] - 2e-6))
+		sc.rwb[0][j>>3], sc.rwb[1][j>>3] = math.MinInt, math.MinInt
+	}
+}
+
+// mayWinC is mayWin(u, t) that also returns C(t(1+1e−9)) when it computed
+// it, else −1; given such a value as cl (≥ 0) it does not compute it again.
+// Both pair tests of runApprox share t, so C is evaluated once.
+func mayWinC(u, t, cl float64) (bool, float64) {
+	t *= 1 + 1e-9
+	if t >= 40 {
+		return true, cl
+	}
+	if u >= 0.5*t*t {
+		return false, cl
+	}
+	if cl < 0 {
+		cl = cdfC(t)
+	}
+	return u < cl, cl
+}
+
+// zApprox is z for the section-3.5 samplers at the pair's own feature: the
+// first non-empty interval k1 ≥ k0+1 is already known, as are the
+// interval bits zb of block blk, which hold interval k0 unless pos = 0, and
+// the mantissas' key f.hm. It returns what z returns.
+func (c *CWS) zApprox(f *apxFeature, j, k1 int, zb uint64) (int, float64) {
+	var set bool
+	if f.pos != 0 {
+		set = zb>>(f.pos-1)&1 != 0
+	} else {
+		set = c.bit(f.x, f.k0, j)
+	}
+	if set {
+		s, m := c.mantissasH(f.hm, f.k0, j)
+		if m > f.mS {
+			for {
+				nm := m * s.Open01()
+				if nm <= f.mS || nm <= 0.5 {
+					return f.k0, m
+				}
+				m = nm
+			}
+		}
+	}
+	s, m := c.mantissasH(f.hm, k1, j)
+	for {
+		nm := m * s.Open01()
+		if nm <= 0.5 {
+			return k1, m
+		}
+		m = nm
+	}
 }
 
 // word8 returns sample j's byte of the interval bit vector of block b

@@ -54,8 +54,13 @@ type cwsScratch struct {
 	my  []float64
 	g   []float64 // −log2 f − x per sample (section 3.5's quick test)
 	hi  []int     // ⌊2g − 2e−6⌋ per sample (its group test)
-	rw  []uint64  // BetaOblivious: packed thresholds, 2 per group of 8
-	rwb []int     // the block each rw entry was packed for
+	// BetaOblivious, per group of 8 samples: packed thresholds by block
+	// parity and the block each was packed for; the group's words of
+	// interval bits (blocks blk and blk+1) and of prefixes and its
+	// survivors, 4 words a group (scanOblivious).
+	rw  [2][]uint64
+	rwb [2][]int
+	gw  []uint64
 }
 
 // Counts reports the work of one CWS run: Pairs (feature, sample) examined,
@@ -91,9 +96,14 @@ func NewCWS(o Options) (*CWS, error) {
 		c.seedM, c.seedV, c.seedE = rng.Key(o.Seed, t, 3), rng.Key(o.Seed, t, 4), rng.Key(o.Seed, t, 5)
 	}
 	c.pool.New = func() any {
-		return &cwsScratch{q: make([]float64, c.k), f: make([]float64, c.k), x: make([]int, c.k),
-			idx: make([]int32, c.k), ky: make([]int, c.k), my: make([]float64, c.k), g: make([]float64, c.k), hi: make([]int, c.k),
-			rw: make([]uint64, (c.k+7)/8*2), rwb: make([]int, (c.k+7)/8*2)}
+		sc := &cwsScratch{q: make([]float64, c.k), f: make([]float64, c.k), x: make([]int, c.k),
+			idx: make([]int32, c.k), ky: make([]int, c.k), my: make([]float64, c.k), g: make([]float64, c.k), hi: make([]int, c.k)}
+		ng := (c.k + 7) / 8
+		for b := range 2 {
+			sc.rw[b], sc.rwb[b] = make([]uint64, ng), make([]int, ng)
+		}
+		sc.gw = make([]uint64, 4*ng)
+		return sc
 	}
 	return c, nil
 }
@@ -270,7 +280,12 @@ func (c *CWS) prevSet(x uint64, k, j int) int {
 // mantissas starts GenerateSamples(x, k) for sample j, conditioned on the
 // interval being non-empty: the largest active index is m·2^k.
 func (c *CWS) mantissas(x uint64, k, j int) (rng.Stream, float64) {
-	s := rng.New(rng.Hash2(rng.Hash(c.seedM, x), uint64(int64(k)), uint64(j)))
+	return c.mantissasH(rng.Hash(c.seedM, x), k, j)
+}
+
+// mantissasH is mantissas given hm = rng.Hash(c.seedM, x).
+func (c *CWS) mantissasH(hm uint64, k, j int) (rng.Stream, float64) {
+	s := rng.New(rng.Hash2(hm, uint64(int64(k)), uint64(j)))
 	return s, 1 - s.Float64()/2
 }
 
