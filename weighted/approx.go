@@ -183,13 +183,10 @@ func (c *CWS) runApprox(fs []feature.Feature, n *Counts) *cwsScratch {
 		h[j] = -(1 << 30)
 		hi[j] = int(math.Floor(2*h[j] - 2e-6))
 	}
-	// rw[b][g] holds obliviousR of group g for block rwb[b][g], b that
-	// block's parity; a change of hi[j] voids its group's two entries.
-	for b := range sc.rwb {
-		for g := range sc.rwb[b] {
-			sc.rwb[b][g] = math.MinInt
-		}
-	}
+	// rw[b][g] holds obliviousR of group g for block rwBlk[b], b that
+	// block's parity, except for the groups whose bit is set in dirty[b]:
+	// a change of hi[j] sets its group's two bits.
+	sc.rwBlk = [2]int{math.MinInt, math.MinInt}
 	approx := c.dis&ApproxBeta == 0
 	unary := c.beta == BetaUnary
 	var ms [8]int // unary: the group's prefixes (runs of ones)
@@ -216,23 +213,35 @@ func (c *CWS) runApprox(fs []feature.Feature, n *Counts) *cwsScratch {
 		}
 		if !unary && approx {
 			par := blk & 1
-			rw, rwb := sc.rw[par], sc.rwb[par]
-			for g, b := range rwb {
-				if b != blk {
-					g0 := g << 3
-					rwb[g], rw[g] = blk, obliviousR(hi[g0:min(g0+8, c.k)], blk)
+			rw, dirty := sc.rw[par], sc.dirty[par]
+			if sc.rwBlk[par] != blk {
+				sc.rwBlk[par] = blk
+				for g := range rw {
+					rw[g] = obliviousR(hi[g<<3:min(g<<3+8, c.k)], blk)
+				}
+				clear(dirty)
+			} else {
+				for wi, d := range dirty {
+					for ; d != 0; d &= d - 1 {
+						g := wi<<6 | bits.TrailingZeros64(d)
+						rw[g] = obliviousR(hi[g<<3:min(g<<3+8, c.k)], blk)
+					}
+					dirty[wi] = 0
 				}
 			}
 			scanOblivious(sc.gw, f.hb, f.hb1, hu, rep, rw)
-			for g := range len(rw) {
-				w := sc.gw[4*g : 4*g+4 : 4*g+4]
-				surv := uint(w[3])
-				if g<<3+8 > c.k { // the last group is partial
-					surv &= 1<<(c.k&7) - 1
+			gw := sc.gw[:4*len(rw)]
+			if r := c.k & 7; r != 0 { // the last group is partial
+				gw[len(gw)-1] &= 1<<r - 1
+			}
+			for o := 0; o+3 < len(gw); o += 4 {
+				if gw[o+3] == 0 {
+					continue
 				}
-				for ; surv != 0; surv &= surv - 1 {
+				zw, zn, pw := gw[o], gw[o+1], gw[o+2]
+				for surv := uint(gw[o+3]); surv != 0; surv &= surv - 1 {
 					jj := uint(bits.TrailingZeros(surv))
-					c.pair(sc, &f, n, g<<3|int(jj), w[0]>>(8*jj)&0xff, w[1]>>(8*jj)&0xff, int(w[2]>>(8*jj)&0xff), 0, true, false)
+					c.pair(sc, &f, n, o<<1|int(jj), zw>>(8*jj)&0xff, zn>>(8*jj)&0xff, int(pw>>(8*jj)&0xff), 0, true, false)
 				}
 			}
 			continue
@@ -314,17 +323,25 @@ func scanOblivious(gw []uint64, hb, hb1, hu, rep uint64, rw []uint64) {
 		one = 0x0101010101010101
 	)
 	gw = gw[:4*len(rw)]
+	// Two loops, so that few values are live at once: the words, then the
+	// tests.
+	gi := uint64(0)
+	for g := range rw {
+		w := gw[4*g : 4*g+4 : 4*g+4]
+		gi += golden
+		w[0], w[1], w[2] = rng.Mix64(hb+gi), rng.Mix64(hb1+gi), rng.Mix64(hu+gi)
+	}
 	for g, r := range rw {
-		gi := uint64(g+1) * golden
-		zw, zn, pw := rng.Mix64(hb+gi), rng.Mix64(hb1+gi), rng.Mix64(hu+gi)
-		m := zw & rep
+		w := gw[4*g : 4*g+4 : 4*g+4]
+		m := w[0] & rep
 		empty := ^((m&lo7 + lo7) | m) & hbt // bit 7 of the empty bytes of m
 		// x: m's byte, or zn's where m's is empty (k1 in block blk+1).
-		x := m | zn&(empty>>7*0xff)
-		v := twoTZ(x) | empty>>3 // 2·tz
+		x := m | w[1]&(empty>>7*0xff)
+		v := twoTZ(x) | empty>>3       // 2·tz
+		forced := ^((x&lo7 + lo7) | x) // both bytes empty
 		// c: y = ~p smeared right is 2^(8−c) − 1 per byte; c = 8 −
 		// popcount(y), 8 only for p = 255.
-		y := ^pw
+		y := ^w[2]
 		y |= y >> 1 & lo7
 		y |= y >> 2 & 0x3f3f3f3f3f3f3f3f
 		y |= y >> 4 & 0x0f0f0f0f0f0f0f0f
@@ -334,9 +351,8 @@ func scanOblivious(gw []uint64, hb, hb1, hu, rep uint64, rw []uint64) {
 		c := 8*one - y
 		// Survivors: p = 255 (c = 8), both bytes empty (x's byte empty),
 		// and 2·tz + c ≥ r.
-		surv := (c<<4 | ^((x&lo7 + lo7) | x) | (((v + c) | hbt) - r)) & hbt
-		w := gw[4*g : 4*g+4 : 4*g+4]
-		w[0], w[1], w[2], w[3] = zw, zn, pw, surv>>7*0x0102040810204080>>56
+		surv := (c<<4 | forced | (((v + c) | hbt) - r)) & hbt
+		w[3] = surv >> 7 * 0x0102040810204080 >> 56
 	}
 }
 
@@ -355,7 +371,7 @@ func (c *CWS) pair(sc *cwsScratch, f *apxFeature, n *Counts, j int, zb, znb uint
 		k1 = c.nextSet8(f.x, (f.blk+2)<<3, j)
 	}
 	t := scaleT(sc.f[j], 1, sc.x[j]+k1)
-	var cl float64 // C(t(1+1e−9)) once computed by mayWinC, else −1
+	cl := -1.0 // C(t(1+1e−9)) once computed by mayWinC, else −1
 	if approx {
 		// Quick test: t = f·2^(x+k1) and mayWin is false when
 		// ulo ≥ t'²/2 for t' = t(1+1e−9) (C(t) ≤ t²/2), that is
@@ -415,9 +431,16 @@ func (c *CWS) pair(sc *cwsScratch, f *apxFeature, n *Counts, j int, zb, znb uint
 		}
 		sc.q[j], sc.idx[j] = q, f.i
 		sc.f[j], sc.x[j] = frexpE(q)
-		sc.g[j] = -math.Log2(sc.f[j]) - float64(sc.x[j])
+		if math.Abs(q) < 1<<20 {
+			// −log2 e^q, within 1e−9 of −log2 f − x, far inside the
+			// quick tests' margin of 1e−6 (and cheaper).
+			sc.g[j] = -q * (1 / math.Ln2)
+		} else {
+			sc.g[j] = -math.Log2(sc.f[j]) - float64(sc.x[j])
+		}
 		sc.hi[j] = int(math.Floor(2*sc.g[j] - 2e-6))
-		sc.rwb[0][j>>3], sc.rwb[1][j>>3] = math.MinInt, math.MinInt
+		sc.dirty[0][j>>9] |= 1 << uint(j>>3&63)
+		sc.dirty[1][j>>9] |= 1 << uint(j>>3&63)
 	}
 }
 

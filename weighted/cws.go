@@ -55,12 +55,14 @@ type cwsScratch struct {
 	g   []float64 // −log2 f − x per sample (section 3.5's quick test)
 	hi  []int     // ⌊2g − 2e−6⌋ per sample (its group test)
 	// BetaOblivious, per group of 8 samples: packed thresholds by block
-	// parity and the block each was packed for; the group's words of
+	// parity, the block each parity was packed for and the stale groups;
+	// the group's words of
 	// interval bits (blocks blk and blk+1) and of prefixes and its
 	// survivors, 4 words a group (scanOblivious).
-	rw  [2][]uint64
-	rwb [2][]int
-	gw  []uint64
+	rw    [2][]uint64
+	rwBlk [2]int
+	dirty [2][]uint64 // bit g: rw[b][g] is stale
+	gw    []uint64
 }
 
 // Counts reports the work of one CWS run: Pairs (feature, sample) examined,
@@ -100,7 +102,7 @@ func NewCWS(o Options) (*CWS, error) {
 			idx: make([]int32, c.k), ky: make([]int, c.k), my: make([]float64, c.k), g: make([]float64, c.k), hi: make([]int, c.k)}
 		ng := (c.k + 7) / 8
 		for b := range 2 {
-			sc.rw[b], sc.rwb[b] = make([]uint64, ng), make([]int, ng)
+			sc.rw[b], sc.dirty[b] = make([]uint64, ng), make([]uint64, (ng+63)/64)
 		}
 		sc.gw = make([]uint64, 4*ng)
 		return sc
