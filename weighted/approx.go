@@ -335,25 +335,34 @@ func scanOblivious(gw []uint64, hb, hb1, hu, rep uint64, rw []uint64) {
 		w := gw[4*g : 4*g+4 : 4*g+4]
 		m := w[0] & rep
 		empty := ^((m&lo7 + lo7) | m) & hbt // bit 7 of the empty bytes of m
-		// x: m's byte, or zn's where m's is empty (k1 in block blk+1).
+		// x: m's byte, or zn's where m's is empty (k1 in block blk+1);
+		// where x's is empty too, the pair survives (forced).
 		x := m | w[1]&(empty>>7*0xff)
-		v := twoTZ(x) | empty>>3       // 2·tz
-		forced := ^((x&lo7 + lo7) | x) // both bytes empty
-		// c: y = ~p smeared right is 2^(8−c) − 1 per byte; c = 8 −
-		// popcount(y), 8 only for p = 255.
-		y := ^w[2]
-		y |= y >> 1 & lo7
-		y |= y >> 2 & 0x3f3f3f3f3f3f3f3f
-		y |= y >> 4 & 0x0f0f0f0f0f0f0f0f
-		y -= y >> 1 & 0x5555555555555555
-		y = y&0x3333333333333333 + y>>2&0x3333333333333333
-		y = (y + y>>4) & 0x0f0f0f0f0f0f0f0f
-		c := 8*one - y
-		// Survivors: p = 255 (c = 8), both bytes empty (x's byte empty),
-		// and 2·tz + c ≥ r.
-		surv := (c<<4 | forced | (((v + c) | hbt) - r)) & hbt
+		forced := ^((x&lo7 + lo7) | x) & hbt
+		// b: the lowest set bit of each byte of x, 0x80 where x is
+		// empty, so that b − 1 (tz ones) never borrows.
+		nx := ^x
+		b := x&((nx&^hbt+one)^nx&hbt) | forced
+		t := b - one
+		// a: the leading ones of each prefix byte (c of them; all 8 only
+		// for p = 255, which survives).
+		a := w[2]
+		a &= a>>1 | hbt
+		a &= a>>2 | 0xc0c0c0c0c0c0c0c0
+		a &= a>>4 | 0xf0f0f0f0f0f0f0f0
+		forced |= a << 7
+		// v = 2·popcount(t) + popcount(a) + 16 where x is zn's byte, that
+		// is 2·tz + c: popcounts by nibble, then by byte.
+		t -= t >> 1 & 0x5555555555555555
+		t = t&0x3333333333333333 + t>>2&0x3333333333333333
+		a -= a >> 1 & 0x5555555555555555
+		a = a&0x3333333333333333 + a>>2&0x3333333333333333
+		v := 2*t + a // ≤ 12 per nibble
+		v = v&0x0f0f0f0f0f0f0f0f + v>>4&0x0f0f0f0f0f0f0f0f + empty>>3
+		surv := (forced | ((v | hbt) - r)) & hbt
 		w[3] = surv >> 7 * 0x0102040810204080 >> 56
 	}
+
 }
 
 // pair finishes the pair of the current feature f and sample j that the
