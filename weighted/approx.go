@@ -61,18 +61,6 @@ var obliviousC = func() (c [256]int16) {
 	return c
 }()
 
-// twoTZ returns, per byte of m, twice the trailing zeros of the byte (0 for
-// an empty byte), from the lowest set bit of each byte.
-func twoTZ(m uint64) uint64 {
-	const hb = 0x8080808080808080
-	nm := ^m
-	b := m & ((nm&^hb + 0x0101010101010101) ^ nm&hb) // lowest set bit per byte
-	t1 := (b&0xaaaaaaaaaaaaaaaa + 0x7e7e7e7e7e7e7e7e) & hb
-	t2 := (b&0xcccccccccccccccc + 0x7c7c7c7c7c7c7c7c) & hb
-	t4 := (b&0xf0f0f0f0f0f0f0f0 + 0x7070707070707070) & hb
-	return t1>>6 | t2>>5 | t4>>4
-}
-
 // obliviousR packs the thresholds of scanOblivious's group test for the
 // samples of hi (at most 8) and block blk: byte jj is
 // max(min(hi[jj] − 16·blk, 119), −1) + 1. The bytes beyond len(hi) are 0.
@@ -244,6 +232,9 @@ func (c *CWS) runApprox(fs []feature.Feature, n *Counts) *cwsScratch {
 					c.pair(sc, &f, n, o<<1|int(jj), zw>>(8*jj)&0xff, zn>>(8*jj)&0xff, int(pw>>(8*jj)&0xff), 0, true, false)
 				}
 			}
+			if len(sc.inv) > 0 {
+				c.settle(sc, f.i, n)
+			}
 			continue
 		}
 		ub := unaryBits{hu: hu} // unary: the feature's stream of prefixes
@@ -275,6 +266,9 @@ func (c *CWS) runApprox(fs []feature.Feature, n *Counts) *cwsScratch {
 				jj := uint(bits.TrailingZeros(surv))
 				c.pair(sc, &f, n, g0+int(jj), zw>>(8*jj)&0xff, zn>>(8*jj)&0xff, int(pw>>(8*jj)&0xff), ms[jj], approx, unary)
 			}
+		}
+		if len(sc.inv) > 0 {
+			c.settle(sc, f.i, n)
 		}
 	}
 	return sc
@@ -433,24 +427,57 @@ func (c *CWS) pair(sc *cwsScratch, f *apxFeature, n *Counts, j int, zb, znb uint
 	if n != nil {
 		n.Inversions++
 	}
-	q := math.Log(invertCTol(u, 1e-13)) - (math.Log(mz) + float64(kz)*math.Ln2)
-	if q < sc.q[j] {
-		if n != nil {
-			n.BestChanges++
+	// The inversion and the key comparison wait for settle, with the
+	// feature's other inversions.
+	sc.inv = append(sc.inv, invReq{u: u, mz: mz, j: int32(j), kz: int32(kz)})
+}
+
+// invReq is an inversion of cdf_z that pair leaves to settle: the key of
+// sample j is ln(C^(−1)(u)) − ln(mz·2^kz).
+type invReq struct {
+	u, mz float64
+	j, kz int32
+}
+
+// settle makes the inversions pair left for feature i (index i) and keeps
+// the keys that beat their sample's best. The samples of one feature are
+// distinct, so the order does not matter; the inversions run four at a
+// time (invertCTolN: the same values as invertCTol, whose long chains of
+// dependent operations then overlap).
+func (c *CWS) settle(sc *cwsScratch, i int32, n *Counts) {
+	reqs := sc.inv
+	var us, ss [4]float64
+	for len(reqs) > 0 {
+		b := reqs[:min(4, len(reqs))]
+		reqs = reqs[len(b):]
+		for l, r := range b {
+			us[l] = r.u
 		}
-		sc.q[j], sc.idx[j] = q, f.i
-		sc.f[j], sc.x[j] = frexpE(q)
-		if math.Abs(q) < 1<<20 {
-			// −log2 e^q, within 1e−9 of −log2 f − x, far inside the
-			// quick tests' margin of 1e−6 (and cheaper).
-			sc.g[j] = -q * (1 / math.Ln2)
-		} else {
-			sc.g[j] = -math.Log2(sc.f[j]) - float64(sc.x[j])
+		invertCTolN(us[:len(b)], ss[:len(b)], 1e-13)
+		for l, r := range b {
+			j := int(r.j)
+			q := math.Log(ss[l]) - (math.Log(r.mz) + float64(r.kz)*math.Ln2)
+			if q >= sc.q[j] {
+				continue
+			}
+			if n != nil {
+				n.BestChanges++
+			}
+			sc.q[j], sc.idx[j] = q, i
+			sc.f[j], sc.x[j] = frexpE(q)
+			if math.Abs(q) < 1<<20 {
+				// −log2 e^q, within 1e−9 of −log2 f − x, far inside the
+				// quick tests' margin of 1e−6 (and cheaper).
+				sc.g[j] = -q * (1 / math.Ln2)
+			} else {
+				sc.g[j] = -math.Log2(sc.f[j]) - float64(sc.x[j])
+			}
+			sc.hi[j] = int(math.Floor(2*sc.g[j] - 2e-6))
+			sc.dirty[0][j>>9] |= 1 << uint(j>>3&63)
+			sc.dirty[1][j>>9] |= 1 << uint(j>>3&63)
 		}
-		sc.hi[j] = int(math.Floor(2*sc.g[j] - 2e-6))
-		sc.dirty[0][j>>9] |= 1 << uint(j>>3&63)
-		sc.dirty[1][j>>9] |= 1 << uint(j>>3&63)
 	}
+	sc.inv = sc.inv[:0]
 }
 
 // mayWinC is mayWin(u, t) that also returns C(t(1+1e−9)) when it computed

@@ -271,3 +271,32 @@ func TestScanOblivious(t *testing.T) {
 		t.Errorf("survivors by prefix 255, empty bytes, threshold: %v; every case should occur", seen)
 	}
 }
+
+// TestInvertCTolN: the interleaved inversions give invertCTol's values bit
+// for bit, for u across (0, 1) (log-uniform down to 1e−300, and around the
+// branches at u = 0.3 and s = 0.01), in batches of 1 to 4.
+func TestInvertCTolN(t *testing.T) {
+	s := rng.New(11)
+	us := []float64{0.3, math.Nextafter(0.3, 0), math.Nextafter(0.3, 1), 5e-5, 1 - 1e-16, 1e-300, 0.5}
+	for range 20000 {
+		switch s.Uint64() % 3 {
+		case 0:
+			us = append(us, s.Open01())
+		case 1:
+			us = append(us, math.Pow(10, -300*s.Float64()))
+		default:
+			us = append(us, math.Pow(10, -6*s.Float64()))
+		}
+	}
+	var out [4]float64
+	for i := 0; i < len(us); {
+		b := us[i:min(i+1+int(s.Uint64()%4), len(us))]
+		i += len(b)
+		invertCTolN(b, out[:len(b)], 1e-13)
+		for l, u := range b {
+			if want := invertCTol(u, 1e-13); math.Float64bits(out[l]) != math.Float64bits(want) {
+				t.Fatalf("invertCTolN(%v) = %v, invertCTol %v", u, out[l], want)
+			}
+		}
+	}
+}

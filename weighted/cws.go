@@ -63,6 +63,7 @@ type cwsScratch struct {
 	rwBlk [2]int
 	dirty [2][]uint64 // bit g: rw[b][g] is stale
 	gw    []uint64
+	inv   []invReq // the section-3.5 samplers' inversions left for settle
 }
 
 // Counts reports the work of one CWS run: Pairs (feature, sample) examined,
@@ -104,7 +105,7 @@ func NewCWS(o Options) (*CWS, error) {
 		for b := range 2 {
 			sc.rw[b], sc.dirty[b] = make([]uint64, ng), make([]uint64, (ng+63)/64)
 		}
-		sc.gw = make([]uint64, 4*ng)
+		sc.gw, sc.inv = make([]uint64, 4*ng), make([]invReq, 0, c.k)
 		return sc
 	}
 	return c, nil
