@@ -112,8 +112,10 @@ func (s *unaryBits) decode(ms []int) {
 	}
 }
 
-// group is groupOblivious for BetaUnary, c = m, the run of ones of each
-// pair's prefix read from the stream and stored in ms.
+// group is scanOblivious's group test for BetaUnary, one pair at a time
+// (the prefixes have no fixed place in the stream): pair jj is ruled out
+// when 2·tz + m ≤ min(hi[jj] − base, 119), m the run of ones of its prefix,
+// read from the stream and stored in ms.
 //
 //go:noinline
 func (s *unaryBits) group(zw, zn, mask uint64, hi []int, base int, ms *[8]int) (surv uint) {
@@ -149,23 +151,26 @@ func (s *unaryBits) group(zw, zn, mask uint64, hi []int, base int, ms *[8]int) (
 // Samples go in groups of 8, the samples that share a word of interval bits
 // (and, for BetaOblivious, a word of prefixes). Once a sample's best hash is
 // good, almost every pair is ruled out by its prefix, so each group is first
-// tested in integers, without floating point (groupOblivious,
+// tested in integers, without floating point (scanOblivious,
 // unaryBits.group); only the pairs that test leaves go through the per-pair
 // code (pair). The integer test implies pair's own quick test, and the random
 // bits read are the same, so the samples do not change: only the cost of the
 // pairs that cannot win does. For BetaOblivious the group tests of a
-// feature run first, in a loop that calls nothing (scanOblivious), since
-// every call makes Go spill and reload the loop's registers; the survivors
-// follow.
+// feature run first, all 8 pairs of a group at once and in a loop that calls
+// nothing (scanOblivious), since every call makes Go spill and reload the
+// loop's registers; the survivors follow. The inversions of cdf_z the
+// survivors need wait for the end of the feature (settle), where they run
+// four at a time.
 func (c *CWS) runApprox(fs []feature.Feature, n *Counts) *cwsScratch {
 	sc := c.pool.Get().(*cwsScratch)
 	inf := math.Inf(1)
 	for j := range c.k {
 		sc.q[j], sc.f[j], sc.x[j], sc.idx[j] = inf, 1, 1<<30, -1
 	}
-	// h[j] = −log2 f − x for the best key e^q = f·2^x of sample j; |x| ≤
-	// 2^30 (frexpE), so h is within 2.4e−7 of exact, inside the margin.
-	// hi[j] = ⌊2h[j] − 2e−6⌋, the integer threshold of the group test.
+	// h[j] = −log2 f − x for the best key e^q = f·2^x of sample j (settle
+	// takes −q/ln 2 when |q| < 2^20); |x| ≤ 2^30 (frexpE), so h is within
+	// 2.4e−7 of exact, inside the margin. hi[j] = ⌊2h[j] − 2e−6⌋, the
+	// integer threshold of the group test.
 	h, hi := sc.g[:c.k], sc.hi[:c.k]
 	for j := range h {
 		h[j] = -(1 << 30)
