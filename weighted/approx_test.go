@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"math"
+	"math/bits"
 	"testing"
 
 	"github.com/neardup/neardup/feature"
@@ -186,4 +187,116 @@ func TestGoldenBeta(t *testing.T) {
 		}
 	}
 	checkGolden(t, "golden_beta.txt", buf.Bytes(), "section-3.5 sampler output changed")
+}
+
+// groupObliviousRef is the group test of scanOblivious one pair at a time,
+// as runApprox had it before it tested the eight pairs of a group at once.
+func groupObliviousRef(zw, zn, pw, mask uint64, hi []int, base int) (surv uint) {
+	for jj, hj := range hi {
+		c := int(obliviousC[uint8(pw)])
+		tz := bits.TrailingZeros64(zw&mask | zn&0xff<<8 | 1<<60)
+		if 2*tz+c > min(hj-base, 119) {
+			surv |= 1 << uint(jj&7)
+		}
+		zw >>= 8
+		zn >>= 8
+		pw >>= 8
+	}
+	return surv
+}
+
+// TestScanOblivious: the byte-parallel group test rules out exactly the
+// pairs the pair-by-pair one does, for random keys (every mask, so bytes of
+// zw&mask are often empty; zn's bytes are empty and prefixes 255 one time
+// in 256), thresholds on both sides of the bounds and K not a multiple of
+// 8; obliviousC is the leading ones of the prefix below 255.
+func TestScanOblivious(t *testing.T) {
+	for p := range 255 {
+		if int(obliviousC[p]) != bits.LeadingZeros8(^uint8(p)) {
+			t.Fatalf("obliviousC[%d] = %d", p, obliviousC[p])
+		}
+	}
+	s := rng.New(9)
+	seen := [3]int{} // survivors for p = 255, both bytes empty, others
+	for range 20000 {
+		k := 1 + int(s.Uint64()%40)
+		c, _ := NewCWS(Options{K: k, Beta: BetaOblivious})
+		sc := c.pool.Get().(*cwsScratch)
+		hb, hb1, hu := s.Uint64(), s.Uint64(), s.Uint64()
+		mask := uint64(0xff << (s.Uint64() % 8) & 0xff)
+		blk := int(int64(s.Uint64()%64)) - 32
+		hi := make([]int, k)
+		for j := range hi {
+			hi[j] = blk<<4 + int(int64(s.Uint64()%60)) - 20
+			if s.Uint64()%16 == 0 {
+				hi[j] = -(1 << 31)
+			} else if s.Uint64()%16 == 0 {
+				hi[j] = blk<<4 + 200
+			}
+		}
+		rw := sc.rw[0]
+		for g := range rw {
+			rw[g] = obliviousR(hi[g<<3:min(g<<3+8, k)], blk)
+		}
+		scanOblivious(sc.gw, hb, hb1, hu, mask*0x0101010101010101, rw)
+		for g := range rw {
+			gi := uint64(g+1) * golden
+			zw, zn, pw := rng.Mix64(hb+gi), rng.Mix64(hb1+gi), rng.Mix64(hu+gi)
+			w := sc.gw[4*g : 4*g+4]
+			if w[0] != zw || w[1] != zn || w[2] != pw {
+				t.Fatalf("group %d: words %x %x %x, want %x %x %x", g, w[0], w[1], w[2], zw, zn, pw)
+			}
+			want := groupObliviousRef(zw, zn, pw, mask, hi[g<<3:min(g<<3+8, k)], blk<<4)
+			if got := uint(w[3]) & (1<<min(8, k-g<<3) - 1); got != want || w[3] > 0xff {
+				t.Fatalf("k %d group %d zw %x zn %x pw %x mask %x hi %v blk %d: %08b, pair by pair %08b",
+					k, g, zw, zn, pw, mask, hi[g<<3:min(g<<3+8, k)], blk, w[3], want)
+			}
+			for jj := range min(8, k-g<<3) {
+				if want>>jj&1 == 0 {
+					continue
+				}
+				switch {
+				case pw>>(8*jj)&0xff == 0xff:
+					seen[0]++
+				case zw>>(8*jj)&mask == 0 && zn>>(8*jj)&0xff == 0:
+					seen[1]++
+				default:
+					seen[2]++
+				}
+			}
+		}
+		c.pool.Put(sc)
+	}
+	if seen[0] == 0 || seen[1] == 0 || seen[2] == 0 {
+		t.Errorf("survivors by prefix 255, empty bytes, threshold: %v; every case should occur", seen)
+	}
+}
+
+// TestInvertCTolN: the interleaved inversions give invertCTol's values bit
+// for bit, for u across (0, 1) (log-uniform down to 1e−300, and around the
+// branches at u = 0.3 and s = 0.01), in batches of 1 to 4.
+func TestInvertCTolN(t *testing.T) {
+	s := rng.New(11)
+	us := []float64{0.3, math.Nextafter(0.3, 0), math.Nextafter(0.3, 1), 5e-5, 1 - 1e-16, 1e-300, 0.5}
+	for range 20000 {
+		switch s.Uint64() % 3 {
+		case 0:
+			us = append(us, s.Open01())
+		case 1:
+			us = append(us, math.Pow(10, -300*s.Float64()))
+		default:
+			us = append(us, math.Pow(10, -6*s.Float64()))
+		}
+	}
+	var out [4]float64
+	for i := 0; i < len(us); {
+		b := us[i:min(i+1+int(s.Uint64()%4), len(us))]
+		i += len(b)
+		invertCTolN(b, out[:len(b)], 1e-13)
+		for l, u := range b {
+			if want := invertCTol(u, 1e-13); math.Float64bits(out[l]) != math.Float64bits(want) {
+				t.Fatalf("invertCTolN(%v) = %v, invertCTol %v", u, out[l], want)
+			}
+		}
+	}
 }

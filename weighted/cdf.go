@@ -1,6 +1,9 @@
 package weighted
 
-import "math"
+import (
+	"math"
+	"math/bits"
+)
 
 // The hash of MMT section 2.1.2 is h = cdf_z^(−1)(β) with
 // cdf_z(a) = a^z (1 − ln a^z) (eqs. 1 and 8). Writing s = −ln a^z = −z ln h,
@@ -78,6 +81,58 @@ func invertCTol(u, tol float64) float64 {
 		s = ns
 	}
 	return s
+}
+
+// invertCTolN sets s[l] = invertCTol(u[l], tol) for up to 4 values, the
+// same operations in the same order for each, so the same results; the
+// values' steps are interleaved, so that the processor overlaps their
+// chains of dependent operations (a division and a log1p each).
+func invertCTolN(u, s []float64, tol float64) {
+	var lt, cur [4]float64
+	n := min(len(u), len(s), 4)
+	for l := range n {
+		ul := u[l]
+		lt[l] = math.Log1p(-ul) // ln(1−u) < 0
+		if ul < 0.3 {
+			w := math.Sqrt(2 * ul)
+			cur[l] = w * (1 + w*(1.0/3+w*(11.0/72)))
+		} else {
+			a := -lt[l]
+			cur[l] = a + math.Log1p(a+math.Log1p(a))
+		}
+	}
+	live := uint(1)<<n - 1
+	for range 40 {
+		for m := live; m != 0; m &= m - 1 {
+			l := bits.TrailingZeros(m)
+			sl := cur[l]
+			var phi float64
+			if sl < 0.01 {
+				phi = -sl * sl * (1.0/2 - sl*(1.0/3-sl*(1.0/4-sl*(1.0/5-sl*(1.0/6-sl*(1.0/7-sl/8))))))
+			} else {
+				phi = math.Log1p(sl) - sl
+			}
+			phi -= lt[l]
+			step := phi * (1 + sl) / sl
+			ns := sl + step
+			if ns <= 0 {
+				ns = sl / 2
+			}
+			if math.Abs(ns-sl) <= tol*sl {
+				s[l] = ns
+				live &^= 1 << uint(l)
+				continue
+			}
+			cur[l] = ns
+		}
+		if live == 0 {
+			return
+		}
+	}
+	for m := live; m != 0; m &= m - 1 {
+		l := bits.TrailingZeros(m)
+		s[l] = cur[l]
+	}
 }
 
 // frexpE splits e^q as f·2^x with f ∈ [1/2, 1), for q of any size, so the

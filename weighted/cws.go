@@ -54,6 +54,16 @@ type cwsScratch struct {
 	my  []float64
 	g   []float64 // −log2 f − x per sample (section 3.5's quick test)
 	hi  []int     // ⌊2g − 2e−6⌋ per sample (its group test)
+	// The section-3.5 samplers. BetaOblivious, per group of 8 samples:
+	// packed thresholds by block parity, the block each parity was packed
+	// for and the stale groups; the group's words of interval bits (blocks
+	// blk and blk+1) and of prefixes and its survivors, 4 words a group
+	// (scanOblivious).
+	rw    [2][]uint64
+	rwBlk [2]int
+	dirty [2][]uint64 // bit g: rw[b][g] is stale
+	gw    []uint64
+	inv   []invReq // the section-3.5 samplers' inversions left for settle
 }
 
 // Counts reports the work of one CWS run: Pairs (feature, sample) examined,
@@ -89,8 +99,16 @@ func NewCWS(o Options) (*CWS, error) {
 		c.seedM, c.seedV, c.seedE = rng.Key(o.Seed, t, 3), rng.Key(o.Seed, t, 4), rng.Key(o.Seed, t, 5)
 	}
 	c.pool.New = func() any {
-		return &cwsScratch{q: make([]float64, c.k), f: make([]float64, c.k), x: make([]int, c.k),
+		sc := &cwsScratch{q: make([]float64, c.k), f: make([]float64, c.k), x: make([]int, c.k),
 			idx: make([]int32, c.k), ky: make([]int, c.k), my: make([]float64, c.k), g: make([]float64, c.k), hi: make([]int, c.k)}
+		if c.beta != BetaExact {
+			ng := (c.k + 7) / 8
+			for b := range 2 {
+				sc.rw[b], sc.dirty[b] = make([]uint64, ng), make([]uint64, (ng+63)/64)
+			}
+			sc.gw, sc.inv = make([]uint64, 4*ng), make([]invReq, 0, c.k)
+		}
+		return sc
 	}
 	return c, nil
 }
@@ -268,6 +286,13 @@ func (c *CWS) prevSet(x uint64, k, j int) int {
 // interval being non-empty: the largest active index is m·2^k.
 func (c *CWS) mantissas(x uint64, k, j int) (rng.Stream, float64) {
 	s := rng.New(rng.Hash2(rng.Hash(c.seedM, x), uint64(int64(k)), uint64(j)))
+	return s, 1 - s.Float64()/2
+}
+
+// mantissasH is mantissas given hm = rng.Hash(c.seedM, x) (written out
+// twice so that the exact sampler's path keeps its single call).
+func (c *CWS) mantissasH(hm uint64, k, j int) (rng.Stream, float64) {
+	s := rng.New(rng.Hash2(hm, uint64(int64(k)), uint64(j)))
 	return s, 1 - s.Float64()/2
 }
 
