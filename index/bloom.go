@@ -207,15 +207,22 @@ func (b *blockBloom) bits() uint    { return uint(len(b.words)) * 64 }
 func (b *blockBloom) probes() uint  { return b.k }
 func (b *blockBloom) version() byte { return filterBlocked }
 
-// appendData appends uvarint(k), uvarint(blocks), then the words, little
-// endian.
+// appendData appends uvarint(k), uvarint(blocks) (appendHead), then the
+// words, little endian (appendWords).
 func (b *blockBloom) appendData(dst []byte) ([]byte, error) {
+	return appendWords(b.appendHead(dst), b.words), nil
+}
+
+func (b *blockBloom) appendHead(dst []byte) []byte {
 	dst = binary.AppendUvarint(dst, uint64(b.k))
-	dst = binary.AppendUvarint(dst, uint64(len(b.words)/blockWords))
-	for _, w := range b.words {
+	return binary.AppendUvarint(dst, uint64(len(b.words)/blockWords))
+}
+
+func appendWords(dst []byte, words []uint64) []byte {
+	for _, w := range words {
 		dst = binary.LittleEndian.AppendUint64(dst, w)
 	}
-	return dst, nil
+	return dst
 }
 
 func decodeBlockBloom(raw []byte) (*blockBloom, error) {

@@ -166,7 +166,7 @@ func TestFilterVersion1(t *testing.T) {
 	if err := y.Flush(bg); err != nil {
 		t.Fatal(err)
 	}
-	raw, _, _ = st.Meta(bg, filterMeta, nil)
+	raw, _ = recordedFilter(t, st)
 	if raw[0] != filterClassic {
 		t.Fatalf("rewritten as version %d", raw[0])
 	}

@@ -39,7 +39,9 @@ const (
 
 	// The filter's formats: version 1 holds a classic filter
 	// (bits-and-blooms/bloom), which earlier releases recorded and a rate
-	// under about 7e-8 still makes; version 2 a blocked one (blockBloom).
+	// under about 7e-8 still makes; version 2 a blocked one (blockBloom);
+	// version 3 (filterChunked, filterchunks.go) is the head of either
+	// recorded in chunks, past filterChunkBytes.
 	filterClassic = 1
 	filterBlocked = 2
 	minFilter     = 1 << 16
@@ -80,6 +82,9 @@ func (f *filter) load(ctx context.Context, x *Index) error {
 		return fmt.Errorf("index: reading the fingerprint filter: %w", err)
 	}
 	if ok {
+		if raw, err = readFilterValue(ctx, x.st, raw); err != nil {
+			return fmt.Errorf("index: reading the fingerprint filter: %w", err)
+		}
 		if err := f.decode(raw); err != nil {
 			return err
 		}
@@ -210,15 +215,7 @@ func (f *filter) flush(ctx context.Context, x *Index) error {
 			return err
 		}
 	}
-	data, err := f.encode()
-	if err != nil {
-		return fmt.Errorf("index: recording the fingerprint filter: %w", err)
-	}
-	b := x.st.NewBatch()
-	defer b.Close()
-	b.PutMeta(filterMeta, data)
-	b.DeleteMeta(dirtyMeta)
-	if err := b.Commit(ctx); err != nil {
+	if err := f.record(ctx, x); err != nil {
 		return fmt.Errorf("index: recording the fingerprint filter: %w", err)
 	}
 	f.marked = false

@@ -48,7 +48,7 @@ func TestFingerprintFilter(t *testing.T) {
 	if _, ok, _ := st.Meta(bg, dirtyMeta, nil); ok {
 		t.Fatal("marker left after Flush")
 	}
-	raw, ok, _ := st.Meta(bg, filterMeta, nil)
+	raw, ok := recordedFilter(t, st)
 	var f filter
 	if !ok || f.decode(raw) != nil || f.capacity != minFilter {
 		t.Fatalf("recorded filter: %v, capacity %d", ok, f.capacity)
@@ -62,7 +62,7 @@ func TestFingerprintFilter(t *testing.T) {
 	if err := x.Flush(bg); err != nil {
 		t.Fatal(err)
 	}
-	raw, _, _ = st.Meta(bg, filterMeta, nil)
+	raw, _ = recordedFilter(t, st)
 	if err := f.decode(raw); err != nil || f.capacity < 4*300 || f.n != 300 {
 		t.Fatalf("after overflow: capacity %d, n %d, %v", f.capacity, f.n, err)
 	}

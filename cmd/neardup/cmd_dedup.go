@@ -293,6 +293,10 @@ func runDedup(ctx context.Context, env *Env, opts dedupOptions) error {
 	if do.WorkDir == "" {
 		do.WorkDir = filepath.Join(opts.Out, "work")
 	}
+	// The batch commands keep the executable's pages out of a small
+	// budget (trimExecutable); the server does not, whose requests would
+	// wait for them to be read back.
+	defer trimExecutable(do.Memory)()
 	limit := do.Memory
 	if opts.Store != "memory" { // a Pebble store takes its share of the budget
 		offHeap, heap := pebbleShare(do.Memory)

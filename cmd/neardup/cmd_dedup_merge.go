@@ -48,6 +48,7 @@ func runDedupShard(ctx context.Context, env *Env, opts dedupOptions, do dedup.Op
 	}
 	defer unlock()
 	defer withMemoryLimit(do.Memory)()
+	defer trimExecutable(do.Memory)()
 	logf := func(format string, args ...any) {
 		if !opts.Quiet {
 			fmt.Fprintf(env.Stderr, format, args...)

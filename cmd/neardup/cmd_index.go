@@ -266,6 +266,7 @@ func runIndexAdd(ctx context.Context, env *Env, opts indexOptions) error {
 		return err
 	}
 	defer withMemoryLimit(budget)()
+	defer trimExecutable(budget)()
 	s, err := openIndexSession(ctx, env, opts, true, true)
 	if err != nil {
 		return err
