@@ -122,13 +122,14 @@ func newASCIIPath(o Options, word *[256]byte, tokT *rabin.Table, wh *winHasher) 
 // each word byte (letters, '_', and digits when digits is 0x80 in every
 // byte) and 0 elsewhere. Each test is a byte-wise range check on all eight
 // bytes at once: for c < 0x80, c + (0x80-lo) has its top bit set iff
-// c >= lo, without carries between bytes. Bytes >= 0x80 give garbage;
-// callers check for them separately.
+// c >= lo, without carries between bytes, and lo <= c <= hi iff the top
+// bits of c + (0x80-lo) and c + (0x7f-hi) differ (the second implies the
+// first). Bytes >= 0x80 give garbage; callers check for them separately.
 func wordFlags(x, digits uint64) uint64 {
 	const ones = 0x0101010101010101
 	y := x | 0x20*ones // A-Z to a-z (and a few non-letters to non-letters)
-	letter := (y + (0x80-'a')*ones) &^ (y + (0x7f-'z')*ones)
-	digit := (x + (0x80-'0')*ones) &^ (x + (0x7f-'9')*ones)
+	letter := (y + (0x80-'a')*ones) ^ (y + (0x7f-'z')*ones)
+	digit := (x + (0x80-'0')*ones) ^ (x + (0x7f-'9')*ones)
 	notUnder := (x ^ '_'*ones) + 0x7f*ones // top bit clear iff the byte is '_'
 	return (letter | digit&digits | ^notUnder) & (0x80 * ones)
 }
@@ -817,8 +818,11 @@ func dedupSet2(keys []uint64, db []Feature, fb []int32, ids []uint64, shift uint
 func dedupFast2(keys []uint64, db []Feature, fb []int32, ids []uint64, shift uint, i, c int) (int, int) {
 	shift &= 63
 	db, fb = db[:len(ids)], fb[:len(ids)]
-	for ; i < len(ids); i++ {
-		id := ids[i]
+	// Unsigned indices and the shift kept in the multiplier's place spare
+	// a bounds check and the shuffling of the shift count per id.
+	u, uc := uint(i), uint(c)
+	for ; u < uint(len(ids)); u++ {
+		id := ids[u]
 		b := (id * 0x9e3779b97f4a7c15) >> shift &^ 1
 		bk := (*[2]uint64)(keys[b : b+2])
 		k0, k1 := bk[0], bk[1]
@@ -826,17 +830,17 @@ func dedupFast2(keys []uint64, db []Feature, fb []int32, ids []uint64, shift uin
 			if id != 0 {
 				continue
 			}
-			return i, c
+			break
 		}
 		if k1 != 0 || id == 0 {
-			return i, c
+			break
 		}
 		bk[(k0|-k0)>>63] = id // slot 1 if slot 0 is taken
-		db[c] = Feature{ID: id, Weight: 1}
-		fb[c] = int32(i)
-		c++
+		db[uc] = Feature{ID: id, Weight: 1}
+		fb[uc] = int32(u)
+		uc++
 	}
-	return i, c
+	return int(u), int(uc)
 }
 
 // insertFar is dedupSet2's insert of id, not in the full bucket at b, into
