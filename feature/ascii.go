@@ -76,6 +76,7 @@ type asciiTables struct {
 	s1, d1, s2, d2, step [8][256]uint64
 	cs, cd               [256]uint64
 	last                 [256]uint64 // lastBytes
+	prev                 [256]uint64 // prev[r] keeps the last r-8 of 8 bytes, r = 9..16
 }
 
 // maxShortWord is the longest word the tables cover; longer words are
@@ -86,6 +87,9 @@ func newASCIIPath(o Options, word *[256]byte, tokT *rabin.Table, wh *winHasher) 
 	a := &asciiPath{}
 	a.tab.step = wh.by
 	a.tab.last = lastBytes
+	for r := 9; r <= maxShortWord; r++ {
+		a.tab.prev[r] = ^uint64(0) << (128 - 8*r)
+	}
 	if o.Digits != DigitsDrop {
 		a.digits = 0x8080808080808080
 	}
@@ -476,51 +480,64 @@ func le64(b []byte, i int) uint64 {
 
 // asciiLong adds to the values of the words long lists (those of more
 // than 8 bytes) the terms of their bytes at distance 9 to 16 from the end
-// (s2, d2), and recomputes those of more than 16 bytes from their token
-// fingerprints, hashed from the lowered bytes.
+// (s2, d2, by longTerms), and recomputes those of more than 16 bytes from
+// their token fingerprints, hashed from the lowered bytes.
 func (e *Extractor) asciiLong(long []int32) {
 	a := e.fast
-	t := &a.tab
 	buf := a.buf[:cap(a.buf)]
+	if !longTerms(a.sd, long, buf, a.st, a.en, &a.tab) {
+		return
+	}
 	for _, j := range long {
 		s, end := int(a.st[j]), int(a.en[j])
-		r := end - s
-		if r > maxShortWord {
-			a.lower = a.lower[:0]
-			for _, c := range buf[8+s : 8+end] {
-				a.lower = append(a.lower, e.n.word[c])
-			}
-			tok := e.n.hash.hash(a.lower)
-			a.sd[j] = wordSD{e.wh.step(tok), e.wh.dropOf(tok)}
+		if end-s <= maxShortWord {
 			continue
 		}
-		y := le64(buf, end-8) & (^uint64(0) << ((128 - 8*uint(r)) & 63))
-		sj, dj := a.sd[j].s, a.sd[j].d
+		a.lower = a.lower[:0]
+		for _, c := range buf[8+s : 8+end] {
+			a.lower = append(a.lower, e.n.word[c])
+		}
+		tok := e.n.hash.hash(a.lower)
+		a.sd[j] = wordSD{e.wh.step(tok), e.wh.dropOf(tok)}
+	}
+}
+
+// longTerms adds to sd[j], for each word j of long of 9 to 16 bytes, the
+// terms of its bytes at distance 9 to 16 from the end, and reports
+// whether long holds a word of more than 16 bytes, which it leaves alone.
+// (A function of its own, over local slices, so that the compiler keeps
+// its variables in registers.)
+//
+//go:noinline
+func longTerms(sd []wordSD, long []int32, buf []byte, st, en []int32, t *asciiTables) (longer bool) {
+	for _, j := range long {
+		end := int(en[j])
+		r := end - int(st[j])
+		if r > maxShortWord {
+			longer = true
+			continue
+		}
+		y := le64(buf, end-8) & t.prev[uint8(r)]
+		sj, dj := sd[j].s, sd[j].d
 		sj ^= t.s2[0][uint8(y)]
 		dj ^= t.d2[0][uint8(y)]
-		y >>= 8
-		sj ^= t.s2[1][uint8(y)]
-		dj ^= t.d2[1][uint8(y)]
-		y >>= 8
-		sj ^= t.s2[2][uint8(y)]
-		dj ^= t.d2[2][uint8(y)]
-		y >>= 8
-		sj ^= t.s2[3][uint8(y)]
-		dj ^= t.d2[3][uint8(y)]
-		y >>= 8
-		sj ^= t.s2[4][uint8(y)]
-		dj ^= t.d2[4][uint8(y)]
-		y >>= 8
-		sj ^= t.s2[5][uint8(y)]
-		dj ^= t.d2[5][uint8(y)]
-		y >>= 8
-		sj ^= t.s2[6][uint8(y)]
-		dj ^= t.d2[6][uint8(y)]
-		y >>= 8
-		sj ^= t.s2[7][uint8(y)]
-		dj ^= t.d2[7][uint8(y)]
-		a.sd[j] = wordSD{sj, dj}
+		sj ^= t.s2[1][uint8(y>>8)]
+		dj ^= t.d2[1][uint8(y>>8)]
+		sj ^= t.s2[2][uint8(y>>16)]
+		dj ^= t.d2[2][uint8(y>>16)]
+		sj ^= t.s2[3][uint8(y>>24)]
+		dj ^= t.d2[3][uint8(y>>24)]
+		sj ^= t.s2[4][uint8(y>>32)]
+		dj ^= t.d2[4][uint8(y>>32)]
+		sj ^= t.s2[5][uint8(y>>40)]
+		dj ^= t.d2[5][uint8(y>>40)]
+		sj ^= t.s2[6][uint8(y>>48)]
+		dj ^= t.d2[6][uint8(y>>48)]
+		sj ^= t.s2[7][y>>56]
+		dj ^= t.d2[7][y>>56]
+		sd[j] = wordSD{sj, dj}
 	}
+	return longer
 }
 
 // wordSD is the pair of values a word contributes to the window:
