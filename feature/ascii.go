@@ -847,10 +847,10 @@ func dedupFast2(keys []uint64, db []Feature, fb []int32, ids []uint64, shift uin
 			if id != 0 {
 				continue
 			}
-			break
+			return int(u), int(uc)
 		}
 		if k1 != 0 || id == 0 {
-			break
+			return int(u), int(uc)
 		}
 		bk[(k0|-k0)>>63] = id // slot 1 if slot 0 is taken
 		db[uc] = Feature{ID: id, Weight: 1}
