@@ -64,7 +64,6 @@ type asciiPath struct {
 	st    []int32  // word start offsets in the text
 	en    []int32  // word end offsets in the text
 	long  []int32  // the words of more than 8 bytes (words)
-	xs    []uint64 // per word: its last 8 bytes, bytes before it zero (words)
 	sd    []wordSD // per word: step(tok), dropOf(tok) (then the first K-1 again with Wrap)
 	u     []uint64 // per word: the window's term (terms)
 	lower []byte   // a word of more than 16 bytes, lowered (asciiLong)
@@ -76,6 +75,8 @@ type asciiPath struct {
 type asciiTables struct {
 	s1, d1, s2, d2, step [8][256]uint64
 	cs, cd               [256]uint64
+	last                 [256]uint64 // lastBytes
+	prev                 [256]uint64 // prev[r] keeps the last r-8 of 8 bytes, r = 9..16
 }
 
 // maxShortWord is the longest word the tables cover; longer words are
@@ -85,6 +86,10 @@ const maxShortWord = 16
 func newASCIIPath(o Options, word *[256]byte, tokT *rabin.Table, wh *winHasher) *asciiPath {
 	a := &asciiPath{}
 	a.tab.step = wh.by
+	a.tab.last = lastBytes
+	for r := 9; r <= maxShortWord; r++ {
+		a.tab.prev[r] = ^uint64(0) << (128 - 8*r)
+	}
 	if o.Digits != DigitsDrop {
 		a.digits = 0x8080808080808080
 	}
@@ -121,13 +126,14 @@ func newASCIIPath(o Options, word *[256]byte, tokT *rabin.Table, wh *winHasher) 
 // each word byte (letters, '_', and digits when digits is 0x80 in every
 // byte) and 0 elsewhere. Each test is a byte-wise range check on all eight
 // bytes at once: for c < 0x80, c + (0x80-lo) has its top bit set iff
-// c >= lo, without carries between bytes. Bytes >= 0x80 give garbage;
-// callers check for them separately.
+// c >= lo, without carries between bytes, and lo <= c <= hi iff the top
+// bits of c + (0x80-lo) and c + (0x7f-hi) differ (the second implies the
+// first). Bytes >= 0x80 give garbage; callers check for them separately.
 func wordFlags(x, digits uint64) uint64 {
 	const ones = 0x0101010101010101
 	y := x | 0x20*ones // A-Z to a-z (and a few non-letters to non-letters)
-	letter := (y + (0x80-'a')*ones) &^ (y + (0x7f-'z')*ones)
-	digit := (x + (0x80-'0')*ones) &^ (x + (0x7f-'9')*ones)
+	letter := (y + (0x80-'a')*ones) ^ (y + (0x7f-'z')*ones)
+	digit := (x + (0x80-'0')*ones) ^ (x + (0x7f-'9')*ones)
 	notUnder := (x ^ '_'*ones) + 0x7f*ones // top bit clear iff the byte is '_'
 	return (letter | digit&digits | ^notUnder) & (0x80 * ones)
 }
@@ -212,21 +218,107 @@ func (a *asciiPath) spans() bool {
 	} else if swarMasks(masks, text[:64*nb], a.digits) {
 		return false
 	}
-	// Word starts (a word byte after a non-word byte) and ends (the
-	// reverse) of each block, listed by counting trailing zeros eight at
-	// a time without a branch per word: the slots past the last word
-	// get garbage (64 past the block), and the count advances by the
-	// number of transitions.
-	ns, ne := 0, 0
+	ns, ne := transitions(masks, st, en)
+	if ne < ns { // the text ends inside a word
+		en[ne] = int32(n)
+		ne++
+	}
+	a.st, a.en = st[:ns], en[:ne]
+	return true
+}
+
+// transitions lists the word starts (a word byte after a non-word byte)
+// and ends (the reverse) of the blocks whose word-byte masks are masks
+// in st and en, and returns their numbers. They are listed by counting
+// trailing zeros without a branch per word: sixteen of each per block
+// unconditionally (a block of text holds more only if its words average
+// less than 4 bytes with their delimiters; a loop of one or two rounds of
+// eight was mispredicted about once a block), the slots past the last
+// word getting garbage (64 past the block), and the counts advance by the
+// number of transitions. st and en have room for 16 entries past the
+// words. (A function of its own so that the compiler keeps its variables
+// in registers.)
+//
+//go:noinline
+func transitions(masks []uint64, st, en []int32) (ns, ne int) {
 	var carry uint64 // the byte before the block is a word byte
+	var q *[8]int32
 	for i, m := range masks {
 		b := int32(64 * i)
 		prev := m<<1 | carry
 		carry = m >> 63
 		s, e := m&^prev, prev&^m
 		cs, ce := bits.OnesCount64(s), bits.OnesCount64(e)
-		for p := ns; s != 0; p += 8 {
-			q := (*[8]int32)(st[p : p+8])
+		q = (*[8]int32)(st[ns : ns+8])
+		q[0] = b + int32(bits.TrailingZeros64(s))
+		s &= s - 1
+		q[1] = b + int32(bits.TrailingZeros64(s))
+		s &= s - 1
+		q[2] = b + int32(bits.TrailingZeros64(s))
+		s &= s - 1
+		q[3] = b + int32(bits.TrailingZeros64(s))
+		s &= s - 1
+		q[4] = b + int32(bits.TrailingZeros64(s))
+		s &= s - 1
+		q[5] = b + int32(bits.TrailingZeros64(s))
+		s &= s - 1
+		q[6] = b + int32(bits.TrailingZeros64(s))
+		s &= s - 1
+		q[7] = b + int32(bits.TrailingZeros64(s))
+		s &= s - 1
+		q = (*[8]int32)(st[ns+8 : ns+8+8])
+		q[0] = b + int32(bits.TrailingZeros64(s))
+		s &= s - 1
+		q[1] = b + int32(bits.TrailingZeros64(s))
+		s &= s - 1
+		q[2] = b + int32(bits.TrailingZeros64(s))
+		s &= s - 1
+		q[3] = b + int32(bits.TrailingZeros64(s))
+		s &= s - 1
+		q[4] = b + int32(bits.TrailingZeros64(s))
+		s &= s - 1
+		q[5] = b + int32(bits.TrailingZeros64(s))
+		s &= s - 1
+		q[6] = b + int32(bits.TrailingZeros64(s))
+		s &= s - 1
+		q[7] = b + int32(bits.TrailingZeros64(s))
+		s &= s - 1
+		q = (*[8]int32)(en[ne : ne+8])
+		q[0] = b + int32(bits.TrailingZeros64(e))
+		e &= e - 1
+		q[1] = b + int32(bits.TrailingZeros64(e))
+		e &= e - 1
+		q[2] = b + int32(bits.TrailingZeros64(e))
+		e &= e - 1
+		q[3] = b + int32(bits.TrailingZeros64(e))
+		e &= e - 1
+		q[4] = b + int32(bits.TrailingZeros64(e))
+		e &= e - 1
+		q[5] = b + int32(bits.TrailingZeros64(e))
+		e &= e - 1
+		q[6] = b + int32(bits.TrailingZeros64(e))
+		e &= e - 1
+		q[7] = b + int32(bits.TrailingZeros64(e))
+		e &= e - 1
+		q = (*[8]int32)(en[ne+8 : ne+8+8])
+		q[0] = b + int32(bits.TrailingZeros64(e))
+		e &= e - 1
+		q[1] = b + int32(bits.TrailingZeros64(e))
+		e &= e - 1
+		q[2] = b + int32(bits.TrailingZeros64(e))
+		e &= e - 1
+		q[3] = b + int32(bits.TrailingZeros64(e))
+		e &= e - 1
+		q[4] = b + int32(bits.TrailingZeros64(e))
+		e &= e - 1
+		q[5] = b + int32(bits.TrailingZeros64(e))
+		e &= e - 1
+		q[6] = b + int32(bits.TrailingZeros64(e))
+		e &= e - 1
+		q[7] = b + int32(bits.TrailingZeros64(e))
+		e &= e - 1
+		for p := ns + 16; s != 0; p += 8 {
+			q = (*[8]int32)(st[p : p+8])
 			q[0] = b + int32(bits.TrailingZeros64(s))
 			s &= s - 1
 			q[1] = b + int32(bits.TrailingZeros64(s))
@@ -244,8 +336,8 @@ func (a *asciiPath) spans() bool {
 			q[7] = b + int32(bits.TrailingZeros64(s))
 			s &= s - 1
 		}
-		for p := ne; e != 0; p += 8 {
-			q := (*[8]int32)(en[p : p+8])
+		for p := ne + 16; e != 0; p += 8 {
+			q = (*[8]int32)(en[p : p+8])
 			q[0] = b + int32(bits.TrailingZeros64(e))
 			e &= e - 1
 			q[1] = b + int32(bits.TrailingZeros64(e))
@@ -266,12 +358,7 @@ func (a *asciiPath) spans() bool {
 		ns += cs
 		ne += ce
 	}
-	if ne < ns { // the text ends inside a word
-		en[ne] = int32(n)
-		ne++
-	}
-	a.st, a.en = st[:ns], en[:ne]
-	return true
+	return ns, ne
 }
 
 // swarMasks sets masks[i] to the word-byte mask of text's 64-byte block
@@ -312,10 +399,9 @@ func swarMasks(masks []uint64, text []byte, digits uint64) bool {
 }
 
 // words sets a.sd[j] = (step(tok), dropOf(tok)) for every word j that
-// spans listed, and returns their number. Its loops are short, keep their
-// variables in registers and have no branch that depends on the text: the
-// first takes each word's last 8 bytes (fewer for a shorter word), the
-// second looks them up, the third lists the words of more than 8 bytes,
+// spans listed, and returns their number. Its loop has no branch that
+// depends on the text: it takes each word's last 8 bytes (fewer for a
+// shorter word), looks them up, and lists the words of more than 8 bytes,
 // to which asciiLong then adds the rest.
 func (e *Extractor) words() int {
 	a := e.fast
@@ -326,49 +412,35 @@ func (e *Extractor) words() int {
 	if cap(a.long) < nw+1 {
 		a.long = make([]int32, nw+1, (nw+1)*5/4)
 	}
-	if cap(a.xs) < nw {
-		a.xs = make([]uint64, nw, nw*5/4)
-	}
-	a.sd, a.xs = a.sd[:nw], a.xs[:nw]
-	st, en := a.st[:nw], a.en[:nw]
-	nl := lastBytesOf(a.xs, a.long[:nw+1], a.buf[:cap(a.buf)], st, en)
-	lookUp(a.sd, a.xs, st, en, &a.tab)
+	a.sd = a.sd[:nw]
+	nl := lookUp(a.sd, a.long[:nw+1], a.buf[:cap(a.buf)], a.st[:nw], a.en[:nw], &a.tab)
 	if nl > 0 {
 		e.asciiLong(a.long[:nl])
 	}
 	return nw
 }
 
-// lastBytesOf sets xs[j] to the last 8 bytes of word j (buf is the text
-// shifted by 8), bytes before the word masked off: byte p of xs[j] is the
-// byte at distance 8-p from the word's end. The mask of length r mod 256
-// is wrong only for words of more than 255 bytes, which asciiLong redoes.
-// It lists in long the words of more than 8 bytes, without a branch, and
-// returns their number; long has room for one more. (words' loops are
-// functions of their own so that the compiler keeps their variables in
-// registers.)
+// lookUp sets sd[j] to the step and drop values of word j (buf is the
+// text shifted by 8): its length's constants and eight lookups in each
+// table by its last 8 bytes, bytes before the word masked off (byte p at
+// distance 8-p from the word's end; garbage for words of more than 16
+// bytes, and the mask of length r mod 256 is wrong only for words of more
+// than 255 bytes, which asciiLong redoes). It lists in long the words of
+// more than 8 bytes, without a branch, and returns their number; long has
+// room for one more. (words' loops are functions of their own so that the
+// compiler keeps their variables in registers.)
 //
 //go:noinline
-func lastBytesOf(xs []uint64, long []int32, buf []byte, st, en []int32) int {
-	st, en = st[:len(xs)], en[:len(xs)]
+func lookUp(sd []wordSD, long []int32, buf []byte, st, en []int32, t *asciiTables) int {
+	st, en = st[:len(sd)], en[:len(sd)]
 	nl := 0
-	for j := range xs {
+	for j := range sd {
 		end := int(en[j])
-		r := end - int(st[j])
-		xs[j] = le64(buf, end) & lastBytes[uint8(r)]
+		n := end - int(st[j])
+		r := uint8(n)
+		x := le64(buf, end) & t.last[r]
 		long[nl] = int32(j)
-		nl += int(uint(8-r) >> 63) // r > 8
-	}
-	return nl
-}
-
-// lookUp sets sd[j] to the step and drop values of the word of length
-// en[j]-st[j] whose last 8 bytes are xs[j] (garbage for words of more than
-// 16 bytes): its length's constants and eight lookups in each table.
-func lookUp(sd []wordSD, xs []uint64, st, en []int32, t *asciiTables) {
-	xs, st, en = xs[:len(sd)], st[:len(sd)], en[:len(sd)]
-	for j, x := range xs {
-		r := uint8(en[j] - st[j])
+		nl += int(uint(8-n) >> 63) // n > 8
 		sj, dj := t.cs[r], t.cd[r]
 		sj ^= t.s1[0][uint8(x)]
 		dj ^= t.d1[0][uint8(x)]
@@ -388,6 +460,7 @@ func lookUp(sd []wordSD, xs []uint64, st, en []int32, t *asciiTables) {
 		dj ^= t.d1[7][x>>56]
 		sd[j] = wordSD{sj, dj}
 	}
+	return nl
 }
 
 // lastBytes[r] keeps the last min(r, 8) bytes of a little-endian word.
@@ -407,51 +480,64 @@ func le64(b []byte, i int) uint64 {
 
 // asciiLong adds to the values of the words long lists (those of more
 // than 8 bytes) the terms of their bytes at distance 9 to 16 from the end
-// (s2, d2), and recomputes those of more than 16 bytes from their token
-// fingerprints, hashed from the lowered bytes.
+// (s2, d2, by longTerms), and recomputes those of more than 16 bytes from
+// their token fingerprints, hashed from the lowered bytes.
 func (e *Extractor) asciiLong(long []int32) {
 	a := e.fast
-	t := &a.tab
 	buf := a.buf[:cap(a.buf)]
+	if !longTerms(a.sd, long, buf, a.st, a.en, &a.tab) {
+		return
+	}
 	for _, j := range long {
 		s, end := int(a.st[j]), int(a.en[j])
-		r := end - s
-		if r > maxShortWord {
-			a.lower = a.lower[:0]
-			for _, c := range buf[8+s : 8+end] {
-				a.lower = append(a.lower, e.n.word[c])
-			}
-			tok := e.n.hash.hash(a.lower)
-			a.sd[j] = wordSD{e.wh.step(tok), e.wh.dropOf(tok)}
+		if end-s <= maxShortWord {
 			continue
 		}
-		y := le64(buf, end-8) & (^uint64(0) << ((128 - 8*uint(r)) & 63))
-		sj, dj := a.sd[j].s, a.sd[j].d
+		a.lower = a.lower[:0]
+		for _, c := range buf[8+s : 8+end] {
+			a.lower = append(a.lower, e.n.word[c])
+		}
+		tok := e.n.hash.hash(a.lower)
+		a.sd[j] = wordSD{e.wh.step(tok), e.wh.dropOf(tok)}
+	}
+}
+
+// longTerms adds to sd[j], for each word j of long of 9 to 16 bytes, the
+// terms of its bytes at distance 9 to 16 from the end, and reports
+// whether long holds a word of more than 16 bytes, which it leaves alone.
+// (A function of its own, over local slices, so that the compiler keeps
+// its variables in registers.)
+//
+//go:noinline
+func longTerms(sd []wordSD, long []int32, buf []byte, st, en []int32, t *asciiTables) (longer bool) {
+	for _, j := range long {
+		end := int(en[j])
+		r := end - int(st[j])
+		if r > maxShortWord {
+			longer = true
+			continue
+		}
+		y := le64(buf, end-8) & t.prev[uint8(r)]
+		sj, dj := sd[j].s, sd[j].d
 		sj ^= t.s2[0][uint8(y)]
 		dj ^= t.d2[0][uint8(y)]
-		y >>= 8
-		sj ^= t.s2[1][uint8(y)]
-		dj ^= t.d2[1][uint8(y)]
-		y >>= 8
-		sj ^= t.s2[2][uint8(y)]
-		dj ^= t.d2[2][uint8(y)]
-		y >>= 8
-		sj ^= t.s2[3][uint8(y)]
-		dj ^= t.d2[3][uint8(y)]
-		y >>= 8
-		sj ^= t.s2[4][uint8(y)]
-		dj ^= t.d2[4][uint8(y)]
-		y >>= 8
-		sj ^= t.s2[5][uint8(y)]
-		dj ^= t.d2[5][uint8(y)]
-		y >>= 8
-		sj ^= t.s2[6][uint8(y)]
-		dj ^= t.d2[6][uint8(y)]
-		y >>= 8
-		sj ^= t.s2[7][uint8(y)]
-		dj ^= t.d2[7][uint8(y)]
-		a.sd[j] = wordSD{sj, dj}
+		sj ^= t.s2[1][uint8(y>>8)]
+		dj ^= t.d2[1][uint8(y>>8)]
+		sj ^= t.s2[2][uint8(y>>16)]
+		dj ^= t.d2[2][uint8(y>>16)]
+		sj ^= t.s2[3][uint8(y>>24)]
+		dj ^= t.d2[3][uint8(y>>24)]
+		sj ^= t.s2[4][uint8(y>>32)]
+		dj ^= t.d2[4][uint8(y>>32)]
+		sj ^= t.s2[5][uint8(y>>40)]
+		dj ^= t.d2[5][uint8(y>>40)]
+		sj ^= t.s2[6][uint8(y>>48)]
+		dj ^= t.d2[6][uint8(y>>48)]
+		sj ^= t.s2[7][y>>56]
+		dj ^= t.d2[7][y>>56]
+		sd[j] = wordSD{sj, dj}
 	}
+	return longer
 }
 
 // wordSD is the pair of values a word contributes to the window:
@@ -749,8 +835,11 @@ func dedupSet2(keys []uint64, db []Feature, fb []int32, ids []uint64, shift uint
 func dedupFast2(keys []uint64, db []Feature, fb []int32, ids []uint64, shift uint, i, c int) (int, int) {
 	shift &= 63
 	db, fb = db[:len(ids)], fb[:len(ids)]
-	for ; i < len(ids); i++ {
-		id := ids[i]
+	// Unsigned indices and the shift kept in the multiplier's place spare
+	// a bounds check and the shuffling of the shift count per id.
+	u, uc := uint(i), uint(c)
+	for ; u < uint(len(ids)); u++ {
+		id := ids[u]
 		b := (id * 0x9e3779b97f4a7c15) >> shift &^ 1
 		bk := (*[2]uint64)(keys[b : b+2])
 		k0, k1 := bk[0], bk[1]
@@ -758,17 +847,17 @@ func dedupFast2(keys []uint64, db []Feature, fb []int32, ids []uint64, shift uin
 			if id != 0 {
 				continue
 			}
-			return i, c
+			return int(u), int(uc)
 		}
 		if k1 != 0 || id == 0 {
-			return i, c
+			return int(u), int(uc)
 		}
 		bk[(k0|-k0)>>63] = id // slot 1 if slot 0 is taken
-		db[c] = Feature{ID: id, Weight: 1}
-		fb[c] = int32(i)
-		c++
+		db[uc] = Feature{ID: id, Weight: 1}
+		fb[uc] = int32(u)
+		uc++
 	}
-	return i, c
+	return int(u), int(uc)
 }
 
 // insertFar is dedupSet2's insert of id, not in the full bucket at b, into

@@ -25,6 +25,26 @@ func BenchmarkHash(b *testing.B) {
 	}
 }
 
+// BenchmarkHash2 fingerprints one body under two polynomials, as
+// identity does for every document: one pass on the carry-less route and,
+// since the table route's hash2Tables, on the table route (-tags purego)
+// too.
+func BenchmarkHash2(b *testing.B) {
+	t1, t2 := New(DefaultPoly), New(RandomPrimitive(3))
+	s := rng.New(43)
+	for _, n := range []int{100, 6 << 10} {
+		data := randBytes(&s, n)
+		b.Run(fmt.Sprintf("%dB", n), func(b *testing.B) {
+			b.SetBytes(int64(n))
+			b.ReportAllocs()
+			for b.Loop() {
+				f1, f2 := Hash2(t1, t2, data)
+				sink ^= f1 ^ f2
+			}
+		})
+	}
+}
+
 func BenchmarkHashUint64(b *testing.B) {
 	tab := New(DefaultPoly)
 	b.ReportAllocs()

@@ -43,17 +43,27 @@ func (s *oph) Sketch(dst []uint64, fs []feature.Feature) []uint64 {
 	for i := range v {
 		v[i] = sketch.OPHEmpty
 	}
-	key := s.key
-	v = v[:k]
-	for _, f := range fs {
-		h := rng.Mix64(f.ID ^ key)
+	ophBins(v[:k], fs, s.key)
+	sketch.Densify(s.h.Seed, v)
+	return dst
+}
+
+// ophBins lowers each bin of v to the smallest hash Mix64(id ⊕ key) of
+// the features of fs that fall into it. A function of its own so that the
+// compiler keeps the loop's variables in registers: inlined into Sketch,
+// beside grow's, they were spilled, and each hash went through the stack
+// twice.
+//
+//go:noinline
+func ophBins(v []uint64, fs []feature.Feature, key uint64) {
+	k := uint64(len(v))
+	for i := range fs {
+		h := rng.Mix64(fs[i].ID ^ key)
 		// Bin = high word of h·k (sketch.OPHBin), < k; keep the minimum
 		// without a branch: which feature lowers a bin's minimum is
 		// random, so a branch would be mispredicted about once in three
 		// features.
-		hi, _ := bits.Mul64(h, uint64(k))
+		hi, _ := bits.Mul64(h, k)
 		v[hi] = min(v[hi], h)
 	}
-	sketch.Densify(s.h.Seed, v)
-	return dst
 }
