@@ -92,7 +92,7 @@ func executableSpans() (spans []exeSpan, size int64) {
 	if err != nil {
 		return nil, 0
 	}
-	var cur *exeSpan // the executable's mapping being read, if it may be dropped
+	last := false // the mapping being read is spans' last, and may be dropped
 	sc := bufio.NewScanner(bytes.NewReader(raw))
 	for sc.Scan() {
 		line := sc.Text()
@@ -101,7 +101,7 @@ func executableSpans() (spans []exeSpan, size int64) {
 			continue
 		}
 		if lo, hi, ok := strings.Cut(f[0], "-"); ok && len(f) >= 5 {
-			cur = nil // a mapping's header line
+			last = false // a mapping's header line
 			if len(f) < 6 || f[5] != exe {
 				continue
 			}
@@ -113,13 +113,13 @@ func executableSpans() (spans []exeSpan, size int64) {
 			size += int64(z - a)
 			if !strings.Contains(f[1], "w") {
 				spans = append(spans, exeSpan{addr: uintptr(a), size: uintptr(z - a)})
-				cur = &spans[len(spans)-1]
+				last = true
 			}
 			continue
 		}
-		if cur != nil && f[0] == "Anonymous:" && (len(f) < 2 || f[1] != "0") {
+		if last && f[0] == "Anonymous:" && (len(f) < 2 || f[1] != "0") {
 			spans = spans[:len(spans)-1] // holds relocated (private) pages
-			cur = nil
+			last = false
 		}
 	}
 	return spans, size
