@@ -44,7 +44,9 @@ import (
 // with AVX2, spans256 makes the masks with byte compares and VPMOVMSKB and
 // lists the transitions with TZCNT and BLSR). The input is first copied into a zero-padded buffer, so
 // every word can be loaded as one 8-byte word past its end, and the copy is
-// what AppendText re-tokenizes when asked for a feature's text.
+// what AppendText re-tokenizes when asked for a feature's text (spans256
+// case- and digit-folds it in place as it goes, so that clWords4x2F need
+// not; folding is idempotent, so the tokens are the same).
 //
 // Tables: 64 KiB, immutable after newASCIIPath; the buffers are the
 // Extractor's (not safe for concurrent use).
@@ -185,13 +187,16 @@ func (a *asciiPath) spans() bool {
 		a.en = make([]int32, n/2+2+32, n/2+2+32+n/8)
 	}
 	if a.cl != nil && (a.cl.spans || a.cl.span2) {
-		spans := spans256
-		if a.cl.spans {
-			spans = spans512
-		}
 		nb := (n + 63) / 64
 		st, en := a.st[:cap(a.st)], a.en[:cap(a.en)]
-		nst, nen, high := spans(text[:64*nb], st, en, a.digits)
+		var nst, nen int
+		var high bool
+		if a.cl.spans {
+			nst, nen, high = spans512(text[:64*nb], st, en, a.digits)
+		} else {
+			// Folds the text too, for clWords4x2F.
+			nst, nen, high = spans256(text[:64*nb], st, en, a.digits, a.cl.fold)
+		}
 		if high {
 			return false
 		}
