@@ -468,6 +468,14 @@ func TestDedupSet4(t *testing.T) {
 				b := nb - 1 - st.Intn(2)
 				h := b<<(a.shift+2) | st.Uint64()>>(64-a.shift-2)
 				ids[i] = h * phiInv
+			case 6, 7: // dedupSet2's last bucket (bucket2) or the one before
+				mask := uint64(len(a.keys) - 2)
+				b := mask - 2*st.Intn(2)
+				h := st.Uint64()&^(mask<<32|1<<32) | b<<32
+				if bucket2(h*phiInv, mask) != b {
+					t.Fatalf("crafted id in bucket %d, not %d", bucket2(h*phiInv, mask), b)
+				}
+				ids[i] = h * phiInv
 			default:
 				ids[i] = st.Intn(pool) * 0x0123456789abcdef
 			}
@@ -490,7 +498,7 @@ func TestDedupSet4(t *testing.T) {
 		}{
 			{"dedupSet4", func(db []Feature, fb []int32) int { return dedupSet4(a.keys, db, fb, ids, a.shift+2) }},
 			{"dedupSet4Go", func(db []Feature, fb []int32) int { return dedupSet4Go(a.keys, db, fb, ids, a.shift+2) }},
-			{"dedupSet2", func(db []Feature, fb []int32) int { return dedupSet2(a.keys, db, fb, ids, a.shift) }},
+			{"dedupSet2", func(db []Feature, fb []int32) int { return dedupSet2(a.keys, db, fb, ids) }},
 			{"dedupSet", func(db []Feature, fb []int32) int { return a.dedupSet(db, fb, ids) }},
 		} {
 			if f.name == "dedupSet4" && !hasDedup4 {
