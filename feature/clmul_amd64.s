@@ -1237,16 +1237,15 @@ w4wdone:
 	RET
 
 // W2LOAD loads word i's 16 bytes (at -8(SI)(end)), masked to its length
-// r (at most 16) and with the leading 1 (lead), into xr, and ors r into
-// R13.
+// r and with the leading 1 (lead), into xr, and ors r into R13. The
+// tables are indexed by r mod 16: a word of 16 bytes or more gets garbage,
+// which the caller replaces (offsets are nonnegative int32s).
 #define W2LOAD(i, xr) \
-	MOVLQSX i(R10), BX; \
-	MOVLQSX i(R9), AX; \
-	NEGQ AX; \
-	ADDQ BX, AX; \
+	MOVL i(R10), BX; \
+	MOVL BX, AX; \
+	SUBL i(R9), AX; \
 	ORQ AX, R13; \
-	CMPQ AX, R11; \
-	CMOVQHI R11, AX; \
+	ANDL $15, AX; \
 	SHLQ $4, AX; \
 	VMOVDQU -8(SI)(BX*1), xr; \
 	VPAND MASKS(R8)(AX*1), xr, xr; \
@@ -1303,7 +1302,6 @@ TEXT ·clWords4x2(SB), NOSPLIT, $0-112
 	VPBROADCASTQ Q1(R8), Y14
 	VPBROADCASTQ ZT1(R8), Y15
 	XORQ R13, R13
-	MOVQ $16, R11
 	SHRQ $2, CX
 	JZ w42done
 
@@ -1346,7 +1344,6 @@ TEXT ·clWords4x2F(SB), NOSPLIT, $0-112
 	VPBROADCASTQ Q1(R8), Y14
 	VPBROADCASTQ ZT1(R8), Y15
 	XORQ R13, R13
-	MOVQ $16, R11
 	SHRQ $2, CX
 	JZ w4fdone
 
