@@ -51,7 +51,9 @@ const (
 // it, so that clWords4x2F needs not, which with leaner word loads and
 // deduplication took BenchmarkExtractCorpus on the development Xeon with
 // GODEBUG=cpu.avx512f=off from 10.6 to 8.8 CPU ns per shingle (-17%,
-// benchstat of 10 interleaved runs). Chinese and Japanese text (one token per character,
+// benchstat of 10 interleaved runs), but left bench/sketch's Zipf corpus
+// (4,000 documents cycled from memory, where copying each document in
+// from DRAM takes a fifth of the time) at 10.5 (no significant change). Chinese and Japanese text (one token per character,
 // three bytes each; tokenizeFrom's run loop, then the same window and
 // deduplication) costs about 20 CPU ns per shingle on the same machine
 // under load (BenchmarkExtractCJK; 9 for English text in the same runs),
