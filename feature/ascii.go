@@ -44,7 +44,9 @@ import (
 // with AVX2, spans256 makes the masks with byte compares and VPMOVMSKB and
 // lists the transitions with TZCNT and BLSR). The input is first copied into a zero-padded buffer, so
 // every word can be loaded as one 8-byte word past its end, and the copy is
-// what AppendText re-tokenizes when asked for a feature's text.
+// what AppendText re-tokenizes when asked for a feature's text (spans256
+// case- and digit-folds it in place as it goes, so that clWords4x2F need
+// not; folding is idempotent, so the tokens are the same).
 //
 // Tables: 64 KiB, immutable after newASCIIPath; the buffers are the
 // Extractor's (not safe for concurrent use).
@@ -185,13 +187,16 @@ func (a *asciiPath) spans() bool {
 		a.en = make([]int32, n/2+2+32, n/2+2+32+n/8)
 	}
 	if a.cl != nil && (a.cl.spans || a.cl.span2) {
-		spans := spans256
-		if a.cl.spans {
-			spans = spans512
-		}
 		nb := (n + 63) / 64
 		st, en := a.st[:cap(a.st)], a.en[:cap(a.en)]
-		nst, nen, high := spans(text[:64*nb], st, en, a.digits)
+		var nst, nen int
+		var high bool
+		if a.cl.spans {
+			nst, nen, high = spans512(text[:64*nb], st, en, a.digits)
+		} else {
+			// Folds the text too, for clWords4x2F.
+			nst, nen, high = spans256(text[:64*nb], st, en, a.digits, a.cl.fold)
+		}
 		if high {
 			return false
 		}
@@ -773,7 +778,7 @@ func (a *accum) dedupSet(db []Feature, fb []int32, ids []uint64) int {
 		return dedupSet4(a.keys, db[:len(ids)], fb[:len(ids)], ids, a.shift+2)
 	}
 	if useDedup2 {
-		return dedupSet2(a.keys, db, fb, ids, a.shift)
+		return dedupSet2(a.keys, db, fb, ids)
 	}
 	return dedupSet1(a.keys, db, fb, ids, a.shift)
 }
@@ -786,7 +791,7 @@ var useDedup2 = !hasCLMUL512
 // dedupSet2 is dedupSet over a table of buckets of two slots (keys,
 // len(keys) a power of two >= 2, zero, with at least one free slot left
 // after the inserts), the bucket of id starting at slot
-// ((id·φ) >> shift) &^ 1. Slots fill in order, an id going to the first
+// bucket2(id, mask), mask = len(keys)-2. Slots fill in order, an id going to the first
 // free slot of its bucket or, if it is full, of the next bucket with one,
 // so an id absent from a bucket with a free slot is absent from the table.
 // At the load of at most 1/4 that extractASCII gives the table, a bucket
@@ -797,12 +802,13 @@ var useDedup2 = !hasCLMUL512
 // own so that the compiler keeps its variables in registers.
 //
 //go:noinline
-func dedupSet2(keys []uint64, db []Feature, fb []int32, ids []uint64, shift uint) int {
+func dedupSet2(keys []uint64, db []Feature, fb []int32, ids []uint64) int {
 	db, fb = db[:len(ids)], fb[:len(ids)]
+	mask := uint64(len(keys) - 2)
 	zero := false
 	i, c := 0, 0
 	for {
-		i, c = dedupFast2(keys, db, fb, ids, shift, i, c)
+		i, c = dedupFast2(keys, db, fb, ids, mask, i, c)
 		if i == len(ids) {
 			return c
 		}
@@ -816,7 +822,7 @@ func dedupSet2(keys []uint64, db []Feature, fb []int32, ids []uint64, shift uint
 				continue
 			}
 			zero = true
-		} else if !insertFar(keys, (id*0x9e3779b97f4a7c15)>>(shift&63)&^1, id) {
+		} else if !insertFar(keys, bucket2(id, mask), id) {
 			i++
 			continue
 		}
@@ -832,15 +838,13 @@ func dedupSet2(keys []uint64, db []Feature, fb []int32, ids []uint64, shift uint
 // hold it; it returns where it stopped and the new c.
 //
 //go:noinline
-func dedupFast2(keys []uint64, db []Feature, fb []int32, ids []uint64, shift uint, i, c int) (int, int) {
-	shift &= 63
+func dedupFast2(keys []uint64, db []Feature, fb []int32, ids []uint64, mask uint64, i, c int) (int, int) {
 	db, fb = db[:len(ids)], fb[:len(ids)]
-	// Unsigned indices and the shift kept in the multiplier's place spare
-	// a bounds check and the shuffling of the shift count per id.
+	// Unsigned indices spare a bounds check.
 	u, uc := uint(i), uint(c)
 	for ; u < uint(len(ids)); u++ {
 		id := ids[u]
-		b := (id * 0x9e3779b97f4a7c15) >> shift &^ 1
+		b := bucket2(id, mask)
 		bk := (*[2]uint64)(keys[b : b+2])
 		k0, k1 := bk[0], bk[1]
 		if k0 == id || k1 == id {
@@ -860,11 +864,19 @@ func dedupFast2(keys []uint64, db []Feature, fb []int32, ids []uint64, shift uin
 	return int(u), int(uc)
 }
 
+// bucket2 is the first slot of id's bucket in dedupSet2's table of
+// len(keys) = mask+2 slots: bits 32 and up of id·φ (Fibonacci hashing;
+// the ids are fingerprints, so any of their bits are uniform), which a
+// constant shift and a mask select, where the top bits need a variable
+// shift whose count x86 takes only in CL (a register shuffle per id).
+// At most 2^32 slots.
+func bucket2(id, mask uint64) uint64 { return (id * 0x9e3779b97f4a7c15) >> 32 & mask }
+
 // insertFar is dedupSet2's insert of id, not in the full bucket at b, into
 // the next bucket with a free slot; it reports false if id is in one of
 // the buckets before that.
 func insertFar(keys []uint64, b, id uint64) bool {
-	mask := uint64(len(keys)-1) &^ 1
+	mask := uint64(len(keys) - 2)
 	for {
 		b = (b + 2) & mask
 		bk := (*[2]uint64)(keys[b : b+2])

@@ -196,10 +196,11 @@ func clWindowGo(dst, toks []uint64, c *clConsts) {
 // clRoute holds the carry-less route's constants and buffers (asciiPath.cl).
 type clRoute struct {
 	c     *clConsts
-	wide  bool // AVX-512 (clWords4, clWindow8); useCLMUL512 at construction
-	spans bool // AVX-512 VBMI2 (spans512); useSpans512 at construction
-	ymm   bool // AVX2 (clWords4x2, clWindow4), where not wide; useCLMUL256
-	span2 bool // AVX2 (spans256), where not spans; useSpans256
+	wide  bool   // AVX-512 (clWords4, clWindow8); useCLMUL512 at construction
+	spans bool   // AVX-512 VBMI2 (spans512); useSpans512 at construction
+	ymm   bool   // AVX2 (clWords4x2, clWindow4), where not wide; useCLMUL256
+	span2 bool   // AVX2 (spans256), where not spans; useSpans256
+	fold  uint64 // spans256's fold: the word table's, on ASCII (foldASCII)
 	toks  []uint64
 }
 
@@ -244,8 +245,21 @@ func newCLRoute(tokT, winT *rabin.Table, k int, word *[256]byte, digits uint64) 
 			return nil
 		}
 	}
+	var fold uint64
+	if word['A'] == 'a' {
+		fold = 0x20
+	}
+	if word['5'] == '0' {
+		fold |= 0x0f << 8
+	}
+	for v := 1; v < 0x80; v++ {
+		b := []byte{byte(v)}
+		if foldASCII(b, digits, fold); wordFlags(uint64(v), digits) != 0 && b[0] != word[v] {
+			return nil
+		}
+	}
 	return &clRoute{c: c, wide: useCLMUL512, spans: useSpans512,
-		ymm: useCLMUL256 && !useCLMUL512, span2: useSpans256 && !useSpans512}
+		ymm: useCLMUL256 && !useCLMUL512, span2: useSpans256 && !useSpans512, fold: fold}
 }
 
 // useCLMUL lets tests take the table route on a CPU with the instructions.
@@ -354,6 +368,10 @@ func clWordsAll(dst []uint64, buf []byte, st, en []int32, cr *clRoute) int {
 	case cr.wide:
 		n4 = len(dst) &^ 3
 		longest = clWords4(dst[:n4], buf, st[:n4], en[:n4], cr.c)
+	case cr.ymm && cr.span2:
+		// spans256 has folded the text.
+		n4 = len(dst) &^ 3
+		longest = clWords4x2F(dst[:n4], buf, st[:n4], en[:n4], cr.c)
 	case cr.ymm:
 		n4 = len(dst) &^ 3
 		longest = clWords4x2(dst[:n4], buf, st[:n4], en[:n4], cr.c)
@@ -377,6 +395,28 @@ func wordMasksGo(dst []uint64, text []byte, digits uint64) bool {
 		dst[i] = m
 	}
 	return high&0x80 != 0
+}
+
+// foldASCII folds text in place as spans256 does: the byte fold&0xff is
+// or'ed into every letter (0x20 lowers A-Z), and the bits of the byte
+// fold>>8 are cleared in every digit if digits are word bytes (0x0f turns
+// '0'..'9' into '0'); other bytes stay. With the fold of a clRoute it is
+// the word table's folding of the word bytes of ASCII text (newCLRoute
+// checks the same of clConsts.fold), which is idempotent, so clWords gives
+// the same ids for the folded text and tokenize the same tokens.
+func foldASCII(text []byte, digits, fold uint64) {
+	lc, dc := byte(fold), byte(fold>>8)
+	if digits == 0 {
+		dc = 0
+	}
+	for i, b := range text {
+		switch {
+		case 'a' <= b|0x20 && b|0x20 <= 'z':
+			text[i] = b | lc
+		case '0' <= b && b <= '9':
+			text[i] = b &^ dc
+		}
+	}
 }
 
 // spans512Go is the pure-Go form of spans512: the word starts and ends of

@@ -78,10 +78,17 @@ func clWindow4(dst, toks []uint64, c *clConsts)
 func clWords4x2(dst []uint64, buf []byte, st, en []int32, c *clConsts) int
 
 // spans256 is spans512 with AVX2 and BMI1 (clmul_amd64.s); st and en need
-// room for 12 entries past the words.
+// room for 16 entries past the words. It also folds the text in place as
+// foldASCII(text, fold) does, so that clWords4x2F needs not.
 //
 //go:noescape
-func spans256(text []byte, st, en []int32, digits uint64) (nst, nen int, high bool)
+func spans256(text []byte, st, en []int32, digits, fold uint64) (nst, nen int, high bool)
+
+// clWords4x2F is clWords4x2 for text that spans256 has folded
+// (clmul_amd64.s).
+//
+//go:noescape
+func clWords4x2F(dst []uint64, buf []byte, st, en []int32, c *clConsts) int
 
 // hasDedup4 says whether the CPU has dedupSet4's AVX2, BMI1 and BMI2;
 // useDedup4 whether dedupSet takes it: where the AVX-512 kernels run,

@@ -1237,16 +1237,15 @@ w4wdone:
 	RET
 
 // W2LOAD loads word i's 16 bytes (at -8(SI)(end)), masked to its length
-// r (at most 16) and with the leading 1 (lead), into xr, and ors r into
-// R13.
+// r and with the leading 1 (lead), into xr, and ors r into R13. The
+// tables are indexed by r mod 16: a word of 16 bytes or more gets garbage,
+// which the caller replaces (offsets are nonnegative int32s).
 #define W2LOAD(i, xr) \
-	MOVLQSX i(R10), BX; \
-	MOVLQSX i(R9), AX; \
-	NEGQ AX; \
-	ADDQ BX, AX; \
+	MOVL i(R10), BX; \
+	MOVL BX, AX; \
+	SUBL i(R9), AX; \
 	ORQ AX, R13; \
-	CMPQ AX, R11; \
-	CMOVQHI R11, AX; \
+	ANDL $15, AX; \
 	SHLQ $4, AX; \
 	VMOVDQU -8(SI)(BX*1), xr; \
 	VPAND MASKS(R8)(AX*1), xr, xr; \
@@ -1303,7 +1302,6 @@ TEXT ·clWords4x2(SB), NOSPLIT, $0-112
 	VPBROADCASTQ Q1(R8), Y14
 	VPBROADCASTQ ZT1(R8), Y15
 	XORQ R13, R13
-	MOVQ $16, R11
 	SHRQ $2, CX
 	JZ w42done
 
@@ -1327,6 +1325,46 @@ w42loop:
 	JNZ w42loop
 
 w42done:
+	VZEROUPPER
+	MOVQ R13, ret+104(FP)
+	RET
+
+// func clWords4x2F(dst []uint64, buf []byte, st, en []int32, c *clConsts) int
+//
+// clWords4x2 for text that spans256 has folded already: the same loop
+// without W2FOLD.
+TEXT ·clWords4x2F(SB), NOSPLIT, $0-112
+	MOVQ dst_base+0(FP), DI
+	MOVQ dst_len+8(FP), CX
+	MOVQ buf_base+24(FP), SI
+	MOVQ st_base+48(FP), R9
+	MOVQ en_base+72(FP), R10
+	MOVQ c+96(FP), R8
+	VPBROADCASTQ M1(R8), Y13
+	VPBROADCASTQ Q1(R8), Y14
+	VPBROADCASTQ ZT1(R8), Y15
+	XORQ R13, R13
+	SHRQ $2, CX
+	JZ w4fdone
+
+w4floop:
+	W2LOAD(0, X0)
+	W2LOAD(4, X1)
+	W2LOAD(8, X4)
+	W2LOAD(12, X5)
+	VINSERTI128 $1, X4, Y0, Y0
+	VINSERTI128 $1, X5, Y1, Y1
+	W2MUL(Y0)
+	W2MUL(Y1)
+	VPUNPCKHQDQ Y1, Y0, Y0
+	VMOVDQU Y0, (DI)
+	ADDQ $32, DI
+	ADDQ $16, R9
+	ADDQ $16, R10
+	DECQ CX
+	JNZ w4floop
+
+w4fdone:
 	VZEROUPPER
 	MOVQ R13, ret+104(FP)
 	RET
@@ -1357,9 +1395,13 @@ w42done:
 	SPOUT1(reg, 36); \
 	SPOUT1(reg, 40); \
 	SPOUT1(reg, 44); \
+	SPOUT1(reg, 48); \
+	SPOUT1(reg, 52); \
+	SPOUT1(reg, 56); \
+	SPOUT1(reg, 60); \
 	TESTQ reg, reg; \
 	JZ dn; \
-	ADDQ $48, DX; \
+	ADDQ $64, DX; \
 lp: \
 	SPOUT1(reg, 0); \
 	SPOUT1(reg, 4); \
@@ -1370,19 +1412,49 @@ lp: \
 	JNZ lp; \
 dn:
 
-// func spans256(text []byte, st, en []int32, digits uint64) (nst, nen int, high bool)
+// S2HALF classifies the 32 bytes of yr (loaded from off(SI)): it folds
+// them (letters or'ed with Y5, word digits and'ed with the complement of
+// Y6), stores them back, and leaves their word-byte mask in reg.
+#define S2HALF(yr, off, reg) \
+	VPOR Y8, yr, Y2; \
+	VPCMPGTB Y9, Y2, Y3; \
+	VPCMPGTB Y2, Y10, Y2; \
+	VPAND Y2, Y3, Y3; \
+	VPCMPGTB Y11, yr, Y2; \
+	VPCMPGTB yr, Y12, Y4; \
+	VPAND Y4, Y2, Y2; \
+	VPAND Y15, Y2, Y2; \
+	VPOR Y2, Y3, Y4; \
+	VPAND Y5, Y3, Y3; \
+	VPOR yr, Y3, Y3; \
+	VPAND Y6, Y2, Y2; \
+	VPANDN Y3, Y2, Y3; \
+	VMOVDQU Y3, off(SI); \
+	VPCMPEQB Y13, yr, Y2; \
+	VPOR Y2, Y4, Y3; \
+	VPMOVMSKB Y3, reg
+
+// func spans256(text []byte, st, en []int32, digits, fold uint64) (nst, nen int, high bool)
 //
 // spans512 with AVX2 and BMI: each 64-byte block's word-byte mask from
 // byte compares of its two halves (VPMOVMSKB), its starts and ends as in
 // spans512, and their offsets listed by TZCNT and BLSR (SPOUT). The
-// stores run up to 12 entries past the count, which st and en must
-// have room for. len(text) = 64·blocks > 0.
-TEXT ·spans256(SB), NOSPLIT, $0-97
+// stores run up to 16 entries past the count, which st and en must
+// have room for. len(text) = 64·blocks > 0. On the way it folds the text
+// in place (foldASCII): letters get the byte fold&0xff or'ed in, word
+// digits lose the bits of the byte fold>>8 ('0'..'9' to '0' for 0x0f).
+TEXT ·spans256(SB), NOSPLIT, $0-105
 	MOVQ text_base+0(FP), SI
 	MOVQ text_len+8(FP), CX
 	SHRQ $6, CX
 	MOVQ st_base+24(FP), R8
 	MOVQ en_base+48(FP), R9
+	MOVQ fold+80(FP), AX
+	VMOVQ AX, X5
+	VPBROADCASTB X5, Y5 // or'ed into letters
+	SHRQ $8, AX
+	VMOVQ AX, X6
+	VPBROADCASTB X6, Y6 // cleared in word digits
 	MOVQ digits+72(FP), AX
 	XORQ R11, R11
 	TESTQ AX, AX
@@ -1424,30 +1496,8 @@ s2loop:
 	VPOR Y1, Y14, Y14
 	// Letters (signed compares: bytes >= 0x80 are flagged as high),
 	// digits if they are word bytes, and '_'.
-	VPOR Y8, Y0, Y2
-	VPCMPGTB Y9, Y2, Y3
-	VPCMPGTB Y2, Y10, Y2
-	VPAND Y2, Y3, Y3
-	VPCMPGTB Y11, Y0, Y2
-	VPCMPGTB Y0, Y12, Y4
-	VPAND Y4, Y2, Y2
-	VPAND Y15, Y2, Y2
-	VPOR Y2, Y3, Y3
-	VPCMPEQB Y13, Y0, Y2
-	VPOR Y2, Y3, Y3
-	VPMOVMSKB Y3, AX
-	VPOR Y8, Y1, Y2
-	VPCMPGTB Y9, Y2, Y3
-	VPCMPGTB Y2, Y10, Y2
-	VPAND Y2, Y3, Y3
-	VPCMPGTB Y11, Y1, Y2
-	VPCMPGTB Y1, Y12, Y4
-	VPAND Y4, Y2, Y2
-	VPAND Y15, Y2, Y2
-	VPOR Y2, Y3, Y3
-	VPCMPEQB Y13, Y1, Y2
-	VPOR Y2, Y3, Y3
-	VPMOVMSKB Y3, BX
+	S2HALF(Y0, 0, AX)
+	S2HALF(Y1, 32, BX)
 	SHLQ $32, BX
 	ORQ BX, AX    // m
 	LEAQ (R14)(AX*2), BX // m<<1 | carry
@@ -1471,10 +1521,10 @@ s2loop:
 s2done:
 	VPMOVMSKB Y14, AX
 	VZEROUPPER
-	MOVQ R15, nst+80(FP)
-	MOVQ R10, nen+88(FP)
+	MOVQ R15, nst+88(FP)
+	MOVQ R10, nen+96(FP)
 	TESTL AX, AX
-	SETNE high+96(FP)
+	SETNE high+104(FP)
 	RET
 
 // func dedupSet4(keys []uint64, db []Feature, fb []int32, ids []uint64, shift uint) int
@@ -1495,6 +1545,9 @@ TEXT ·dedupSet4(SB), NOSPLIT, $0-112
 	MOVQ shift+96(FP), R11
 	MOVQ $0x9e3779b97f4a7c15, R12
 	VPXOR Y15, Y15, Y15
+	MOVQ $0x3ff0000000000000, DX // 1.0
+	VMOVQ DX, X14
+	VPSLLDQ $8, X14, X14 // (0, 1.0): a Feature's weight in the high quadword
 	XORQ R13, R13 // features so far
 	XORQ R14, R14 // i
 	XORQ BX, BX   // id 0 seen
@@ -1505,12 +1558,11 @@ dloop:
 	MOVQ (SI)(R14*8), AX
 	TESTQ AX, AX
 	JZ dzero
+	VPBROADCASTQ (SI)(R14*8), Y0
 	MOVQ AX, DX
 	IMULQ R12, DX
 	SHRXQ R11, DX, DX
 	SHLQ $5, DX // the bucket's byte offset
-	VMOVQ AX, X0 // VEX: a legacy-SSE MOVQ, with the upper halves in use, made the loop 25 times slower on an AMD EPYC
-	VPBROADCASTQ X0, Y0
 
 dprobe:
 	VMOVDQU (R8)(DX*1), Y1
@@ -1520,18 +1572,15 @@ dprobe:
 	JNZ dnext // a repeat
 	VPCMPEQQ Y15, Y1, Y2
 	VMOVMSKPD Y2, R15
-	TESTL R15, R15
-	JZ dfull
-	TZCNTL R15, R15
+	TZCNTL R15, R15 // CF set if no slot is free
+	JCS dfull
 	LEAQ (DX)(R15*8), R15
 	MOVQ AX, (R8)(R15*1)
 
 demit:
-	MOVQ R13, R15
-	SHLQ $4, R15
-	MOVQ AX, (DI)(R15*1)
-	MOVQ $0x3ff0000000000000, DX // 1.0
-	MOVQ DX, 8(DI)(R15*1)
+	VPBLENDD $0x0c, X14, X0, X3 // Feature{ID: id, Weight: 1}
+	VMOVDQU X3, (DI)
+	ADDQ $16, DI
 	MOVL R14, (R10)(R13*4)
 	INCQ R13
 
@@ -1554,4 +1603,5 @@ dzero:
 	TESTQ BX, BX
 	JNZ dnext
 	MOVQ $1, BX
+	VPXOR X0, X0, X0 // the id 0, for demit
 	JMP demit

@@ -29,8 +29,14 @@ func clWords4x2(dst []uint64, buf []byte, st, en []int32, c *clConsts) int {
 	return clWordsGo(dst, buf, st, en, c)
 }
 
-func spans256(text []byte, st, en []int32, digits uint64) (nst, nen int, high bool) {
-	return spans512Go(text, st, en, digits)
+func spans256(text []byte, st, en []int32, digits, fold uint64) (nst, nen int, high bool) {
+	nst, nen, high = spans512Go(text, st, en, digits)
+	foldASCII(text, digits, fold)
+	return nst, nen, high
+}
+
+func clWords4x2F(dst []uint64, buf []byte, st, en []int32, c *clConsts) int {
+	return clWordsGo(dst, buf, st, en, c)
 }
 
 // hasDedup4 and useDedup4 are false: dedupSet probes one slot at a time.

@@ -156,13 +156,19 @@ func TestCLAsm(t *testing.T) {
 					name string
 					has  bool
 					f    func(dst []uint64, buf []byte, st, en []int32, c *clConsts) int
-				}{{"clWords4", hasCLMUL512, clWords4}, {"clWords4x2", hasCLMUL256, clWords4x2}} {
+				}{{"clWords4", hasCLMUL512, clWords4}, {"clWords4x2", hasCLMUL256, clWords4x2}, {"clWords4x2F", hasCLMUL256, clWords4x2F}} {
 					if !w.has {
 						continue
 					}
 					n4 := nw &^ 3
 					clear(got)
-					lg := w.f(got[:n4], buf, a.st[:n4], a.en[:n4], a.cl.c)
+					wbuf := buf
+					if w.name == "clWords4x2F" {
+						// It takes text that spans256 has folded.
+						wbuf = slices.Clone(buf)
+						foldASCII(wbuf, a.digits, a.cl.fold)
+					}
+					lg := w.f(got[:n4], wbuf, a.st[:n4], a.en[:n4], a.cl.c)
 					if lw := clWordsGo(want[:n4], buf, a.st[:n4], a.en[:n4], a.cl.c); lg != lw {
 						t.Fatalf("%v n %d: %s longest %d, clWordsGo %d", o, n, w.name, lg, lw)
 					}
@@ -365,12 +371,16 @@ func TestSwarMasks(t *testing.T) {
 	}
 }
 
-// TestSpans512 checks spans512 and spans256 against their pure-Go form.
+// TestSpans512 checks spans512 and spans256 against their pure-Go form,
+// and spans256's folding of the text against foldASCII, for every fold a
+// clRoute can have.
 func TestSpans512(t *testing.T) {
-	var fs []func(text []byte, st, en []int32, digits uint64) (int, int, bool)
+	var fs []func(text []byte, st, en []int32, digits, fold uint64) (int, int, bool)
 	var names []string
 	if hasSpans512 {
-		fs, names = append(fs, spans512), append(names, "spans512")
+		fs, names = append(fs, func(text []byte, st, en []int32, digits, _ uint64) (int, int, bool) {
+			return spans512(text, st, en, digits)
+		}), append(names, "spans512")
 	}
 	if hasSpans256 {
 		fs, names = append(fs, spans256), append(names, "spans256")
@@ -400,12 +410,21 @@ func TestSpans512(t *testing.T) {
 					}
 				}
 				for i, f := range fs {
+					fold := []uint64{0, 0x20, 0x0f00, 0x0f20}[rep%4]
 					gs, ge := make([]int32, len(text)+64), make([]int32, len(text)+64)
 					ws, we := make([]int32, len(text)+64), make([]int32, len(text)+64)
-					a, b, h := f(text, gs, ge, digits)
+					got := slices.Clone(text)
+					a, b, h := f(got, gs, ge, digits, fold)
 					c, d, h2 := spans512Go(text, ws, we, digits)
 					if h != h2 || (!h && (a != c || b != d || !slices.Equal(gs[:a], ws[:c]) || !slices.Equal(ge[:b], we[:d]))) {
 						t.Fatalf("%s digits %#x %q: %d %d %v %v %v, pure Go %d %d %v %v %v", names[i], digits, text, a, b, h, gs[:min(a, 40)], ge[:min(b, 40)], c, d, h2, ws[:min(c, 40)], we[:min(d, 40)])
+					}
+					want := slices.Clone(text)
+					if names[i] == "spans256" {
+						foldASCII(want, digits, fold)
+					}
+					if !slices.Equal(got, want) {
+						t.Fatalf("%s digits %#x fold %#x %q: text became %q, want %q", names[i], digits, fold, text, got, want)
 					}
 				}
 			}
@@ -449,6 +468,14 @@ func TestDedupSet4(t *testing.T) {
 				b := nb - 1 - st.Intn(2)
 				h := b<<(a.shift+2) | st.Uint64()>>(64-a.shift-2)
 				ids[i] = h * phiInv
+			case 6, 7: // dedupSet2's last bucket (bucket2) or the one before
+				mask := uint64(len(a.keys) - 2)
+				b := mask - 2*st.Intn(2)
+				h := st.Uint64()&^(mask<<32|1<<32) | b<<32
+				if bucket2(h*phiInv, mask) != b {
+					t.Fatalf("crafted id in bucket %d, not %d", bucket2(h*phiInv, mask), b)
+				}
+				ids[i] = h * phiInv
 			default:
 				ids[i] = st.Intn(pool) * 0x0123456789abcdef
 			}
@@ -471,7 +498,7 @@ func TestDedupSet4(t *testing.T) {
 		}{
 			{"dedupSet4", func(db []Feature, fb []int32) int { return dedupSet4(a.keys, db, fb, ids, a.shift+2) }},
 			{"dedupSet4Go", func(db []Feature, fb []int32) int { return dedupSet4Go(a.keys, db, fb, ids, a.shift+2) }},
-			{"dedupSet2", func(db []Feature, fb []int32) int { return dedupSet2(a.keys, db, fb, ids, a.shift) }},
+			{"dedupSet2", func(db []Feature, fb []int32) int { return dedupSet2(a.keys, db, fb, ids) }},
 			{"dedupSet", func(db []Feature, fb []int32) int { return a.dedupSet(db, fb, ids) }},
 		} {
 			if f.name == "dedupSet4" && !hasDedup4 {

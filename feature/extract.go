@@ -45,9 +45,15 @@ const (
 // and a shingle's are each a few multiplications (four words and eight
 // shingles per instruction with AVX-512), and the rest is finding the
 // words and the deduplication table. With AVX2 and VPCLMULQDQ on 256-bit
-// vectors but no AVX-512 (an AMD EPYC), the two-lane kernels (clWords4x2,
+// vectors but no AVX-512 (an AMD EPYC), the two-lane kernels (clWords4x2F,
 // clWindow4, spans256, dedupSet4) make it about 13 ns, against 25 with the
-// 128-bit loops. Chinese and Japanese text (one token per character,
+// 128-bit loops; spans256 case- and digit-folds the text as it classifies
+// it, so that clWords4x2F needs not, which with leaner word loads and
+// deduplication took BenchmarkExtractCorpus on the development Xeon with
+// GODEBUG=cpu.avx512f=off from 10.6 to 8.8 CPU ns per shingle (-17%,
+// benchstat of 10 interleaved runs), but left bench/sketch's Zipf corpus
+// (4,000 documents cycled from memory, where copying each document in
+// from DRAM takes a fifth of the time) at 10.5 (no significant change). Chinese and Japanese text (one token per character,
 // three bytes each; tokenizeFrom's run loop, then the same window and
 // deduplication) costs about 20 CPU ns per shingle on the same machine
 // under load (BenchmarkExtractCJK; 9 for English text in the same runs),
