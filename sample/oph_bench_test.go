@@ -45,6 +45,35 @@ func BenchmarkOPHCorpus(b *testing.B) {
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "docs/s")
 }
 
+// BenchmarkOPHCorpusLarge is BenchmarkOPHCorpus on 4,096 distinct
+// documents (64 MiB of features, as bench/sketch's 4,000): larger than the
+// caches, so it also measures how well the features stream from memory.
+//
+//	go test ./sample -run '^$' -bench OPHCorpusLarge -cpu 1
+func BenchmarkOPHCorpusLarge(b *testing.B) {
+	docs := make([][]feature.Feature, 4096)
+	for i := range docs {
+		docs[i] = benchDoc(uint64(1000 + i))
+	}
+	smp, err := New(Config{Algorithm: sketch.OPH, K: 128, Seed: 1})
+	if err != nil {
+		b.Fatal(err)
+	}
+	dst := make([]uint64, 0, 128)
+	b.ReportAllocs()
+	b.SetBytes(16 * 1000)
+	b.ResetTimer()
+	c0 := cpuNanos()
+	for i := 0; i < b.N; i++ {
+		dst = smp.Sketch(dst[:0], docs[i&4095])
+	}
+	b.StopTimer()
+	if c := cpuNanos() - c0; c > 0 {
+		b.ReportMetric(1e9*float64(b.N)/float64(c), "cpu-docs/s")
+	}
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "docs/s")
+}
+
 // BenchmarkOPHCorpusParallel is BenchmarkOPHCorpus on GOMAXPROCS
 // goroutines sharing one sampler (samplers are safe for concurrent use),
 // each with its own buffer: docs/s is the wall-clock throughput of all of
