@@ -11,8 +11,11 @@ import (
 // too many for the branch predictor to learn, and more than the L2 cache,
 // as in a real corpus. BenchmarkSketch repeats 8 documents, whose branches
 // the predictor learns, which flatters a data-dependent branch.
-func ophCorpus() [][]feature.Feature {
-	docs := make([][]feature.Feature, 256)
+func ophCorpus() [][]feature.Feature { return ophDocs(256) }
+
+// ophDocs is n distinct 1,000-feature documents; n is a power of two.
+func ophDocs(n int) [][]feature.Feature {
+	docs := make([][]feature.Feature, n)
 	for i := range docs {
 		docs[i] = benchDoc(uint64(1000 + i))
 	}
@@ -24,19 +27,23 @@ func ophCorpus() [][]feature.Feature {
 // of process CPU time (run with -cpu 1).
 //
 //	go test ./sample -run '^$' -bench OPHCorpus -cpu 1
-func BenchmarkOPHCorpus(b *testing.B) {
-	docs := ophCorpus()
+func BenchmarkOPHCorpus(b *testing.B) { benchOPHDocs(b, ophCorpus()) }
+
+// benchOPHDocs sketches docs (a power of two of them) in turn with OPH,
+// k = 128, on one goroutine, and reports cpu-docs/s and docs/s.
+func benchOPHDocs(b *testing.B, docs [][]feature.Feature) {
 	smp, err := New(Config{Algorithm: sketch.OPH, K: 128, Seed: 1})
 	if err != nil {
 		b.Fatal(err)
 	}
+	mask := len(docs) - 1
 	dst := make([]uint64, 0, 128)
 	b.ReportAllocs()
 	b.SetBytes(16 * 1000)
 	b.ResetTimer()
 	c0 := cpuNanos()
 	for i := 0; i < b.N; i++ {
-		dst = smp.Sketch(dst[:0], docs[i&255])
+		dst = smp.Sketch(dst[:0], docs[i&mask])
 	}
 	b.StopTimer()
 	if c := cpuNanos() - c0; c > 0 {
@@ -50,29 +57,7 @@ func BenchmarkOPHCorpus(b *testing.B) {
 // caches, so it also measures how well the features stream from memory.
 //
 //	go test ./sample -run '^$' -bench OPHCorpusLarge -cpu 1
-func BenchmarkOPHCorpusLarge(b *testing.B) {
-	docs := make([][]feature.Feature, 4096)
-	for i := range docs {
-		docs[i] = benchDoc(uint64(1000 + i))
-	}
-	smp, err := New(Config{Algorithm: sketch.OPH, K: 128, Seed: 1})
-	if err != nil {
-		b.Fatal(err)
-	}
-	dst := make([]uint64, 0, 128)
-	b.ReportAllocs()
-	b.SetBytes(16 * 1000)
-	b.ResetTimer()
-	c0 := cpuNanos()
-	for i := 0; i < b.N; i++ {
-		dst = smp.Sketch(dst[:0], docs[i&4095])
-	}
-	b.StopTimer()
-	if c := cpuNanos() - c0; c > 0 {
-		b.ReportMetric(1e9*float64(b.N)/float64(c), "cpu-docs/s")
-	}
-	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "docs/s")
-}
+func BenchmarkOPHCorpusLarge(b *testing.B) { benchOPHDocs(b, ophDocs(4096)) }
 
 // BenchmarkOPHCorpusParallel is BenchmarkOPHCorpus on GOMAXPROCS
 // goroutines sharing one sampler (samplers are safe for concurrent use),
