@@ -15,10 +15,12 @@ const hugePage = 2 << 20
 // backed by transparent huge pages (MADV_HUGEPAGE), then populates it
 // (MADV_POPULATE_WRITE, Linux 5.14; on an older kernel the pages come in
 // as the worker writes them). One fault of a 2 MiB page where 4 KiB
-// pages took 512: at 1M documents of k = 128 the arena's mappings cost
-// 1.55 CPU-s mapped in 4 KiB pages (MAP_POPULATE of 128 KiB chunks), 0.1
-// in huge pages. Where transparent huge pages are off, the populate maps
-// 4 KiB pages, as MAP_POPULATE did.
+// pages took 512: in a CPU profile of the 1M-document run (k = 128) the
+// arena's mappings cost 1.55 CPU-s in 4 KiB pages (MAP_POPULATE of
+// 128 KiB chunks), 0.69 in huge pages (the zeroing of 0.5 GB). Where
+// transparent huge pages are off, the populate maps 4 KiB pages, as
+// MAP_POPULATE did; where the kernel compacts memory for a huge page
+// (defrag "madvise"), a fault may wait for it.
 func mapChunk(size int) ([]byte, error) {
 	size = (size + hugePage - 1) &^ (hugePage - 1)
 	p, err := unix.MmapPtr(-1, 0, nil, uintptr(size+hugePage), unix.PROT_READ|unix.PROT_WRITE, unix.MAP_ANON|unix.MAP_PRIVATE)
