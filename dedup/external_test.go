@@ -407,3 +407,73 @@ func TestExternalStoreKeepsShortFeatures(t *testing.T) {
 		t.Fatalf("%d records in memory, %d out of core", len(records[false]), len(records[true]))
 	}
 }
+
+// The out-of-core store reads a document's feature set back only when
+// index.Cheap may keep it, judged by the recorded size (docLoader.mayBeCheap).
+// At the bound itself the records must still match a run in memory's:
+// documents of 254 to 258 distinct 5-shingles, around the 256 ids a
+// 128-sample sketch's bytes hold, keep their ids up to 256 and not past it,
+// out of core as in memory. A bound one too tight drops the ids of the
+// 256-shingle documents; one too loose only reads more.
+func TestExternalStoreShortFeaturesAtTheBound(t *testing.T) {
+	s := rng.New(7)
+	var docs []*corpus.Document
+	want := map[string]bool{} // name: keeps its ids
+	for i := range 300 {
+		n := 254 + i%5 // distinct shingles
+		w := make([]string, n+4)
+		for j := range w {
+			w[j] = fmt.Sprintf("b%d_%d", i, s.Intn(1<<40)) // distinct words: n distinct shingles
+		}
+		name := fmt.Sprintf("doc%03d-%d", i, n)
+		docs = append(docs, &corpus.Document{ID: name, Body: []byte(strings.Join(w, " "))})
+		want[name] = n <= 256
+	}
+	docs = append(docs, plantedCorpus(1200)...)
+	records := map[bool]map[string]*index.Doc{}
+	for _, ext := range []bool{false, true} {
+		st := store.NewMemory()
+		o := Options{Store: st}
+		if ext {
+			o.Memory, o.WorkDir = 128<<10, t.TempDir()
+		}
+		res, err := Run(bg, docsOf(docs...), o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Summary.External != ext {
+			t.Fatalf("external %v, want %v", res.Summary.External, ext)
+		}
+		recs := map[string]*index.Doc{}
+		if err := st.ScanDocs(bg, func(_ uint64, rec []byte) error {
+			d, err := index.DecodeDoc(rec)
+			if err != nil {
+				return err
+			}
+			recs[d.Name] = d
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+		for name, keeps := range want {
+			d := recs[name]
+			if d == nil {
+				t.Fatalf("external %v: %s not stored", ext, name)
+			}
+			if (len(d.Features) > 0) != keeps {
+				t.Fatalf("external %v: %s keeps %d feature ids, want them kept: %v", ext, name, len(d.Features), keeps)
+			}
+		}
+		records[ext] = recs
+	}
+	for name, m := range records[false] {
+		e := records[true][name]
+		if e == nil {
+			t.Fatalf("%s stored in memory only", name)
+		}
+		m.Fingerprint = e.Fingerprint // keyed by each store's own key
+		if !reflect.DeepEqual(m, e) {
+			t.Fatalf("%s: the out-of-core run stores another record than the run in memory:\n%+v\n%+v", name, m, e)
+		}
+	}
+}
