@@ -147,7 +147,8 @@ func BenchmarkExtract(b *testing.B) {
 // route 23.1 and 22.2 in the same runs (no significant change). On
 // bench/sketch's corpus (4,000 Zipf documents, 24 MB, read from DRAM)
 // the same change measured 10.5 before and after (n=10, p=0.63). On the
-// AMD EPYC (AVX2, VPCLMULQDQ), 10 interleaved runs: the table route 28.2
+// Intel Xeon of 2026-11-29 (AVX-512 off by GODEBUG, so the AVX2
+// kernels), 10 interleaved runs: the table route 28.2
 // against the AVX2 kernels' 12.4 ns per shingle (20.4 against 8.5 CPU
 // ns). Callgrind counts about 230 instructions per shingle on the table
 // route (lookUp 71, dedupFast2 36, chain2 35, transitions 26, swarMasks
