@@ -39,14 +39,6 @@ type job struct {
 
 const jobSize = 64
 
-// doneJobs is how many sketched jobs a worker can hand to the collector
-// before it waits: about 40 ms of a worker's work on 1,000-word
-// documents.
-const doneJobs = 32
-
-// aheadJobs is how many jobs a worker can have waiting for it.
-const aheadJobs = 8
-
 // memFeatureIDs is how many feature ids a run under a memory budget keeps
 // in memory for exact verification (32 MiB) before it sends the feature
 // sets to the feature file (spillFeatures), whatever the size of the
@@ -134,14 +126,8 @@ func (r *run) sketch(docs iter.Seq2[*corpus.Document, error]) error {
 			return err
 		}
 	}
-	// The reader runs ahead of the workers by a few jobs per worker,
-	// so that a worker rarely waits for one while the reader waits for
-	// a core.
-	jobs := make(chan *job, aheadJobs*r.o.Workers)
-	// The collector pauses when Result.Docs grows past bigDocsArray (a
-	// collection before each growth: appendDocs), 50-160 ms each at 1M
-	// documents; the workers keep sketching into done meanwhile.
-	done := make(chan *job, doneJobs*r.o.Workers)
+	jobs := make(chan *job, 2*r.o.Workers)
+	done := make(chan *job, 2*r.o.Workers)
 	var wg sync.WaitGroup
 	for _, s := range sketchers {
 		wg.Add(1)
