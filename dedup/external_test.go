@@ -13,6 +13,7 @@ import (
 
 	"github.com/neardup/neardup/corpus"
 	"github.com/neardup/neardup/feature"
+	"github.com/neardup/neardup/identity"
 	"github.com/neardup/neardup/index"
 	"github.com/neardup/neardup/internal/rng"
 	"github.com/neardup/neardup/store"
@@ -352,6 +353,52 @@ func TestFeaturesOnDisk(t *testing.T) {
 	}
 }
 
+// storedRecords runs docs in memory (ext false) or out of core into a
+// store of sketches and returns its records by name, each with the
+// identity fingerprint zeroed (keyed by each store's own key).
+func storedRecords(t *testing.T, docs []*corpus.Document, ext bool) map[string]*index.Doc {
+	t.Helper()
+	st := store.NewMemory()
+	o := Options{Store: st}
+	if ext {
+		o.Memory, o.WorkDir = 128<<10, t.TempDir()
+	}
+	res, err := Run(bg, docsOf(docs...), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Summary.External != ext {
+		t.Fatalf("external %v, want %v", res.Summary.External, ext)
+	}
+	recs := map[string]*index.Doc{}
+	if err := st.ScanDocs(bg, func(_ uint64, rec []byte) error {
+		d, err := index.DecodeDoc(rec)
+		if err != nil {
+			return err
+		}
+		d.Fingerprint = identity.Fingerprint{}
+		recs[d.Name] = d
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return recs
+}
+
+// sameRecords fails unless the runs in memory and out of core stored the
+// same records.
+func sameRecords(t *testing.T, mem, ext map[string]*index.Doc) {
+	t.Helper()
+	if len(mem) != len(ext) {
+		t.Fatalf("%d records in memory, %d out of core", len(mem), len(ext))
+	}
+	for name, m := range mem {
+		if e := ext[name]; !reflect.DeepEqual(m, e) {
+			t.Fatalf("%s: the out-of-core run stores another record than the run in memory:\n%+v\n%+v", name, m, e)
+		}
+	}
+}
+
 // An out-of-core run's store of sketches (no StoreFeatures) keeps the
 // short documents' feature ids (index.Doc.TrimFeatures), as a run in
 // memory's does: the records are the same (but for the identity
@@ -361,49 +408,57 @@ func TestFeaturesOnDisk(t *testing.T) {
 // verify it exactly.
 func TestExternalStoreKeepsShortFeatures(t *testing.T) {
 	docs := plantedCorpus(1500)
-	records := map[bool]map[string]string{} // by name
+	records := map[bool]map[string]*index.Doc{}
 	for _, ext := range []bool{false, true} {
-		st := store.NewMemory()
-		o := Options{Store: st}
-		if ext {
-			o.Memory, o.WorkDir = 128<<10, t.TempDir()
-		}
-		res, err := Run(bg, docsOf(docs...), o)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if res.Summary.External != ext {
-			t.Fatalf("external %v, want %v", res.Summary.External, ext)
-		}
-		recs, withIDs := map[string]string{}, 0
-		if err := st.ScanDocs(bg, func(_ uint64, rec []byte) error {
-			d, err := index.DecodeDoc(rec)
-			if err != nil {
-				return err
-			}
+		recs, withIDs := storedRecords(t, docs, ext), 0
+		for _, d := range recs {
 			if len(d.Features) > 0 {
 				withIDs++
 			}
-			recs[d.Name] = string(rec)
-			return nil
-		}); err != nil {
-			t.Fatal(err)
 		}
 		if len(recs) == 0 || withIDs != len(recs) {
 			t.Fatalf("external %v: %d of %d stored documents keep their feature ids, want all", ext, withIDs, len(recs))
 		}
 		records[ext] = recs
 	}
-	for name, rec := range records[false] {
-		m, _ := index.DecodeDoc([]byte(rec))
-		e, err := index.DecodeDoc([]byte(records[true][name]))
-		// The identity fingerprints are keyed by each store's own key.
-		m.Fingerprint = e.Fingerprint
-		if err != nil || !reflect.DeepEqual(m, e) {
-			t.Fatalf("%s: the out-of-core run stores another record than the run in memory (%v):\n%+v\n%+v", name, err, m, e)
+	sameRecords(t, records[false], records[true])
+}
+
+// The out-of-core store reads a document's feature set back only when
+// index.Cheap may keep it, judged by the recorded size (docLoader.mayBeCheap).
+// At the bound itself the records must still match a run in memory's:
+// documents of 254 to 258 distinct 5-shingles, around the 256 ids a
+// 128-sample sketch's bytes hold, keep their ids up to 256 and not past it,
+// out of core as in memory. A bound one too tight drops the ids of the
+// 256-shingle documents; one too loose only reads more.
+func TestExternalStoreShortFeaturesAtTheBound(t *testing.T) {
+	s := rng.New(7)
+	var docs []*corpus.Document
+	want := map[string]bool{} // name: keeps its ids
+	for i := range 300 {
+		n := 254 + i%5 // distinct shingles
+		w := make([]string, n+4)
+		for j := range w {
+			w[j] = fmt.Sprintf("b%d_%d", i, s.Intn(1<<40)) // distinct words: n distinct shingles
 		}
+		name := fmt.Sprintf("doc%03d-%d", i, n)
+		docs = append(docs, &corpus.Document{ID: name, Body: []byte(strings.Join(w, " "))})
+		want[name] = n <= 256
 	}
-	if len(records[false]) != len(records[true]) {
-		t.Fatalf("%d records in memory, %d out of core", len(records[false]), len(records[true]))
+	docs = append(docs, plantedCorpus(1200)...)
+	records := map[bool]map[string]*index.Doc{}
+	for _, ext := range []bool{false, true} {
+		recs := storedRecords(t, docs, ext)
+		for name, keeps := range want {
+			d := recs[name]
+			if d == nil {
+				t.Fatalf("external %v: %s not stored", ext, name)
+			}
+			if (len(d.Features) > 0) != keeps {
+				t.Fatalf("external %v: %s keeps %d feature ids, want them kept: %v", ext, name, len(d.Features), keeps)
+			}
+		}
+		records[ext] = recs
 	}
+	sameRecords(t, records[false], records[true])
 }

@@ -251,13 +251,15 @@ func (l *docLoader) withShortFeatures() *docLoader {
 }
 
 // mayBeCheap reports whether the document at position i, of n sketch
-// values, may have a feature set index.Cheap keeps: its recorded size
-// (its number of features; 0 when unknown) is within a quarter more than
-// the most Cheap allows.
+// values, may have a feature set index.Cheap keeps. An unweighted
+// sketch's recorded size is its number of features (sample.Config.Size),
+// the very count Cheap tests, so the test is exact: a 300-word document
+// (about 296 ids, past the 256 of k = 128) is not read back only to be
+// dropped. A size of 0 (unknown) reads the set.
 func (l *docLoader) mayBeCheap(i, n int) bool {
 	size := *l.r.side.sizes.at(i)
 	most := float64(n) * float64(l.r.hdr.Bits) / 32 // 4 bytes per id, within the samples' bytes
-	return size <= 0 || size <= 1.25*most+1
+	return size <= 0 || size <= most
 }
 
 // load returns the index documents of the documents at positions pos,
