@@ -137,7 +137,8 @@ over a share of the input files, into --work; "neardup dedup merge" joins
 the shards and finishes the run (see its help).
 
 Standard input ("-") is read once: while it is sketched, its bytes are
-copied S2-compressed to --work/stdin.spool.s2 (removed at the end
+copied to --work/stdin.spool.s2 (its first GiB as is, the rest
+S2-compressed; removed at the end
 unless --keep-work; the disk needs room for it), from which the kept
 documents are written.
 

@@ -256,3 +256,56 @@ func TestStdinSpoolWriteError(t *testing.T) {
 		}
 	}
 }
+
+// TestStdinSpoolRawThenCompressed: a spool that passes spoolRawLimit, in
+// reads that straddle it or end on it, reads back byte for byte, its first
+// part in uncompressed blocks and the rest compressed.
+func TestStdinSpoolRawThenCompressed(t *testing.T) {
+	old := spoolRawLimit
+	t.Cleanup(func() { spoolRawLimit = old })
+	// Compressible text, so that the compressed part is smaller.
+	var src bytes.Buffer
+	r := rand.New(rand.NewPCG(1, 2))
+	for src.Len() < 3<<20 {
+		src.WriteString([]string{"alpha ", "beta ", "gamma ", "delta "}[r.IntN(4)])
+	}
+	for _, limit := range []int64{0, 1, 65536, 1 << 20, 1<<20 + 7, 1 << 40} {
+		spoolRawLimit = limit
+		path := filepath.Join(t.TempDir(), "spool")
+		f, err := os.Create(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// 64 KiB reads: 1 MiB is a read boundary, 1 MiB + 7 is not.
+		s, err := newSpoolTo(path, f, bytes.NewReader(src.Bytes()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		buf := make([]byte, 64<<10)
+		if _, err := io.CopyBuffer(struct{ io.Writer }{io.Discard}, struct{ io.Reader }{s}, buf); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Finish(); err != nil {
+			t.Fatal(err)
+		}
+		rc, err := s.Open()
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := io.ReadAll(rc)
+		rc.Close()
+		if err != nil || !bytes.Equal(got, src.Bytes()) {
+			t.Fatalf("limit %d: read back %d bytes (%v), want %d", limit, len(got), err, src.Len())
+		}
+		st, err := os.Stat(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		raw := min(limit, int64(src.Len()))
+		// Uncompressed blocks cost 8 bytes each beyond their data; the
+		// rest compresses to well under half.
+		if st.Size() < raw || st.Size() > raw+(int64(src.Len())-raw)/2+4096 {
+			t.Fatalf("limit %d: spool of %d bytes for %d raw of %d", limit, st.Size(), raw, src.Len())
+		}
+	}
+}
