@@ -363,7 +363,7 @@ func newSampler(k int) sample.Sampler {
 // the reported near pairs from regenerated documents.
 func measurePrecision(g *generator, near []dedup.Pair, sampleN int) *precision {
 	p := &precision{Reported: len(near), MinJ: 2}
-	if len(near) == 0 {
+	if len(near) == 0 || sampleN <= 0 { // -precision-sample 0: none measured
 		return p
 	}
 	step := max(1, len(near)/sampleN)
