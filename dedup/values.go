@@ -250,16 +250,15 @@ func (l *docLoader) withShortFeatures() *docLoader {
 	return l.withFeatures()
 }
 
-// mayBeCheap reports whether the document at position i, of n sketch
-// values, may have a feature set index.Cheap keeps. An unweighted
-// sketch's recorded size is its number of features (sample.Config.Size),
-// the very count Cheap tests, so the test is exact: a 300-word document
-// (about 296 ids, past the 256 of k = 128) is not read back only to be
-// dropped. A size of 0 (unknown) reads the set.
-func (l *docLoader) mayBeCheap(i, n int) bool {
+// mayBeCheap reports whether the document at position i, of sketch s,
+// has a feature set index.Cheap keeps. An unweighted sketch's recorded
+// size is its number of features (sample.Config.Size), the very count
+// Cheap tests, so a 300-word document (about 296 ids, past the 256 of
+// k = 128) is not read back only to be dropped. A size of 0 (unknown)
+// reads the set.
+func (l *docLoader) mayBeCheap(i int, s *sketch.Sketch) bool {
 	size := *l.r.side.sizes.at(i)
-	most := float64(n) * float64(l.r.hdr.Bits) / 32 // 4 bytes per id, within the samples' bytes
-	return size <= 0 || size <= most
+	return size <= 0 || index.Cheap(int(size), s)
 }
 
 // load returns the index documents of the documents at positions pos,
@@ -298,7 +297,7 @@ func (l *docLoader) load(pos []int) ([]index.Doc, error) {
 			l.fids, l.fws = slices.Grow(l.fids[:0], nf), l.fws[:0]
 		}
 		for k, i := range pos {
-			if l.short && !l.mayBeCheap(i, len(l.docs[k].Sketch.Values)) {
+			if l.short && !l.mayBeCheap(i, &l.docs[k].Sketch) {
 				l.docs[k].Features, l.docs[k].Weighted = nil, nil
 				continue
 			}

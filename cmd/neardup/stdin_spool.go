@@ -39,7 +39,7 @@ type stdinSpool struct {
 	src  io.Reader
 	w    io.WriteCloser // the spool file
 	bw   *bufio.Writer
-	zw   *s2.Writer // uncompressed blocks up to rawLimit bytes, then compressed
+	zw   *s2.Writer // uncompressed blocks up to spoolRawLimit bytes, then compressed
 	raw  bool       // zw writes uncompressed blocks
 	n    int64      // bytes spooled (uncompressed)
 	err  error      // the first write error: the spool is short
