@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 
@@ -301,5 +302,110 @@ func TestPebbleBulkFaults(t *testing.T) {
 	s.Close()
 	if _, err := os.Stat(left); !os.IsNotExist(err) {
 		t.Errorf("leftover bulk directory: %v", err)
+	}
+}
+
+// diskFS measures a bulk's directory each time a table is created in it
+// and each time Ingest links one out of it: the bytes of its run files
+// and of its tables, and the most the directory held.
+type diskFS struct {
+	vfs.FS
+	mu                 sync.Mutex
+	peak, runs, tables int64
+	runsAtLink         int64 // run bytes left when Ingest began
+	linked             bool
+}
+
+func (d *diskFS) Create(name string, cat vfs.DiskWriteCategory) (vfs.File, error) {
+	if strings.HasPrefix(filepath.Base(name), "table-") {
+		d.measure(filepath.Dir(name), false)
+	}
+	return d.FS.Create(name, cat)
+}
+
+func (d *diskFS) Link(oldname, newname string) error {
+	if strings.HasPrefix(filepath.Base(filepath.Dir(oldname)), "neardup-bulk-") {
+		d.measure(filepath.Dir(oldname), true)
+	}
+	return d.FS.Link(oldname, newname)
+}
+
+func (d *diskFS) measure(dir string, link bool) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	entries, _ := os.ReadDir(dir)
+	var runs, tables int64
+	for _, e := range entries {
+		info, err := e.Info()
+		if err != nil {
+			continue // removed meanwhile
+		}
+		if strings.HasPrefix(e.Name(), "run-") {
+			runs += info.Size()
+		} else {
+			tables += info.Size()
+		}
+	}
+	d.peak = max(d.peak, runs+tables)
+	d.runs, d.tables = max(d.runs, runs), max(d.tables, tables)
+	if link && !d.linked {
+		d.linked, d.runsAtLink = true, runs
+	}
+}
+
+// TestPebbleBulkDiskPeak checks that a bulk's Commit frees its runs as
+// it merges them into tables: a build whose runs (records of random
+// bytes, as incompressible as sketches, and postings) spill to some
+// twenty runs, each run's values cut into many segments, keeps its
+// directory within 1.25 times the larger of the runs and the tables,
+// where holding both until the end took about twice that; no run is left
+// when Ingest begins; and the store holds what a batch of the same writes
+// gives. The directory is measured at each table's creation (the runs
+// read so far should be gone by then), and the tables of other writers
+// still being written are not counted: they add at most a table a writer.
+func TestPebbleBulkDiskPeak(t *testing.T) {
+	defer store.SetBulkTableBytes(64 << 10)()
+	defer store.SetBulkMinSegment(16 << 10)()
+	dfs := &diskFS{FS: vfs.Default}
+	s, err := store.OpenPebble(filepath.Join(t.TempDir(), "index"), &store.PebbleOptions{FS: dfs, CacheBytes: 8 << 20, BulkBytes: 1 << 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	ref := store.NewMemory()
+	defer ref.Close()
+	b, rb := s.NewBulk(), ref.NewBatch()
+	st := rng.New(29)
+	rec := make([]byte, 1000)
+	const docs = 16000
+	for i := range uint64(docs) {
+		id := rng.Hash(29, i) % (4 * docs) // random order, as a dedup's stage file
+		for j := range rec {
+			rec[j] = byte(st.Uint64())
+		}
+		for _, x := range []store.Batch{b, rb} {
+			x.PutDoc(id, rec)
+			for k := range uint64(8) {
+				x.AddPosting(rng.Hash(k, id)%5000, id)
+			}
+			if i%1000 == 0 {
+				x.PutMeta(fmt.Sprint("m", i/1000), rec[:8])
+			}
+		}
+	}
+	commitBoth(t, b, rb, s, ref)
+	if !dfs.linked {
+		t.Fatal("no table was ingested")
+	}
+	big := max(dfs.runs, dfs.tables)
+	t.Logf("runs %d B, tables %d B, peak %d B (%.2f of the larger)", dfs.runs, dfs.tables, dfs.peak, float64(dfs.peak)/float64(big))
+	if dfs.runs < 10<<20 || dfs.tables < 10<<20 {
+		t.Fatalf("runs %d B and tables %d B: the build is too small to measure", dfs.runs, dfs.tables)
+	}
+	if dfs.runsAtLink != 0 {
+		t.Errorf("%d B of runs left when Ingest began", dfs.runsAtLink)
+	}
+	if float64(dfs.peak) > 1.25*float64(big) {
+		t.Errorf("the bulk's directory peaked at %d B, over 1.25 times the larger of runs (%d B) and tables (%d B)", dfs.peak, dfs.runs, dfs.tables)
 	}
 }

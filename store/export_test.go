@@ -24,3 +24,11 @@ func SetBulkParts(n int) func() {
 	bulkParts = func() int { return n }
 	return func() { bulkParts = old }
 }
+
+// SetBulkMinSegment sets the least size of a bulk run's values segment
+// and returns a function that restores it.
+func SetBulkMinSegment(n int64) func() {
+	old := bulkMinSegment
+	bulkMinSegment = n
+	return func() { bulkMinSegment = old }
+}

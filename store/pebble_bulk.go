@@ -110,14 +110,23 @@ type bulkValue struct {
 	del   bool
 }
 
-// bulkRun is a spilled buffer: a file of its postings, sorted, and one of
-// its values ("" when it had none).
+// bulkRun is a spilled buffer: a file of its sorted postings for each
+// part ("" when the part has none; no files when the run has no
+// postings), and the files its sorted values are cut into (none when it
+// had no values).
+//
+// The files are removed as Commit's merge reads them: the postings of a
+// part once the part's merge has read them, the values a segment at a
+// time. So the runs' disk space goes as fast as the tables' comes, and
+// the bulk's directory peaks near the larger of the two instead of their
+// sum (twice the index's size when the runs are about its size, as a
+// dedup's records make them).
 type bulkRun struct {
-	postings string
+	postings []string
 	// starts holds the index of the first posting of each part (see
 	// pebbleBulk.splits), then the number of postings.
 	starts []int64
-	values string
+	values []string
 }
 
 type pebbleBulk struct {
@@ -552,15 +561,31 @@ func (b *pebbleBulk) writeRunOf(dir string, ps, scratch []bulkPosting, vs []bulk
 	fs := b.s.fs
 	var run bulkRun
 	if len(ps) > 0 {
-		run.postings = fs.PathJoin(dir, fmt.Sprintf("run-%06d-postings", len(b.runs)))
 		run.starts = b.starts(ps)
-		if err := b.writeRun(run.postings, func(w *bufio.Writer) error { return writePostings(w, ps) }); err != nil {
-			return err
+		run.postings = make([]string, len(run.starts)-1)
+		for p := range run.postings {
+			part := ps[run.starts[p]:run.starts[p+1]]
+			if len(part) == 0 {
+				continue
+			}
+			run.postings[p] = fs.PathJoin(dir, fmt.Sprintf("run-%06d-postings-%03d", len(b.runs), p))
+			if err := b.writeRun(run.postings[p], func(w *bufio.Writer) error { return writePostings(w, part) }); err != nil {
+				return err
+			}
 		}
 	}
 	if len(vs) > 0 {
-		run.values = fs.PathJoin(dir, fmt.Sprintf("run-%06d-values", len(b.runs)))
-		if err := b.writeRun(run.values, func(w *bufio.Writer) error { return writeValues(w, vs) }); err != nil {
+		w := &segmentWriter{fs: fs, name: fs.PathJoin(dir, fmt.Sprintf("run-%06d-values", len(b.runs))), size: b.segmentBytes()}
+		bw := bufio.NewWriterSize(w, 1<<20)
+		err := writeValues(bw, vs)
+		if ferr := bw.Flush(); err == nil {
+			err = ferr
+		}
+		if cerr := w.close(); err == nil {
+			err = cerr
+		}
+		run.values = w.names
+		if err != nil {
 			return err
 		}
 	}
@@ -583,6 +608,121 @@ func (b *pebbleBulk) writeRun(name string, write func(w *bufio.Writer) error) er
 		err = cerr
 	}
 	return err
+}
+
+// bulkValueSegments is the number of files a full buffer's values are
+// cut into. Commit's merge removes a run's segment once it has read it,
+// so what the runs keep on disk beyond what the merge has yet to read is
+// at most a segment per run: a sixteenth of the runs.
+const bulkValueSegments = 16
+
+// bulkMinSegment is the least size of a values segment (tests lower it).
+var bulkMinSegment int64 = 1 << 20
+
+// segmentBytes is the size of a run's values segments.
+func (b *pebbleBulk) segmentBytes() int64 {
+	return max(bulkMinSegment, b.s.bulkBytes/bulkValueSegments)
+}
+
+// segmentWriter writes a stream as files NAME-n of size bytes each (the
+// last one shorter).
+type segmentWriter struct {
+	fs    vfs.FS
+	name  string
+	size  int64
+	f     vfs.File
+	n     int64 // bytes in f
+	names []string
+}
+
+func (w *segmentWriter) Write(p []byte) (int, error) {
+	done := 0
+	for len(p) > 0 {
+		if w.f == nil || w.n == w.size {
+			if err := w.close(); err != nil {
+				return done, err
+			}
+			name := fmt.Sprintf("%s-%04d", w.name, len(w.names))
+			f, err := w.fs.Create(name, vfs.WriteCategoryUnspecified)
+			if err != nil {
+				return done, err
+			}
+			w.f, w.n, w.names = f, 0, append(w.names, name)
+		}
+		k := int(min(int64(len(p)), w.size-w.n))
+		n, err := w.f.Write(p[:k])
+		done, w.n, p = done+n, w.n+int64(n), p[n:]
+		if err != nil {
+			return done, err
+		}
+	}
+	return done, nil
+}
+
+// close closes the current file.
+func (w *segmentWriter) close() error {
+	if w.f == nil {
+		return nil
+	}
+	err := w.f.Close()
+	w.f = nil
+	return err
+}
+
+// segmentReader reads the files a segmentWriter wrote as one stream, and
+// removes each file once it has read it to the end.
+type segmentReader struct {
+	fs    vfs.FS
+	names []string
+	f     vfs.File
+}
+
+func (r *segmentReader) Read(p []byte) (int, error) {
+	for {
+		if r.f == nil {
+			if len(r.names) == 0 {
+				return 0, io.EOF
+			}
+			f, err := r.fs.Open(r.names[0])
+			if err != nil {
+				return 0, err
+			}
+			r.f = f
+		}
+		n, err := r.f.Read(p)
+		if n > 0 || len(p) == 0 {
+			return n, nil // an error comes back with the next Read
+		}
+		if err != io.EOF {
+			if err == nil {
+				err = io.ErrNoProgress
+			}
+			return 0, err
+		}
+		if err := r.release(); err != nil {
+			return 0, err
+		}
+	}
+}
+
+// release closes and removes the file being read.
+func (r *segmentReader) release() error {
+	err := r.f.Close()
+	r.f = nil
+	if rerr := r.fs.Remove(r.names[0]); err == nil {
+		err = rerr
+	}
+	r.names = r.names[1:]
+	return err
+}
+
+// close closes the file being read, if any (the bulk's directory is
+// removed with the files left).
+func (r *segmentReader) close() {
+	if r.f != nil {
+		r.f.Close()
+		r.f = nil
+	}
 }
 
 func writePostings(w *bufio.Writer, ps []bulkPosting) error {
@@ -687,29 +827,11 @@ func (b *pebbleBulk) writeTables() (paths []string, err error) {
 	nruns := int64(max(1, len(b.runs)))
 	valueBuf := int(min(1<<20, max(16<<10, b.s.bulkBytes/(4*nruns))))
 	postingBuf := int(min(postingSourceBuffer, max(256, b.s.bulkBytes/(4*nruns*int64(bulkWriters())*runPostingBytes))))
-	var postingFiles []vfs.File
-	defer func() {
-		for _, f := range postingFiles {
-			if f != nil {
-				f.Close()
-			}
-		}
-	}()
 	for _, run := range b.runs {
-		var pf vfs.File
-		if run.postings != "" {
-			if pf, err = s.fs.Open(run.postings); err != nil {
-				return nil, err
-			}
-		}
-		postingFiles = append(postingFiles, pf)
-		if run.values != "" {
-			f, err := s.fs.Open(run.values)
-			if err != nil {
-				return nil, err
-			}
-			defer f.Close()
-			values = append(values, &runSource{r: bufio.NewReaderSize(f, valueBuf), name: run.values})
+		if len(run.values) > 0 {
+			r := &segmentReader{fs: s.fs, names: run.values}
+			defer r.close()
+			values = append(values, &runSource{r: bufio.NewReaderSize(r, valueBuf), name: run.values[0]})
 		}
 	}
 	values = append(values, &memSource{values: b.values, i: -1})
@@ -721,13 +843,23 @@ func (b *pebbleBulk) writeTables() (paths []string, err error) {
 	var failed atomic.Bool
 	part := func(p int) {
 		var sources []*postingSource
+		defer func() {
+			for _, src := range sources {
+				src.close()
+			}
+		}()
 		for i, run := range b.runs {
-			if run.postings == "" || run.starts[p] == run.starts[p+1] {
+			if len(run.postings) == 0 || run.postings[p] == "" {
 				continue
 			}
-			off, n := run.starts[p]*runPostingBytes, run.starts[p+1]-run.starts[p]
-			sources = append(sources, &postingSource{age: i, name: run.postings,
-				r: io.NewSectionReader(postingFiles[i], off, n*runPostingBytes), left: n, bufN: postingBuf})
+			f, err := s.fs.Open(run.postings[p])
+			if err != nil {
+				errs[p] = err
+				failed.Store(true)
+				return
+			}
+			sources = append(sources, &postingSource{age: i, name: run.postings[p], fs: s.fs,
+				f: f, left: run.starts[p+1] - run.starts[p], bufN: postingBuf})
 		}
 		sources = append(sources, &postingSource{age: len(b.runs), mem: b.postings[memStarts[p]:memStarts[p+1]], inMem: true})
 		t := tableStream{b: b, name: fmt.Sprintf("table-%d", p), failed: &failed}
@@ -1063,9 +1195,10 @@ type postingSource struct {
 	inMem bool
 	mem   []bulkPosting
 
-	r        io.Reader
+	fs       vfs.FS
+	f        vfs.File // the run's file of the part, until read and removed
 	name     string
-	left     int64 // postings not yet read from r
+	left     int64 // postings not yet read from f
 	buf      []byte
 	bufN     int // postings buf holds (postingSourceBuffer when 0)
 	pos, end int
@@ -1099,7 +1232,20 @@ func (s *postingSource) next() bool {
 
 // fill reads the next postings of the run into buf.
 func (s *postingSource) fill() bool {
-	if s.left == 0 || s.readErr != nil {
+	if s.readErr != nil {
+		return false
+	}
+	if s.left == 0 {
+		if s.f != nil { // read: its space can go
+			err := s.f.Close()
+			s.f = nil
+			if rerr := s.fs.Remove(s.name); err == nil {
+				err = rerr
+			}
+			if err != nil {
+				s.readErr = fmt.Errorf("bulk run %s: %w", s.name, err)
+			}
+		}
 		return false
 	}
 	if s.buf == nil {
@@ -1109,13 +1255,21 @@ func (s *postingSource) fill() bool {
 		s.buf = make([]byte, s.bufN*runPostingBytes)
 	}
 	n := min(s.left, int64(s.bufN))
-	if _, err := io.ReadFull(s.r, s.buf[:n*runPostingBytes]); err != nil {
+	if _, err := io.ReadFull(s.f, s.buf[:n*runPostingBytes]); err != nil {
 		s.readErr = fmt.Errorf("bulk run %s: %w", s.name, err)
 		return false
 	}
 	s.left -= n
 	s.pos, s.end = 0, int(n)*runPostingBytes
 	return true
+}
+
+// close closes the run's file if it is still open.
+func (s *postingSource) close() {
+	if s.f != nil {
+		s.f.Close()
+		s.f = nil
+	}
 }
 
 // before reports whether s's posting comes before t's in the merge: the
