@@ -214,6 +214,7 @@ func TestPebbleSortedBulk(t *testing.T) {
 // what was committed before survives; a bulk left by a killed process is
 // removed when the store is opened again.
 func TestPebbleBulkFaults(t *testing.T) {
+	defer store.SetBulkMinSegment(1 << 10)()
 	ctx := context.Background()
 	for _, c := range []struct {
 		name   string
@@ -231,6 +232,13 @@ func TestPebbleBulkFaults(t *testing.T) {
 		// Ingestion copies a table it cannot hard-link.
 		{"ingest-link", func(op errorfs.Op) bool { return op.Kind == errorfs.OpLink }, true, false},
 		{"ingest-manifest", writesTo("MANIFEST"), false, false},
+		// The merge reads the runs and removes each file it has read.
+		{"run-read", func(op errorfs.Op) bool {
+			return op.Kind == errorfs.OpFileRead && strings.HasPrefix(filepath.Base(op.Path), "run-")
+		}, false, false},
+		{"run-remove", func(op errorfs.Op) bool {
+			return op.Kind == errorfs.OpRemove && strings.HasPrefix(filepath.Base(op.Path), "run-")
+		}, false, false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			before := pebbleBefore(t)
@@ -251,9 +259,7 @@ func TestPebbleBulkFaults(t *testing.T) {
 			}
 			for i := range uint64(5000) {
 				bulk.AddPosting(1<<40+i%97, i)
-				if c.sorted {
-					bulk.PutDoc(1<<40+i, []byte("record"))
-				}
+				bulk.PutDoc(1<<40+i, []byte("record")) // runs of values too, in segments
 			}
 			err, took := within(t, "bulk Commit", func() error { return bulk.Commit(ctx) })
 			bulk.Close()
