@@ -5,6 +5,7 @@ import (
 	"flag"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/neardup/neardup/internal/rng"
 	"github.com/neardup/neardup/store"
@@ -153,16 +154,26 @@ func reportCPU(b *testing.B, cpu0 int64, unit string) {
 // amplification: bytes Pebble wrote (log, flushes, compactions, ingested
 // tables) per byte of posting keys. "bulk-runs" gives the bulk a 4 MiB
 // budget, so that it sorts its postings into runs on disk and merges them
-// (the runs' bytes are not counted in the write amplification).
+// (the runs' bytes are not counted in the write amplification). A bulk's
+// Commit (its sort, merge, table writes and ingestion) is also reported
+// alone, in seconds of wall and of CPU.
 // "sorted-records" writes a sorted bulk (NewSortedBulk) as dedup's store
 // stage does: a record of 1 KiB of random bytes (a sketch's values do not
 // compress) for every 16 postings, in id order, with its postings.
+// "records-runs" writes a bulk (NewBulk) as an out-of-core dedup's does:
+// a record of 1 KiB of random bytes for every 8 postings, in random id
+// order, with a 16 MiB budget, so that the records take most of the runs
+// and of the tables (as a dedup's sketches and feature ids do).
 func BenchmarkBuild(b *testing.B) {
 	n := *benchPostings
 	ctx := context.Background()
 	build := func(b *testing.B, bulk bool, bulkBytes int64, records bool) {
+		every := 16
+		if records && bulkBytes > 0 {
+			every = 8
+		}
 		var written uint64
-		var cpuNS int64
+		var cpuNS, commitNS, commitCPUNS int64
 		for b.Loop() {
 			cpu := processCPU()
 			s, err := store.OpenPebble(b.TempDir(), &store.PebbleOptions{CacheBytes: *benchCache << 20, BlockBytes: *benchBlock << 10, BulkBytes: bulkBytes})
@@ -172,22 +183,29 @@ func BenchmarkBuild(b *testing.B) {
 			st := rng.New(1)
 			if bulk {
 				w := s.NewBulk()
-				if records {
+				if records && bulkBytes == 0 {
 					w = s.NewSortedBulk()
 				}
 				rec := make([]byte, 1024)
 				for i := range n {
-					if records && i%16 == 0 {
+					id := uint64(i)
+					if bulkBytes > 0 && records {
+						id = rng.Hash(1, uint64(i/every)) // a document's postings together, documents in random order
+					}
+					if records && i%every == 0 {
 						for j := range rec {
 							rec[j] = byte(st.Uint64())
 						}
-						w.PutDoc(uint64(i), rec)
+						w.PutDoc(id, rec)
 					}
-					w.AddPosting(st.Uint64(), uint64(i))
+					w.AddPosting(st.Uint64(), id)
 				}
+				cpu, start := processCPU(), time.Now()
 				if err := w.Commit(ctx); err != nil {
 					b.Fatal(err)
 				}
+				commitNS += time.Since(start).Nanoseconds()
+				commitCPUNS += processCPU() - cpu
 				w.Close()
 			} else {
 				w := s.NewBatch()
@@ -222,11 +240,16 @@ func BenchmarkBuild(b *testing.B) {
 		if cpuNS > 0 {
 			b.ReportMetric(float64(b.N*n)/(float64(cpuNS)/1e9), "postings/cpu-s")
 		}
+		if bulk {
+			b.ReportMetric(float64(commitNS)/1e9/float64(b.N), "commit-s/op")
+			b.ReportMetric(float64(commitCPUNS)/1e9/float64(b.N), "commit-cpu-s/op")
+		}
 	}
 	b.Run("batches", func(b *testing.B) { build(b, false, 0, false) })
 	b.Run("bulk", func(b *testing.B) { build(b, true, 0, false) })
 	b.Run("bulk-runs", func(b *testing.B) { build(b, true, 4<<20, false) })
 	b.Run("sorted-records", func(b *testing.B) { build(b, true, 0, true) })
+	b.Run("records-runs", func(b *testing.B) { build(b, true, 16<<20, true) })
 }
 
 // postingKeyBytes is the size of a posting's key in the store ('p', key,
