@@ -198,6 +198,8 @@ func Run(ctx context.Context, docs iter.Seq2[*corpus.Document, error], o Options
 		return nil, err
 	}
 	start := time.Now()
+	ctx, stop := context.WithCancel(ctx) // stops the adds when Clustered fails
+	defer stop()
 	r, err := newRun(ctx, o)
 	if err != nil {
 		return nil, err
@@ -248,6 +250,9 @@ func Run(ctx context.Context, docs iter.Seq2[*corpus.Document, error], o Options
 	}
 	if err == nil {
 		err = r.cluster()
+	}
+	if err == nil && r.o.Clustered != nil {
+		err = r.clustered(adds, stop)
 	}
 	if aerr := adds.wait(); err == nil {
 		err = aerr

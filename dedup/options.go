@@ -1,6 +1,7 @@
 package dedup
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -111,6 +112,17 @@ type Options struct {
 	// Events receives the pipeline's progress, stage timings and rejected
 	// records. The zero value reports nothing.
 	Events EventListener
+	// Clustered, when not nil, is called once, from Run's goroutine, as
+	// soon as the run's clusters are final, while the store stage may
+	// still be adding the run's documents to the index in the background
+	// (out of core, that is the longest stage): a caller writes its
+	// outputs there (pairs, clusters, the kept corpus), beside the adds,
+	// instead of after Run. The Result is final except Summary.Stages and
+	// Summary.Seconds, which Run fills in before it returns the same
+	// Result. ctx is done if the adds fail (or Run's context is): Run
+	// then returns their error whatever Clustered returns. An error
+	// Clustered returns stops the adds, and Run returns it.
+	Clustered func(ctx context.Context, res *Result) error
 }
 
 // EnsureDefaults sets the zero fields of o to their defaults, except those

@@ -1,6 +1,7 @@
 package dedup
 
 import (
+	"context"
 	"fmt"
 	"time"
 
@@ -61,10 +62,13 @@ func (r *run) matchStored() error {
 // adds is the background work of stage 6 (store): this run's documents
 // added to the index while the join, verification and clustering run.
 type adds struct {
-	r     *run
-	done  chan error
-	start time.Time
-	took  time.Duration // written before done is sent
+	r      *run
+	done   chan error
+	failed chan struct{} // closed when the adds fail
+	start  time.Time
+	took   time.Duration // written before done is sent
+	waited bool
+	err    error // the adds' error, once waited
 }
 
 // startAdds adds the documents to index to the store in the background,
@@ -73,25 +77,79 @@ func (r *run) startAdds() *adds {
 	if r.o.Store == nil {
 		return nil
 	}
-	a := &adds{r: r, done: make(chan error, 1), start: time.Now()}
+	a := &adds{r: r, done: make(chan error, 1), failed: make(chan struct{}), start: time.Now()}
 	go func() {
 		err := r.addAll()
 		a.took = time.Since(a.start)
+		if err != nil {
+			close(a.failed)
+		}
 		a.done <- err
 	}()
 	return a
 }
 
-// wait waits for the adds and reports their stage.
+// wait waits for the adds and reports their stage. It may be called again
+// and returns the same error.
 func (a *adds) wait() error {
 	if a == nil {
 		return nil
 	}
-	err := <-a.done
-	if err == nil {
+	if a.waited {
+		return a.err
+	}
+	a.waited = true
+	a.err = <-a.done
+	if a.err == nil {
 		a.r.ev.endAfter(StageStore, int64(len(a.r.unique)), a.took)
 	}
-	return err
+	return a.err
+}
+
+// clustered calls Options.Clustered with the run's final clusters, beside
+// the adds: its context is done once the adds fail, and stop (which
+// cancels the run's context) stops the adds when it fails. The adds'
+// failure wins over the error it causes in Clustered.
+func (r *run) clustered(a *adds, stop context.CancelFunc) error {
+	if err := r.tally(); err != nil {
+		return err
+	}
+	if a != nil {
+		select {
+		case <-a.failed: // no outputs for a run that fails
+			return a.wait()
+		default:
+		}
+	}
+	ctx, cancel := context.WithCancel(r.ctx)
+	defer cancel()
+	if a != nil {
+		watched := make(chan struct{})
+		defer func() { cancel(); <-watched }()
+		go func() {
+			defer close(watched)
+			select {
+			case <-a.failed:
+				cancel()
+			case <-ctx.Done():
+			}
+		}()
+	}
+	err := r.o.Clustered(ctx, r.res)
+	if a == nil {
+		return err
+	}
+	select {
+	case <-a.failed:
+		return a.wait()
+	default:
+	}
+	if err != nil {
+		stop()
+		a.wait()
+		return err
+	}
+	return a.wait()
 }
 
 func (r *run) addAll() error {

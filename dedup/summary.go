@@ -120,7 +120,19 @@ type Config struct {
 
 // finish completes the summary and checks the accounting identity.
 func (r *run) finish(start time.Time) (*Result, error) {
+	if err := r.tally(); err != nil {
+		return nil, err
+	}
+	r.sum.Stages = r.ev.stages
+	r.sum.Seconds = time.Since(start).Seconds()
+	return r.res, nil
+}
+
+// tally counts the kept and dropped documents of the final clusters into
+// the summary and checks that every record read is accounted for.
+func (r *run) tally() error {
 	res, sum := r.res, r.sum
+	sum.Largest, sum.Exact, sum.Near = 0, 0, 0
 	for _, c := range res.Clusters {
 		sum.Largest = max(sum.Largest, len(c.Members))
 	}
@@ -136,11 +148,9 @@ func (r *run) finish(start time.Time) (*Result, error) {
 	sum.Duplicates = sum.Exact + sum.Near
 	sum.Kept = int64(len(res.Docs)) - sum.Duplicates
 	if sum.Read != sum.Kept+sum.Duplicates+sum.Rejected {
-		return nil, fmt.Errorf("dedup: accounting error: read %d != kept %d + duplicates %d + rejected %d", sum.Read, sum.Kept, sum.Duplicates, sum.Rejected)
+		return fmt.Errorf("dedup: accounting error: read %d != kept %d + duplicates %d + rejected %d", sum.Read, sum.Kept, sum.Duplicates, sum.Rejected)
 	}
-	sum.Stages = r.ev.stages
-	sum.Seconds = time.Since(start).Seconds()
-	return res, nil
+	return nil
 }
 
 // The "not segmented" test of Summary.NotSegmented: a body of at least

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync/atomic"
 
 	"github.com/spf13/cobra"
 
@@ -85,7 +86,7 @@ func runDedupShard(ctx context.Context, env *Env, opts dedupOptions, do dedup.Op
 		po = progress.Options{W: env.Stderr, Interactive: env.Interactive}
 	}
 	var rejects rejectLog
-	do.Events = withKillHook(dedupEvents(po, r, skipped, logf, &rejects))
+	do.Events = withKillHook(dedupEvents(po, r, skipped, logf, &rejects, new(atomic.Bool)))
 	res, err := dedup.Run(ctx, docs, do)
 	if err != nil {
 		return configError(err)
