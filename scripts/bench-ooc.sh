@@ -11,8 +11,8 @@
 #   default1m    1,000,000 × 1,000 words, default settings (about 6.5 GB streamed)
 #   m96          300,000 × 200 words, --memory 96MiB
 #   sweep        300,000 × 200 words at --memory 96, 192, 384, 768 MiB and 1.5 GiB
-#   10m          10,000,000 × 200 words, --memory 4GiB (about 14 GB streamed; the
-#                work directory needs about 12 GB)
+#   10m          10,000,000 × 200 words, --memory 4GiB (about 15 GB streamed; the
+#                output directory peaks at about 61 GiB: plan 65 GB free)
 # Each row prints bench/ooc's Markdown table; OUT=DIR also keeps each
 # row's JSON in DIR.
 set -eu
