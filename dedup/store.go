@@ -62,9 +62,12 @@ func (r *run) matchStored() error {
 // adds is the background work of stage 6 (store): this run's documents
 // added to the index while the join, verification and clustering run.
 type adds struct {
-	r      *run
+	r *run
+	// ctx is the run's context, cancelled too when the adds fail
+	// (Options.Clustered gets it); failed is closed then.
+	ctx    context.Context
+	failed chan struct{}
 	done   chan error
-	failed chan struct{} // closed when the adds fail
 	start  time.Time
 	took   time.Duration // written before done is sent
 	waited bool
@@ -77,13 +80,15 @@ func (r *run) startAdds() *adds {
 	if r.o.Store == nil {
 		return nil
 	}
-	a := &adds{r: r, done: make(chan error, 1), failed: make(chan struct{}), start: time.Now()}
+	ctx, cancel := context.WithCancel(r.ctx) // cancelled on failure, or with Run's context
+	a := &adds{r: r, ctx: ctx, failed: make(chan struct{}), done: make(chan error, 1), start: time.Now()}
 	go func() {
 		err := r.addAll()
 		a.took = time.Since(a.start)
 		if err != nil {
 			close(a.failed)
-		}
+			cancel()
+		} // else a.ctx lives on until Run's context ends: Clustered may still run
 		a.done <- err
 	}()
 	return a
@@ -109,47 +114,35 @@ func (a *adds) wait() error {
 // clustered calls Options.Clustered with the run's final clusters, beside
 // the adds: its context is done once the adds fail, and stop (which
 // cancels the run's context) stops the adds when it fails. The adds'
-// failure wins over the error it causes in Clustered.
+// failure wins over the error it causes in Clustered, and a run whose
+// adds have failed already writes no outputs.
 func (r *run) clustered(a *adds, stop context.CancelFunc) error {
 	if err := r.tally(); err != nil {
 		return err
 	}
-	if a != nil {
-		select {
-		case <-a.failed: // no outputs for a run that fails
-			return a.wait()
-		default:
-		}
-	}
-	ctx, cancel := context.WithCancel(r.ctx)
-	defer cancel()
-	if a != nil {
-		watched := make(chan struct{})
-		defer func() { cancel(); <-watched }()
-		go func() {
-			defer close(watched)
-			select {
-			case <-a.failed:
-				cancel()
-			case <-ctx.Done():
-			}
-		}()
-	}
-	err := r.o.Clustered(ctx, r.res)
 	if a == nil {
-		return err
+		return r.o.Clustered(r.ctx, r.res)
 	}
-	select {
-	case <-a.failed:
+	if a.hasFailed() {
 		return a.wait()
-	default:
 	}
-	if err != nil {
+	err := r.o.Clustered(a.ctx, r.res)
+	if err != nil && !a.hasFailed() {
 		stop()
 		a.wait()
 		return err
 	}
 	return a.wait()
+}
+
+// hasFailed reports whether the adds have failed.
+func (a *adds) hasFailed() bool {
+	select {
+	case <-a.failed:
+		return true
+	default:
+		return false
+	}
 }
 
 func (r *run) addAll() error {

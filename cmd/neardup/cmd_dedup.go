@@ -425,7 +425,7 @@ func runDedup(ctx context.Context, env *Env, opts dedupOptions) error {
 		fmt.Fprintf(env.Stderr, "neardup dedup: %s\n", upgradedNote)
 	}
 	if spool != nil {
-		if serr := spool.Finish(); serr != nil { // (when Clustered was not reached)
+		if serr := spool.Finish(); serr != nil { // (writeResults has not run, or failed on it)
 			return serr
 		}
 	}
