@@ -3,6 +3,8 @@ package feature
 import (
 	"bytes"
 	"fmt"
+	"math"
+	"slices"
 	"strings"
 	"testing"
 
@@ -283,5 +285,110 @@ func BenchmarkFloor(b *testing.B) {
 	reportPerShingle(b, words, cpu0, cpu1)
 	if sink == 1 {
 		b.Log(sink)
+	}
+}
+
+// zipfText returns docs documents of n words drawn with probability
+// proportional to 1/rank from a vocabulary of vocab words of 2 to 11
+// random letters, the frequent ones shorter (as bench/sketch's corpus,
+// whose "extract 5-shingles" row bench/perf reports), joined by spaces.
+// vocab = 0 draws every word anew, so that no word repeats.
+func zipfText(seed uint64, docs, n, vocab int) [][]byte {
+	s := rng.New(rng.Key(seed, 0x7a697066))
+	word := func(rank int, b []byte) []byte {
+		l := min(2+int(1.5*math.Log10(float64(rank+1)))+int(s.Intn(4)), 11)
+		for range l {
+			b = append(b, byte('a'+s.Intn(26)))
+		}
+		return b
+	}
+	var words [][]byte
+	var cdf []float64
+	if vocab > 0 {
+		sum := 0.0
+		for r := range vocab {
+			words = append(words, word(r, nil))
+			sum += 1 / float64(r+1)
+			cdf = append(cdf, sum)
+		}
+		for r := range cdf {
+			cdf[r] /= sum
+		}
+	}
+	out := make([][]byte, docs)
+	for d := range out {
+		var b []byte
+		for i := range n {
+			if i > 0 {
+				b = append(b, ' ')
+			}
+			if vocab == 0 {
+				b = word(int(s.Intn(50000)), b)
+				continue
+			}
+			r, _ := slices.BinarySearch(cdf, s.Float64())
+			b = append(b, words[min(r, vocab-1)]...)
+		}
+		out[d] = b
+	}
+	return out
+}
+
+// BenchmarkExtractVocab extracts 1,000-word documents whose words come
+// from vocabularies of several sizes (zipfText), at the default options:
+// "zipf-50k" is like bench/sketch's corpus, "zipf-5k" repeats its words
+// more, and "distinct" has no word twice. It measures what depends on how
+// often words repeat. Run with
+//
+//	go test ./feature -tags purego -run '^$' -bench ExtractVocab -count 10
+//
+// Two word caches for the table route were measured with it on the Intel
+// Xeon of 2026-11-29 (-tags purego, five interleaved runs, best of each),
+// and neither was kept, since zipf-50k is bench/perf's row:
+//   - the K window terms of each word in a direct-mapped cache of 8,192
+//     slots keyed by its last 16 bytes, a shingle then the xor of K cached
+//     terms (no chain): zipf-5k 15.9 against 16.0 ns per shingle without
+//     it, zipf-50k 26.8 against 17.2, distinct 48.8 against 22.1. A miss
+//     costs the word's 16 lookups and K-1 steps in a row, about 90 cycles;
+//     73% of zipf-50k's words and 92% of zipf-5k's hit.
+//   - each word's step and drop values in a cache probed without a branch
+//     (the misses listed and looked up after): the 60-word corpus of
+//     BenchmarkExtractCorpus 16.0 → 14.1, zipf-5k 16.0 → 16.1, zipf-50k
+//     17.2 → 19.4, distinct 22.2 → 32.4; the probe and the slots' cache
+//     lines cost about what the lookups they spare do.
+//
+// A time profile of zipf-50k (the table route, 18.3 ns per shingle):
+// lookUp 19%, the chain's steps 18%, dedupFast2 and its table 20%,
+// longTerms 12% (words of 9 to 16 bytes are a third of this corpus),
+// swarMasks 9%, transitions 5%, terms 5%.
+func BenchmarkExtractVocab(b *testing.B) {
+	for _, c := range []struct {
+		name  string
+		vocab int
+	}{{"zipf-50k", 50000}, {"zipf-5k", 5000}, {"distinct", 0}} {
+		b.Run(c.name, func(b *testing.B) {
+			docs := zipfText(7, 64, 1000, c.vocab)
+			e, err := New(Options{})
+			if err != nil {
+				b.Fatal(err)
+			}
+			var dst []Feature
+			occ, size := 0, 0
+			for _, d := range docs {
+				dst = e.Extract(dst[:0], d)
+				occ += e.Occurrences()
+				size += len(d)
+			}
+			b.SetBytes(int64(size / len(docs)))
+			b.ReportAllocs()
+			b.ResetTimer()
+			cpu0 := processCPU()
+			for i := 0; i < b.N; i++ {
+				dst = e.Extract(dst[:0], docs[i%len(docs)])
+			}
+			cpu1 := processCPU()
+			b.StopTimer()
+			reportPerShingle(b, occ/len(docs), cpu0, cpu1)
+		})
 	}
 }
