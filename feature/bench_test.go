@@ -161,19 +161,27 @@ func BenchmarkExtract(b *testing.B) {
 // back into shifts of the whole word, then spills).
 func BenchmarkExtractCorpus(b *testing.B) {
 	var docs [][]byte
-	occ := 0
+	for i := 0; i < 256; i++ {
+		docs = append(docs, genText(uint64(i+2), 1000))
+	}
+	benchDocs(b, docs)
+}
+
+// benchDocs extracts docs in turn at the default options, b.N documents
+// in all, and reports the mean bytes and shingles per document.
+func benchDocs(b *testing.B, docs [][]byte) {
 	e, err := New(Options{})
 	if err != nil {
 		b.Fatal(err)
 	}
 	var dst []Feature
-	for i := 0; i < 256; i++ {
-		d := genText(uint64(i+2), 1000)
-		docs = append(docs, d)
+	occ, size := 0, 0
+	for _, d := range docs {
 		dst = e.Extract(dst[:0], d)
 		occ += e.Occurrences()
+		size += len(d)
 	}
-	b.SetBytes(int64(len(docs[0])))
+	b.SetBytes(int64(size / len(docs)))
 	b.ReportAllocs()
 	b.ResetTimer()
 	cpu0 := processCPU()
@@ -367,28 +375,7 @@ func BenchmarkExtractVocab(b *testing.B) {
 		vocab int
 	}{{"zipf-50k", 50000}, {"zipf-5k", 5000}, {"distinct", 0}} {
 		b.Run(c.name, func(b *testing.B) {
-			docs := zipfText(7, 64, 1000, c.vocab)
-			e, err := New(Options{})
-			if err != nil {
-				b.Fatal(err)
-			}
-			var dst []Feature
-			occ, size := 0, 0
-			for _, d := range docs {
-				dst = e.Extract(dst[:0], d)
-				occ += e.Occurrences()
-				size += len(d)
-			}
-			b.SetBytes(int64(size / len(docs)))
-			b.ReportAllocs()
-			b.ResetTimer()
-			cpu0 := processCPU()
-			for i := 0; i < b.N; i++ {
-				dst = e.Extract(dst[:0], docs[i%len(docs)])
-			}
-			cpu1 := processCPU()
-			b.StopTimer()
-			reportPerShingle(b, occ/len(docs), cpu0, cpu1)
+			benchDocs(b, zipfText(7, 64, 1000, c.vocab))
 		})
 	}
 }
