@@ -70,8 +70,6 @@ type adds struct {
 	done   chan error
 	start  time.Time
 	took   time.Duration // written before done is sent
-	waited bool
-	err    error // the adds' error, once waited
 }
 
 // startAdds adds the documents to index to the store in the background,
@@ -94,28 +92,24 @@ func (r *run) startAdds() *adds {
 	return a
 }
 
-// wait waits for the adds and reports their stage. It may be called again
-// and returns the same error.
+// wait waits for the adds and reports their stage.
 func (a *adds) wait() error {
 	if a == nil {
 		return nil
 	}
-	if a.waited {
-		return a.err
-	}
-	a.waited = true
-	a.err = <-a.done
-	if a.err == nil {
+	err := <-a.done
+	if err == nil {
 		a.r.ev.endAfter(StageStore, int64(len(a.r.unique)), a.took)
 	}
-	return a.err
+	return err
 }
 
 // clustered calls Options.Clustered with the run's final clusters, beside
 // the adds: its context is done once the adds fail, and stop (which
-// cancels the run's context) stops the adds when it fails. The adds'
-// failure wins over the error it causes in Clustered, and a run whose
-// adds have failed already writes no outputs.
+// cancels the run's context) stops the adds when it fails. It returns nil
+// once the adds have failed, so that Run returns their error (which wins
+// over the one it causes in Clustered); a run whose adds have failed
+// already writes no outputs.
 func (r *run) clustered(a *adds, stop context.CancelFunc) error {
 	if err := r.tally(); err != nil {
 		return err
@@ -124,15 +118,16 @@ func (r *run) clustered(a *adds, stop context.CancelFunc) error {
 		return r.o.Clustered(r.ctx, r.res)
 	}
 	if a.hasFailed() {
-		return a.wait()
+		return nil
 	}
 	err := r.o.Clustered(a.ctx, r.res)
-	if err != nil && !a.hasFailed() {
-		stop()
-		a.wait()
-		return err
+	if a.hasFailed() {
+		return nil
 	}
-	return a.wait()
+	if err != nil {
+		stop()
+	}
+	return err
 }
 
 // hasFailed reports whether the adds have failed.
