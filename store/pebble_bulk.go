@@ -586,14 +586,7 @@ func (b *pebbleBulk) writeRunOf(dir string, ps, scratch []bulkPosting, vs []bulk
 	}
 	if len(vs) > 0 {
 		w := &segmentWriter{fs: fs, name: fs.PathJoin(dir, fmt.Sprintf("run-%06d-values", len(b.runs))), size: b.segmentBytes()}
-		bw := bufio.NewWriterSize(w, 1<<20)
-		err := writeValues(bw, vs)
-		if ferr := bw.Flush(); err == nil {
-			err = ferr
-		}
-		if cerr := w.close(); err == nil {
-			err = cerr
-		}
+		err := writeBuffered(w, func(bw *bufio.Writer) error { return writeValues(bw, vs) })
 		run.values = w.names
 		if err != nil {
 			return err
@@ -609,13 +602,29 @@ func (b *pebbleBulk) writeRun(name string, write func(w *bufio.Writer) error) er
 	if err != nil {
 		return err
 	}
+	return writeBuffered(f, write)
+}
+
+// writeBuffered writes to f with write, through a buffer of 1 MiB, and
+// closes f.
+func writeBuffered(f io.WriteCloser, write func(w *bufio.Writer) error) error {
 	w := bufio.NewWriterSize(f, 1<<20)
-	err = write(w)
+	err := write(w)
 	if ferr := w.Flush(); err == nil {
 		err = ferr
 	}
 	if cerr := f.Close(); err == nil {
 		err = cerr
+	}
+	return err
+}
+
+// removeRead closes f, the run file name, which has been read, and
+// removes it: its space can go.
+func removeRead(fs vfs.FS, f vfs.File, name string) error {
+	err := f.Close()
+	if rerr := fs.Remove(name); err == nil {
+		err = rerr
 	}
 	return err
 }
@@ -649,7 +658,7 @@ func (w *segmentWriter) Write(p []byte) (int, error) {
 	done := 0
 	for len(p) > 0 {
 		if w.f == nil || w.n == w.size {
-			if err := w.close(); err != nil {
+			if err := w.Close(); err != nil {
 				return done, err
 			}
 			name := fmt.Sprintf("%s-%04d", w.name, len(w.names))
@@ -669,8 +678,8 @@ func (w *segmentWriter) Write(p []byte) (int, error) {
 	return done, nil
 }
 
-// close closes the current file.
-func (w *segmentWriter) close() error {
+// Close closes the current file.
+func (w *segmentWriter) Close() error {
 	if w.f == nil {
 		return nil
 	}
@@ -717,12 +726,8 @@ func (r *segmentReader) Read(p []byte) (int, error) {
 
 // release closes and removes the file being read.
 func (r *segmentReader) release() error {
-	err := r.f.Close()
-	r.f = nil
-	if rerr := r.fs.Remove(r.names[0]); err == nil {
-		err = rerr
-	}
-	r.names = r.names[1:]
+	err := removeRead(r.fs, r.f, r.names[0])
+	r.f, r.names = nil, r.names[1:]
 	return err
 }
 
@@ -1246,12 +1251,9 @@ func (s *postingSource) fill() bool {
 		return false
 	}
 	if s.left == 0 {
-		if s.f != nil { // read: its space can go
-			err := s.f.Close()
+		if s.f != nil {
+			err := removeRead(s.fs, s.f, s.name)
 			s.f = nil
-			if rerr := s.fs.Remove(s.name); err == nil {
-				err = rerr
-			}
 			if err != nil {
 				s.readErr = fmt.Errorf("bulk run %s: %w", s.name, err)
 			}
