@@ -21,13 +21,11 @@ if ! command -v chromium >/dev/null 2>&1 && ! command -v chromium-browser >/dev/
 fi
 if [ ${#missing[@]} -gt 0 ]; then
 	echo "== installing ${missing[*]} (Debian packages)"
-	sudo=""
-	[ "$(id -u)" = 0 ] || sudo=sudo
-	export DEBIAN_FRONTEND=noninteractive
-	$sudo apt-get update -qq
-	$sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" fonts-liberation >/dev/null
+	scripts/apt-install.sh "${missing[@]}" fonts-liberation
 	# The Debian package starts a system redis-server on port 6379; the tests
 	# start their own on free ports and need none.
+	sudo=""
+	[ "$(id -u)" = 0 ] || sudo=sudo
 	if command -v systemctl >/dev/null 2>&1; then $sudo systemctl stop redis-server >/dev/null 2>&1 || true; fi
 fi
 
