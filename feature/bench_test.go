@@ -369,6 +369,26 @@ func zipfText(seed uint64, docs, n, vocab int) [][]byte {
 // lookUp 19%, the chain's steps 18%, dedupFast2 and its table 20%,
 // longTerms 12% (words of 9 to 16 bytes are a third of this corpus),
 // swarMasks 9%, transitions 5%, terms 5%.
+//
+// On an AMD EPYC (Zen 5, AVX-512 present) on 2026-11-29, the table route
+// took 14.8 ns per shingle against the AVX2 kernels' 7.1 (clWindow4,
+// dedupSet4, spans256 and clWords4x2F 1.2 to 1.9 each); its profile:
+// lookUp 28%, transitions 16% (BSF, which TrailingZeros64 compiles to
+// without TZCNT, takes about three cycles on AMD's CPUs), dedupFast2 13%,
+// the chain's steps 12%, swarMasks 12%, longTerms 7%. Running the chain
+// as four chains instead of two (chain) gave 14.3. Measured the same way
+// (five or more interleaved runs, best of each) and dropped, each within
+// noise or slower: one list of starts and ends together with offsets
+// counted by POPCNT (transitions alone 2.1 → 1.6 ns per word, the whole
+// unchanged, lookUp reading the pairs slower), the same as two loops of
+// 12 (1.9 ns per word, the whole unchanged), BSF of t|1<<63 and a SWAR
+// popcount (slower: the compiler then spills), the long-word list in a
+// loop of its own (no spills left in lookUp, no change), the shifts of
+// lookUp one byte at a time, reading sd in the chain instead of terms'
+// slice, dedupSet2's table at load 1/2 (16 KiB instead of 32: slower, full
+// buckets), six chains (no better than four), and the byte tables' rows
+// padded by five cache lines so that the letters' lines of the 32 rows
+// spread over the L1 cache's sets (no change).
 func BenchmarkExtractVocab(b *testing.B) {
 	for _, c := range []struct {
 		name  string
