@@ -281,10 +281,8 @@ func (r *run) appendDocs(docs, ds []Doc) []Doc {
 		}
 	case big > bigDocsArray:
 		c = max(n, 2*cap(docs))
-	case big > 8*docsCopyPiece*int64(unsafe.Sizeof(Doc{})):
-		// What append would do, in pieces.
-	default:
-		return append(docs, ds...)
+	case len(docs) <= docsCopyPiece:
+		return append(docs, ds...) // one piece
 	}
 	grown := make([]Doc, n, c)
 	// In pieces, each a point where the collector's stack scan can stop
